@@ -102,8 +102,9 @@ def _result(competition: Competition, truth: Truth, report: Report, outcome, sub
     weighted = 0.0
     for t, type_name in enumerate(competition.types):
         metrics[type_name] = {}
+        type_sizes = np.ascontiguousarray(sizes[:, t])
         for j, metric in enumerate(competition.metrics):
-            value = _aggregate(metric, outcome, t, j, len(competition.types), sizes[:, t]) if outcome else float("nan")
+            value = _aggregate(metric, outcome, t, j, len(competition.types), type_sizes) if outcome else float("nan")
             metrics[type_name][str(metric)] = None if np.isnan(value) else value
         scored = metrics[type_name][str(competition.metric)]
         weighted += competition.weights[t] * (scored or 0.0)
@@ -114,8 +115,7 @@ def _result(competition: Competition, truth: Truth, report: Report, outcome, sub
         weights=dict(zip(competition.types, competition.weights)), scored_metric=str(competition.metric),
         counts=outcome.counts if outcome else {}, report=report,
         truth_sessions={name: int((sizes[:, t] > 0).sum()) for t, name in enumerate(competition.types)},
-        slot_line=outcome.slot_line if outcome else None, slot_values=outcome.slot_values if outcome else None,
-        slot_hits=outcome.slot_hits if outcome else None, truth_sizes=sizes,
+        outcome=outcome, truth_sizes=sizes,
         seconds=seconds,
     )
 
@@ -131,4 +131,4 @@ def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray)
     if metric.family == "catalog":
         return outcome.coverage
     present = outcome.slot_line[t::n_types] > 0 if metric.family == "value" else None
-    return metric.aggregate(outcome.slot_values[t::n_types, j], sizes, present)
+    return metric.aggregate(outcome.figures.column(j, t, n_types), sizes, present)

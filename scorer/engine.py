@@ -18,7 +18,8 @@ import numpy as np
 from scorer.competition import Competition
 from scorer.kernels import codes
 from scorer.kernels.parse import merge_rows, parse_block, scratch_for
-from scorer.kernels.rank import discounts, ideal_dcg
+from scorer.figures import SlotFigures
+from scorer.kernels.rank import derivable, discounts, ideal_dcg
 from scorer.problems import Report
 from scorer.shapes import ShapeKernel
 from scorer.submission import DEFAULT_BLOCK_BYTES, BlockReader, LimitExceeded
@@ -32,10 +33,15 @@ SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
 @dataclass
 class PassResult:
     slot_line: np.ndarray  # int64 per slot: line of the row that counts, 0 if none
-    slot_values: np.ndarray  # float64 (slots, metrics): per-row figure of each metric
+    figures: SlotFigures  # per slot and metric: the row figure (stored, or derived from slot_hits)
     slot_hits: np.ndarray  # int64 per slot: bit r set when the item at 0-based rank r (< 63) is a hit
     counts: dict = field(default_factory=dict)
     coverage: float = float("nan")  # coverage@K (string shapes): share of the truth's items in some row's top K
+
+    @property
+    def slot_values(self) -> np.ndarray:
+        """float64 (slots, metrics): every row figure (made on first use when derived)."""
+        return self.figures.array()
 
 
 @dataclass
@@ -62,6 +68,8 @@ class _Kernel:
         metrics = competition.metrics
         self.n_metrics = len(metrics)
         kmax = competition.k
+        kinds = [m.row_kind for m in metrics]
+        self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # else figures come from slot_hits
         self.metric = (np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or kmax for m in metrics], np.int64),
                        np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
@@ -74,7 +82,7 @@ class _Kernel:
         try:
             return self.spare.pop()
         except IndexError:
-            return np.empty((ROWS_PER_CALL, 5), np.int64), np.empty((ROWS_PER_CALL, self.n_metrics), np.float64)
+            return np.empty((ROWS_PER_CALL, 5), np.int64), np.empty((ROWS_PER_CALL, self.stored_metrics), np.float64)
 
     def release(self, parsed: _Parsed) -> None:
         """Take back a block's row arrays once they are merged."""
@@ -126,7 +134,7 @@ class Pass:
         self.names = getattr(truth, "ids", None)  # string shapes: the ids as written
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, np.int64)
-        self.slot_values = np.zeros((n_slots, self.kernel.n_metrics), np.float64)
+        self.slot_values = np.zeros((n_slots, getattr(self.kernel, "stored_metrics", self.kernel.n_metrics)), np.float64)
         self.slot_hits = np.zeros(n_slots, np.int64)
         self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line
         self.unknown = np.zeros((report.max_per_code, 2), np.int64)  # session, line
@@ -363,4 +371,6 @@ class Pass:
             "rows_with_duplicate_items": report.counts.get("S014", 0),
         }
         coverage = self.kernel.coverage_of() if isinstance(self.kernel, ShapeKernel) else float("nan")
-        return PassResult(self.slot_line, self.slot_values, self.slot_hits, counts, coverage)
+        stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
+        figures = SlotFigures.of(self.competition, self.truth.sizes, self.slot_hits, stored)
+        return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage)

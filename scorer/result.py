@@ -23,11 +23,24 @@ class Result:
     counts: dict[str, int]
     report: Report
     truth_sessions: dict[str, int] = field(default_factory=dict)  # sessions with truth, per type
-    slot_line: np.ndarray | None = field(default=None, repr=False)  # per (session, type): line that counted
-    slot_values: np.ndarray | None = field(default=None, repr=False)  # per slot and metric: the row figure
-    slot_hits: np.ndarray | None = field(default=None, repr=False)  # per slot: bit r set = hit at 0-based rank r
+    outcome: object = field(default=None, repr=False)  # the pass's per-slot arrays (scorer.engine.PassResult), None if unscored
     truth_sizes: np.ndarray | None = field(default=None, repr=False)  # |truth| per (session, type)
     seconds: float = 0.0
+
+    @property
+    def slot_line(self) -> np.ndarray | None:
+        """Per (session, type) slot: the line of the row that counted, 0 if none."""
+        return None if self.outcome is None else self.outcome.slot_line
+
+    @property
+    def slot_values(self) -> np.ndarray | None:
+        """Per slot and metric: the row figure (made on first use when the pass derived it from the hits)."""
+        return None if self.outcome is None else self.outcome.slot_values
+
+    @property
+    def slot_hits(self) -> np.ndarray | None:
+        """Per slot: bit r set when the item at 0-based rank r (< 63) is a hit."""
+        return None if self.outcome is None else self.outcome.slot_hits
 
     @property
     def valid(self) -> bool:

@@ -19,6 +19,7 @@ import numpy as np
 
 from scorer.competition import Competition
 from scorer.engine import SHOWN_IDS, PassResult
+from scorer.figures import SlotFigures
 from scorer.problems import Report
 from scorer.truth import Truth
 
@@ -77,7 +78,8 @@ def score_part(path: str, name: str, truth: str | Truth, competition: Competitio
     if result.slot_line is not None:
         slots = np.flatnonzero(result.slot_line)
         partial.slots, partial.lines = slots, result.slot_line[slots]
-        partial.values, partial.hits = result.slot_values[slots], result.slot_hits[slots]
+        stored = result.outcome.figures.stored  # None when the figures are derived from the hits
+        partial.values, partial.hits = None if stored is None else stored[slots], result.slot_hits[slots]
         partial.rows_read = result.counts.get("rows_read", 0)
         partial.rows_unknown = result.counts.get("rows_unknown_session", 0)
         partial.rows_duplicate = result.counts.get("rows_duplicate", 0)
@@ -101,7 +103,8 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
     n_types = len(competition.types)
     n_slots = truth.n_sessions * n_types
     slot_line = np.zeros(n_slots, np.int64)
-    slot_values = np.zeros((n_slots, len(competition.metrics)), np.float64)
+    stored = any(part.values is not None for part in partials)
+    slot_values = np.zeros((n_slots, len(competition.metrics) if stored else 0), np.float64)
     slot_hits = np.zeros(n_slots, np.int64)
     slot_part = np.full(n_slots, -1, np.int64)
     report = Report(strict=strict, max_per_code=max_per_code)
@@ -126,7 +129,8 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
         report.count_only(DUPLICATE, len(again) - shown)
         rows_duplicate += len(again)
         slot_line[part.slots] = part.lines
-        slot_values[part.slots] = part.values
+        if stored:
+            slot_values[part.slots] = part.values
         slot_hits[part.slots] = part.hits
         slot_part[part.slots] = index
     missing = np.flatnonzero(slot_line == 0)
@@ -144,5 +148,5 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
         "rows_cut_at_k": report.counts.get("S013", 0),
         "rows_with_duplicate_items": report.counts.get("S014", 0),
     }
-    outcome = PassResult(slot_line, slot_values, slot_hits, counts)
+    outcome = PassResult(slot_line, SlotFigures.of(competition, truth.sizes, slot_hits, slot_values if stored else None), slot_hits, counts)
     return result_from(competition, truth, report, outcome, submission, strict, seconds)

@@ -438,7 +438,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
                         if r < 63:
                             hit_ranks |= np.int64(1) << np.int64(r)
                 row_ints[n_rows, 4] = hit_ranks
-                if any_hit:
+                if any_hit and row_values.shape[1] > 0:
                     row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, row_values[n_rows])
         n_rows += 1
     return pos, line, n_rows, n_problems

@@ -8,6 +8,7 @@ the aggregation over rows (micro / macro, denominators) is done by scorer.metric
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 ROW_HITS = 0  # Σ_{i≤k} rel_i                                   (recall, precision, hitrate, f1@k)
 ROW_AP = 1  # Σ_{i≤k} P@i·rel_i / min(k, |T|)                 (map)
@@ -137,3 +138,55 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
     else:
         row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, out)
     return hit_ranks
+
+
+DERIVABLE = (ROW_HITS, ROW_AP, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_NONE)  # row kinds a hit-rank mask determines
+MASK_RANKS = 63  # ranks a hit-rank mask holds
+
+
+def derivable(kinds, kmax: int, graded: bool) -> bool:
+    """Can each row figure be worked out later from the hit-rank mask and |truth| alone?
+
+    Yes for binary relevance, cut-offs within the mask, and figures that need no more than the
+    hit ranks (set F1 also needs the number of distinct predictions).
+    """
+    return not graded and kmax <= MASK_RANKS and all(int(kind) in DERIVABLE for kind in kinds)
+
+
+@njit(cache=True, nogil=True)
+def figures_from_hits(hits, sizes, kinds, ks, discount, ideal, out):
+    """out[i, j] = the row figure of metric j (kinds[j] at cut-off ks[j]) from hit-rank mask hits[i] and |truth| sizes[i].
+
+    Walks the hit ranks in ascending order, as row_figures does, so both give the same bits.
+    """
+    for i in range(hits.shape[0]):
+        n_truth = sizes[i]
+        mask = np.uint64(hits[i])
+        for j in range(kinds.shape[0]):
+            kind, k = kinds[j], ks[j]
+            bits = mask if k >= 64 else mask & ((np.uint64(1) << np.uint64(k)) - np.uint64(1))
+            if n_truth == 0 or bits == 0 or kind == ROW_NONE:
+                out[i, j] = 0.0
+                continue
+            n_hits = 0
+            total = 0.0
+            first = 0
+            while bits:
+                rank = np.int64(trailing_zeros(bits))
+                bits &= bits - np.uint64(1)
+                n_hits += 1
+                if first == 0:
+                    first = rank + 1
+                if kind == ROW_AP:
+                    total += n_hits / (rank + 1.0)
+                elif kind == ROW_NDCG or kind == ROW_NDCG_EXP:
+                    total += discount[rank]
+            if kind == ROW_HITS:
+                out[i, j] = n_hits
+            elif kind == ROW_AP:
+                out[i, j] = total / min(k, n_truth)
+            elif kind == ROW_RR:
+                out[i, j] = 1.0 / first
+            else:
+                out[i, j] = total / ideal[min(k, n_truth)]
+    return out

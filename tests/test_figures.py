@@ -1,0 +1,42 @@
+"""Figures derived from hit-rank masks equal, to the last bit, the figures the kernel works out per row."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from scorer.kernels.rank import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_SET_F1, derivable, discounts,
+                                 figures_from_hits, ideal_dcg, row_figures)
+
+KINDS = np.array([ROW_HITS, ROW_AP, ROW_NDCG, ROW_NDCG_EXP, ROW_RR], np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), max_size=63), st.integers(0, 70), st.integers(1, 63))
+def test_derived_figures_equal_row_figures(relevant, n_truth, k):
+    kmax = 63
+    discount, ideal = discounts(kmax), ideal_dcg(kmax)
+    flags = np.array(relevant, np.bool_)
+    ks = np.full(len(KINDS), k, np.int64)
+    expected = np.zeros(len(KINDS))
+    row_figures(flags, discount[:0], len(flags), n_truth, len(flags), discount[:0], KINDS, ks, discount, ideal, expected)
+    mask = sum(1 << r for r, hit in enumerate(relevant) if hit)
+    out = figures_from_hits(np.array([mask], np.int64), np.array([n_truth], np.int64), KINDS, ks, discount, ideal,
+                            np.empty((1, len(KINDS))))
+    assert out[0].tolist() == expected.tolist(), (relevant, n_truth, k)
+
+
+def test_what_can_be_derived():
+    assert derivable(KINDS, 20, graded=False)
+    assert not derivable(KINDS, 20, graded=True)  # grades are not in the mask
+    assert not derivable(KINDS, 64, graded=False)  # ranks past 63 are not in the mask
+    assert not derivable(np.array([ROW_HITS, ROW_SET_F1]), 20, graded=False)  # set F1 needs the distinct count
+
+
+def test_otto_pass_keeps_no_float_figures():
+    import scorer
+
+    result = scorer.score("fixtures/otto_submission.csv", "fixtures/otto_truth.jsonl")
+    assert result.outcome.figures.stored is None  # recall, MAP and NDCG @20 come from the hit masks
+    values = result.slot_values
+    assert values.shape == (len(result.slot_hits), 3)
+    recall_clicks = values[0::3, 0].sum() / np.minimum(result.truth_sizes[:, 0], 20).sum()
+    assert recall_clicks == result.metrics["clicks"]["recall@20"]
