@@ -13,7 +13,8 @@ import numpy as np
 
 from scorer.competition import Competition
 from scorer.kernels import codes
-from scorer.kernels.rank import discounts, ideal_dcg
+from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
+from scorer.kernels.rank import derivable, discounts, ideal_dcg
 from scorer.problems import kind as problem_kind
 from scorer.kernels.shapes import ABSOLUTE, LIST, LONG, SQUARED, VALUE, finish_long, parse_strings_block
 from scorer.string_truth import StringTruth
@@ -36,7 +37,7 @@ def report_code(number: int) -> str:
     return problem_kind(number).code
 
 
-class ShapeKernel:
+class ShapeKernel(RowArrays):
     def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int):
         self.shape = np.int64(SHAPE_CODES[competition.shape])
         metrics = competition.metrics
@@ -49,11 +50,14 @@ class ShapeKernel:
         grades = truth.grades if truth.grades is not None else np.empty(0, np.float64)
         sorted_grades = truth.sorted_grades if competition.shape != "value" else np.empty(0, np.float64)
         self.truth = (truth.indptr, truth.items, grades, sorted_grades)
+        graded = truth.grades is not None
+        self.stored_metrics = self.n_metrics if competition.shape == "value" or not derivable([m.row_kind for m in metrics], kmax, graded) else 0
         self.metric = (np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or kmax for m in metrics], np.int64),
                        np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array(value_kinds, np.int64), np.int64(max(cover, default=0)))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.preds: list[np.ndarray] = []
+        self.spare = []
 
     def scratch(self):
         k = self.kmax + 1
@@ -64,12 +68,10 @@ class ShapeKernel:
         counts = np.zeros(codes.N_CODES, np.int64)
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = self.scratch()
-        capacity = max(1024, (end - start) // 64)
         pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
         while pos < end:
-            row_ints = np.empty((capacity, 5), np.int64)
-            row_values = np.empty((capacity, self.n_metrics), np.float64)
-            block_preds = np.empty((capacity if self.shape == LONG else 1, 3), np.int64)
+            row_ints, row_values = self.rows()
+            block_preds = np.empty((ROWS_PER_CALL if self.shape == LONG else 1, 3), np.int64)
             pos, line, n_rows, n_preds, n_problems = parse_strings_block(
                 data, pos, end, line, self.shape, self.tables, self.truth, self.metric, self.limits, scratch,
                 row_ints, row_values, block_preds, counts, found, n_problems)
@@ -79,7 +81,8 @@ class ShapeKernel:
         return ParsedBlock(data, chunks, counts, found, n_problems, line, preds)
 
     def collect(self, parsed: ParsedBlock, line_offset: int) -> None:
-        """Keep a block's predictions (long shape), their lines made global."""
+        """Keep a block's predictions (long shape), their lines made global; take back its row arrays."""
+        self.release(parsed)
         for block_preds in parsed.preds:
             block_preds[:, 1] += line_offset
             self.preds.append(block_preds)

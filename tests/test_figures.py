@@ -19,8 +19,8 @@ def test_derived_figures_equal_row_figures(relevant, n_truth, k):
     expected = np.zeros(len(KINDS))
     row_figures(flags, discount[:0], len(flags), n_truth, len(flags), discount[:0], KINDS, ks, discount, ideal, expected)
     mask = sum(1 << r for r, hit in enumerate(relevant) if hit)
-    out = figures_from_hits(np.array([mask], np.int64), np.array([n_truth], np.int64), KINDS, ks, discount, ideal,
-                            np.empty((1, len(KINDS))))
+    out = figures_from_hits(np.array([mask], np.int64), np.array([5], np.int64), np.array([5 + n_truth], np.int64), KINDS, ks,
+                            discount, ideal, np.empty((1, len(KINDS))))
     assert out[0].tolist() == expected.tolist(), (relevant, n_truth, k)
 
 
@@ -40,3 +40,13 @@ def test_otto_pass_keeps_no_float_figures():
     assert values.shape == (len(result.slot_hits), 3)
     recall_clicks = values[0::3, 0].sum() / np.minimum(result.truth_sizes[:, 0], 20).sum()
     assert recall_clicks == result.metrics["clicks"]["recall@20"]
+
+
+def test_list_shape_derives_its_figures_and_instacart_keeps_them():
+    import scorer
+
+    hm = scorer.score("fixtures/hm/submission.csv", "fixtures/hm/truth.csv", "hm")
+    assert hm.outcome.figures.stored is None  # map/recall/precision/ndcg@12 come from the hit masks
+    assert hm.score == 2 / 3  # the worked-out value (fixtures/hm/README.md)
+    instacart = scorer.score("fixtures/instacart/submission.csv", "fixtures/instacart/truth.csv", "instacart")
+    assert instacart.outcome.figures.stored is not None  # set F1 needs the distinct count: stored per row

@@ -118,7 +118,7 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
 
     relevant[i] enters as "items[i] is a first occurrence" and leaves as "items[i] is a hit".
     truth_grades (parallel to truth_items) and sorted_grades (each CSR row's grades, best first) are
-    empty for binary truth; gains is scratch of the same length as items.
+    empty for binary truth; gains is scratch of the same length as items. An empty out: mask only.
     """
     hit_ranks = np.int64(0)
     n_distinct = 0
@@ -133,6 +133,8 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
                     gains[r] = truth_grades[at]
                 if r < 63:
                     hit_ranks |= np.int64(1) << np.int64(r)
+    if out.shape[0] < kinds.shape[0]:  # figures not kept: they are derived from the mask later
+        return hit_ranks
     if graded:
         row_figures(relevant, gains, n_items, t_end - t_start, n_distinct, sorted_grades[t_start:t_end], kinds, ks, discount, ideal, out)
     else:
@@ -154,13 +156,14 @@ def derivable(kinds, kmax: int, graded: bool) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def figures_from_hits(hits, sizes, kinds, ks, discount, ideal, out):
-    """out[i, j] = the row figure of metric j (kinds[j] at cut-off ks[j]) from hit-rank mask hits[i] and |truth| sizes[i].
+def figures_from_hits(hits, starts, ends, kinds, ks, discount, ideal, out):
+    """out[i, j] = the row figure of metric j (kinds[j] at cut-off ks[j]) from hit-rank mask hits[i] and
+    |truth| = ends[i] - starts[i].
 
     Walks the hit ranks in ascending order, as row_figures does, so both give the same bits.
     """
     for i in range(hits.shape[0]):
-        n_truth = sizes[i]
+        n_truth = ends[i] - starts[i]
         mask = np.uint64(hits[i])
         for j in range(kinds.shape[0]):
             kind, k = kinds[j], ks[j]

@@ -229,7 +229,8 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
                             items[r] = code
                 if t_start == t_end:
                     row_ints[n_rows, 4] = 0
-                    row_values[n_rows, :] = 0.0
+                    for j in range(row_values.shape[1]):  # (a slice assignment writes out of bounds when the row is empty)
+                        row_values[n_rows, j] = 0.0
                 else:
                     row_ints[n_rows, 4] = score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted_grades,
                                                     t_start, t_end, kinds, ks, discount, ideal, row_values[n_rows])
@@ -241,7 +242,8 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
         row_ints[n_rows, 2] = 0
         row_ints[n_rows, 3] = line
         row_ints[n_rows, 4] = 0
-        row_values[n_rows, :] = 0.0
+        for j in range(row_values.shape[1]):
+            row_values[n_rows, j] = 0.0
         n_rows += 1
     return pos, line, n_rows, n_preds, n_problems
 
@@ -292,7 +294,8 @@ def finish_long(preds, truth, metric, covered, slot_line, slot_values, slot_hits
         slot_line[slot] = preds[order[g], 1]
         t_start, t_end = indptr[slot], indptr[slot + 1]
         if t_start == t_end:
-            slot_values[slot, :] = 0.0
+            for j in range(slot_values.shape[1]):
+                slot_values[slot, j] = 0.0
             slot_hits[slot] = 0
         else:
             slot_hits[slot] = score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted_grades,

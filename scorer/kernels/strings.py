@@ -2,7 +2,7 @@
 
 Key i is keys[starts[i]:ends[i]] (keys is any uint8 buffer, such as the truth file's bytes, with 8
 readable bytes after the last key). A table entry is (upper 31 bits of the hash) << 32 | key index,
--1 when empty; the table's size is a power of two of at least twice the number of keys, so probe
+-1 when empty; the table's size is a power of two of at least 1.5 times the number of keys, so probe
 sequences are short, and the tag spares most byte comparisons.
 """
 
@@ -95,8 +95,8 @@ def intern(buf, start, end, starts, ends, n_keys, table):
 
 
 def table_size(n_keys: int) -> int:
-    """The power of two of at least 2·n_keys (and 16)."""
-    return max(16, 1 << int(2 * max(n_keys, 1) - 1).bit_length())
+    """The power of two of at least 1.5·n_keys (and 16): at most two thirds full."""
+    return max(16, 1 << int(3 * max(n_keys, 1) // 2 - 1).bit_length())
 
 
 @njit(cache=True, nogil=True)
