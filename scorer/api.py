@@ -97,12 +97,13 @@ def validate(submission: str | Path, truth: str | Path | Truth | None = None, co
 
 
 def _result(competition: Competition, truth: Truth, report: Report, outcome, submission: str, strict: bool, seconds: float) -> Result:
-    sizes = truth.sizes
     metrics: dict[str, dict[str, float | None]] = {}
+    truth_sessions = {}
     weighted = 0.0
     for t, type_name in enumerate(competition.types):
         metrics[type_name] = {}
-        type_sizes = np.ascontiguousarray(sizes[:, t])
+        type_sizes = truth.type_sizes(t)
+        truth_sessions[type_name] = int(np.count_nonzero(type_sizes))
         for j, metric in enumerate(competition.metrics):
             value = _aggregate(metric, outcome, t, j, len(competition.types), type_sizes) if outcome else float("nan")
             metrics[type_name][str(metric)] = None if np.isnan(value) else value
@@ -114,8 +115,7 @@ def _result(competition: Competition, truth: Truth, report: Report, outcome, sub
         score=float(weighted) if give_score else None, metrics=metrics,
         weights=dict(zip(competition.types, competition.weights)), scored_metric=str(competition.metric),
         counts=outcome.counts if outcome else {}, report=report,
-        truth_sessions={name: int((sizes[:, t] > 0).sum()) for t, name in enumerate(competition.types)},
-        outcome=outcome, truth_sizes=sizes,
+        truth_sessions=truth_sessions, outcome=outcome, truth=truth,
         seconds=seconds,
     )
 

@@ -19,14 +19,15 @@ from scorer.competition import Competition
 from scorer.kernels import codes
 from scorer.kernels.parse import merge_rows, parse_block, scratch_for
 from scorer.figures import SlotFigures
+from scorer.heap import bound_heap
 from scorer.kernels.rank import derivable, discounts, ideal_dcg
+from scorer.kernels.rows import RowArrays
 from scorer.problems import Report
 from scorer.shapes import ShapeKernel
 from scorer.submission import DEFAULT_BLOCK_BYTES, BlockReader, LimitExceeded
 from scorer.truth import Truth
 
 BOM = b"\xef\xbb\xbf"
-ROWS_PER_CALL = 1 << 16  # rows one kernel call writes before it returns for fresh arrays
 SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
 
 
@@ -54,7 +55,7 @@ class _Parsed:
     last_line: int  # block-local number of the block's last line
 
 
-class _Kernel:
+class _Kernel(RowArrays):
     """The competition and truth as the arrays the kernel takes."""
 
     def __init__(self, competition: Competition, truth: Truth, max_per_code: int):
@@ -69,24 +70,13 @@ class _Kernel:
         self.n_metrics = len(metrics)
         kmax = competition.k
         kinds = [m.row_kind for m in metrics]
-        self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # else figures come from slot_hits
+        self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
         self.metric = (np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or kmax for m in metrics], np.int64),
                        np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.kmax = kmax
         self.spare: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """Row arrays for one kernel call: reused ones if any (fresh pages cost a fault each), else new."""
-        try:
-            return self.spare.pop()
-        except IndexError:
-            return np.empty((ROWS_PER_CALL, 5), np.int64), np.empty((ROWS_PER_CALL, self.stored_metrics), np.float64)
-
-    def release(self, parsed: _Parsed) -> None:
-        """Take back a block's row arrays once they are merged."""
-        self.spare.extend((row_ints, row_values) for row_ints, row_values, _ in parsed.chunks)
 
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> _Parsed:
         """Parse data[start:end] (followed by SLACK zero bytes); first_line is the block-local number of its first line."""
@@ -95,7 +85,7 @@ class _Kernel:
         scratch = scratch_for(self.kmax)
         pos, line, n_problems, chunks = start, first_line - 1, 0, []
         while pos < end:
-            row_ints, row_values = self._rows()
+            row_ints, row_values = self.rows()
             pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric,
                                                         self.limits, scratch, row_ints, row_values, counts, found, n_problems)
             chunks.append((row_ints, row_values, n_rows))
@@ -134,7 +124,7 @@ class Pass:
         self.names = getattr(truth, "ids", None)  # string shapes: the ids as written
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, np.int64)
-        self.slot_values = np.zeros((n_slots, getattr(self.kernel, "stored_metrics", self.kernel.n_metrics)), np.float64)
+        self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
         self.slot_hits = np.zeros(n_slots, np.int64)
         self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line
         self.unknown = np.zeros((report.max_per_code, 2), np.int64)  # session, line
@@ -248,6 +238,7 @@ class Pass:
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
 
     def run(self, path) -> PassResult:
+        bound_heap()
         limits = self.competition.limits
         reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes)
         started = time.monotonic()
@@ -372,5 +363,5 @@ class Pass:
         }
         coverage = self.kernel.coverage_of() if isinstance(self.kernel, ShapeKernel) else float("nan")
         stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
-        figures = SlotFigures.of(self.competition, self.truth.sizes, self.slot_hits, stored)
+        figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
         return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage)

@@ -13,19 +13,20 @@ from scorer.kernels.rank import discounts, figures_from_hits, ideal_dcg
 
 
 class SlotFigures:
-    def __init__(self, kinds: np.ndarray, ks: np.ndarray, sizes: np.ndarray, hits: np.ndarray, stored: np.ndarray | None):
-        """kinds, ks: row kind and cut-off per metric; sizes: |truth| per slot; hits: hit-rank mask per slot;
-        stored: (slots, metrics) figures, or None to derive them from hits."""
-        self.kinds, self.ks, self.sizes, self.hits, self.stored = kinds, ks, sizes.reshape(-1), hits, stored
+    def __init__(self, kinds: np.ndarray, ks: np.ndarray, indptr: np.ndarray, hits: np.ndarray, stored: np.ndarray | None):
+        """kinds, ks: row kind and cut-off per metric; indptr: the truth's CSR over slots (|truth| of slot s is
+        indptr[s + 1] - indptr[s]); hits: hit-rank mask per slot; stored: (slots, metrics) figures, or None to
+        derive them from hits."""
+        self.kinds, self.ks, self.indptr, self.hits, self.stored = kinds, ks, indptr, hits, stored
         kmax = int(ks.max()) if len(ks) else 1
         self.discount, self.ideal = discounts(kmax), ideal_dcg(kmax)
 
     @classmethod
-    def of(cls, competition, sizes: np.ndarray, hits: np.ndarray, stored: np.ndarray | None) -> SlotFigures:
+    def of(cls, competition, indptr: np.ndarray, hits: np.ndarray, stored: np.ndarray | None) -> SlotFigures:
         """The figures of a competition's metrics; stored is None, or (slots, metrics) figures."""
         metrics = competition.metrics
         return cls(np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or competition.k for m in metrics], np.int64),
-                   sizes, hits, stored)
+                   indptr, hits, stored)
 
     def column(self, j: int, t: int = 0, n_types: int = 1) -> np.ndarray:
         """Figures of metric j for the slots of type t (every n_types-th slot from t)."""
@@ -33,11 +34,12 @@ class SlotFigures:
             return self.stored[t::n_types, j]
         hits = self.hits[t::n_types]
         out = np.empty((len(hits), 1), np.float64)
-        return figures_from_hits(hits, self.sizes[t::n_types], self.kinds[j : j + 1], self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
+        return figures_from_hits(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1], self.ks[j : j + 1],
+                                 self.discount, self.ideal, out)[:, 0]
 
     def array(self) -> np.ndarray:
         """All figures, (slots, metrics)."""
         if self.stored is None:
             out = np.empty((len(self.hits), len(self.kinds)), np.float64)
-            self.stored = figures_from_hits(self.hits, self.sizes, self.kinds, self.ks, self.discount, self.ideal, out)
+            self.stored = figures_from_hits(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount, self.ideal, out)
         return self.stored

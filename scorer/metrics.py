@@ -128,12 +128,13 @@ class Metric:
         n = len(truth_sizes) if self.option("empty") == "zero" else np.count_nonzero(truth_sizes)
         if n == 0:
             return float("nan")
-        sizes = truth_sizes.astype(np.float64)
+        sizes = truth_sizes  # integers: every sum of them below is exact
         if name == "recall":
             denominator = np.minimum(sizes, self.k) if self.option("denominator") == "min" else sizes
             if self.option("average") == "micro":
-                return float(row_values.sum() / denominator.sum()) if denominator.sum() > 0 else float("nan")
-            return float(np.divide(row_values, denominator, out=np.zeros_like(sizes), where=denominator > 0).sum() / n)
+                total = int(denominator.sum())
+                return float(row_values.sum() / total) if total > 0 else float("nan")
+            return float(np.divide(row_values, denominator, out=np.zeros(len(sizes)), where=denominator > 0).sum() / n)
         if name == "precision":
             return float(row_values.sum() / (self.k * n))
         if name == "hitrate":
@@ -141,7 +142,7 @@ class Metric:
         if name == "f1@k":
             return float((2.0 * row_values / (self.k + sizes)).sum() / n)
         if name == "map" and self.option("denominator") == "truth":
-            scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros_like(sizes), where=sizes > 0)
+            scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)
             return float((row_values * scale).sum() / n)
         return float(row_values.sum() / n)
 

@@ -24,7 +24,7 @@ class Result:
     report: Report
     truth_sessions: dict[str, int] = field(default_factory=dict)  # sessions with truth, per type
     outcome: object = field(default=None, repr=False)  # the pass's per-slot arrays (scorer.engine.PassResult), None if unscored
-    truth_sizes: np.ndarray | None = field(default=None, repr=False)  # |truth| per (session, type)
+    truth: object = field(default=None, repr=False)  # the scorer.truth.Truth scored against
     seconds: float = 0.0
 
     @property
@@ -41,6 +41,11 @@ class Result:
     def slot_hits(self) -> np.ndarray | None:
         """Per slot: bit r set when the item at 0-based rank r (< 63) is a hit."""
         return None if self.outcome is None else self.outcome.slot_hits
+
+    @property
+    def truth_sizes(self) -> np.ndarray | None:
+        """|truth| per (session, type), shaped (n_sessions, n_types)."""
+        return None if self.truth is None else self.truth.sizes
 
     @property
     def valid(self) -> bool:

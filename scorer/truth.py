@@ -41,6 +41,11 @@ class Truth:
         """|truth| per slot, shaped (n_sessions, n_types)."""
         return np.diff(self.indptr).reshape(self.n_sessions, len(self.types))
 
+    def type_sizes(self, t: int) -> np.ndarray:
+        """|truth| of type t per session (without making the whole sizes table)."""
+        n_types = len(self.types)
+        return self.indptr[t + 1 :: n_types] - self.indptr[t : -1 : n_types]
+
     @cached_property
     def lookup(self) -> tuple[int, np.ndarray]:
         """(base, table): table[id - base] is the session index or -1, when the ids are dense enough.

@@ -148,5 +148,5 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
         "rows_cut_at_k": report.counts.get("S013", 0),
         "rows_with_duplicate_items": report.counts.get("S014", 0),
     }
-    outcome = PassResult(slot_line, SlotFigures.of(competition, truth.sizes, slot_hits, slot_values if stored else None), slot_hits, counts)
+    outcome = PassResult(slot_line, SlotFigures.of(competition, truth.indptr, slot_hits, slot_values if stored else None), slot_hits, counts)
     return result_from(competition, truth, report, outcome, submission, strict, seconds)
