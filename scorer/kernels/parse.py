@@ -15,6 +15,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels import codes
+from scorer.kernels.load import load8
 from scorer.kernels.rank import contains, locate, row_figures
 
 INT64_MAX = np.int64(9223372036854775807)
@@ -124,13 +125,6 @@ def _parse_int(buf, start, end):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _load8(buf, p):
-    """buf[p:p+8] as a little-endian uint64 (LLVM turns this into one load)."""
-    return (U(buf[p]) | (U(buf[p + 1]) << U(8)) | (U(buf[p + 2]) << U(16)) | (U(buf[p + 3]) << U(24))
-            | (U(buf[p + 4]) << U(32)) | (U(buf[p + 5]) << U(40)) | (U(buf[p + 6]) << U(48)) | (U(buf[p + 7]) << U(56)))
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _digits(buf, p):
     """(value, length) of the run of ASCII digits at buf[p:], eight bytes at a time (SWAR).
 
@@ -140,7 +134,7 @@ def _digits(buf, p):
     value = np.int64(0)
     length = 0
     while True:
-        w = _load8(buf, p + length)
+        w = load8(buf, p + length)
         high = w & U(0xF0F0F0F0F0F0F0F0)
         carried = (w + U(0x0606060606060606)) & U(0xF0F0F0F0F0F0F0F0)
         other = (high ^ U(0x3030303030303030)) | (carried ^ U(0x3030303030303030))  # zero byte <=> digit

@@ -10,16 +10,12 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from scorer.kernels.load import load8
+
 U = np.uint64
 MIX = U(0x9E3779B97F4A7C15)
 SEED = U(0x243F6A8885A308D3)
 LOW = np.int64(0xFFFFFFFF)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _load8(buf, p):
-    return (U(buf[p]) | (U(buf[p + 1]) << U(8)) | (U(buf[p + 2]) << U(16)) | (U(buf[p + 3]) << U(24))
-            | (U(buf[p + 4]) << U(32)) | (U(buf[p + 5]) << U(40)) | (U(buf[p + 6]) << U(48)) | (U(buf[p + 7]) << U(56)))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -28,7 +24,7 @@ def word(buf, start, end):
     n = end - start
     if n <= 0:
         return U(0)
-    w = _load8(buf, start)
+    w = load8(buf, start)
     if n < 8:
         w &= (U(1) << U(8 * n)) - U(1)
     return w
