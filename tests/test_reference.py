@@ -13,7 +13,7 @@ from scorer.competition import load_competition
 
 OTTO = load_competition("otto")
 items = st.integers(0, 40)  # a small item space, so that hits and duplicates are common
-label_sets = st.lists(items, min_size=1, max_size=25, unique=True)
+label_sets = st.lists(items, min_size=1, max_size=36, unique=True)  # past 32: the item-side hit search too
 truths = st.dictionaries(
     st.integers(0, 30),
     st.fixed_dictionaries({}, optional={"clicks": items, "carts": label_sets, "orders": label_sets}),

@@ -23,6 +23,7 @@ NOT_FOUND = -1
 SLACK = 8  # readable bytes the caller leaves after the data (zeros), for 8-byte loads
 U = np.uint64
 POW10 = np.array([10**i for i in range(9)], np.int64)
+TRUTH_SIDE_MAX = 32  # up to this many truth items, hits are found from the truth's side (else each item is looked up)
 
 
 @njit(cache=True, nogil=True)
@@ -152,9 +153,15 @@ def _digits(buf, p):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _filter_slot(value):
+    """The entry of an item in the 256-entry filter of the items seen in a line."""
+    return (U(value) * U(0x9E3779B97F4A7C15)) >> U(56)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _first_time(value, items, n_items, seen, stamp):
     """Is value new among items[:n_items]? `seen` is a 256-entry filter stamped with the line; a hit is checked."""
-    h = (U(value) * U(0x9E3779B97F4A7C15)) >> U(56)
+    h = _filter_slot(value)
     if seen[h] == stamp:
         for j in range(n_items):
             if items[j] == value:
@@ -420,7 +427,19 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
             t_start, t_end = indptr[slot], indptr[slot + 1]
-            if t_start < t_end:
+            if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
+                # only the hit mask is kept: look each truth item up in the line (the filter rules most out)
+                stamp = np.uint8(line & 255)
+                hit_ranks = np.int64(0)
+                for q in range(t_start, t_end):
+                    target = truth_items[q]
+                    if seen[_filter_slot(target)] == stamp:
+                        for r in range(n_items):
+                            if items[r] == target:  # its first occurrence: the one that counts
+                                hit_ranks |= np.int64(1) << np.int64(r)
+                                break
+                row_ints[n_rows, 4] = hit_ranks
+            elif t_start < t_end:
                 hit_ranks = np.int64(0)
                 any_hit = False
                 n_distinct = 0
