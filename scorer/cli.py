@@ -46,6 +46,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _skip_blas_probe() -> None:
+    """Spare the CLI process numba's BLAS probe (about 0.2 s where SciPy is installed).
+
+    The first compiled function numba loads imports numba.np.arraymath, which imports scipy.linalg
+    only to learn whether np.dot may use BLAS. No kernel of ours uses BLAS, and this process runs
+    nothing else, so the probe is answered "no" by hiding scipy.linalg.cython_blas for that import.
+    """
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    sys.modules["scipy.linalg.cython_blas"] = None  # its import now raises ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    except Exception:  # numba without this module: nothing to spare
+        pass
+    finally:
+        del sys.modules["scipy.linalg.cython_blas"]
+
+
 def main(argv: list[str] | None = None) -> int:
     from scorer.errors import ScorerError
 
@@ -55,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as stop:  # --help, --version and argparse errors
         return int(stop.code or 0)
     try:
+        _skip_blas_probe()
         return int(args._run(args))
     except ScorerError as error:
         print(f"scorer: error: {error}", file=sys.stderr)
