@@ -178,6 +178,9 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
             duplicate_seen = False
             i = value_start
             while i < value_end:
+                if buf[i] == 32 and i > value_start and i + 1 < value_end and buf[i + 1] != 32 and buf[i + 1] != 9:
+                    i += 1  # the one space between two items (a call per separator would cost more than the line)
+                    continue
                 if buf[i] == 32 or buf[i] == 9:
                     i, bad_separator, n_problems = skip_separators(buf, i, value_start, value_end, line, line_start, bad_separator,
                                                                    counts, found, n_problems, max_per_code)
