@@ -10,6 +10,7 @@ maps the bytes of a submission to the same numbers.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +19,9 @@ import numpy as np
 
 from scorer.errors import TruthError
 from scorer.kernels.strings import count_byte, fill_table, read_rows, table_size
-from scorer.truth import Truth
+from scorer.truth import CACHE_VERSION, Truth, cache_path, save_to_cache, write_npz
+
+STRINGS_SUFFIX = ".strings.npz"
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,34 @@ class StringTruth(Truth):
     def name(self, index: int) -> str:
         return self.ids.name(index)
 
+    def save(self, path: str | Path) -> None:
+        """Write the compiled form: the arrays, hash tables included, so a load rebuilds nothing."""
+        shared = self.item_names.keys is self.ids.keys  # the fast reader keeps both in the file's bytes
+        extra = {} if self.grades is None else {"grades": self.grades}
+        if not shared:
+            extra["item_keys"] = self.item_names.keys
+        write_npz(path, {"version": CACHE_VERSION, "kind": "strings", "types": list(self.types), "source": self.source},
+                  sessions=self.sessions, indptr=self.indptr, items=self.items, id_keys=self.ids.keys, id_starts=self.ids.starts,
+                  id_ends=self.ids.ends, id_table=self.ids.table, item_starts=self.item_names.starts, item_ends=self.item_names.ends,
+                  item_table=self.item_names.table, **extra)
+
+
+def read_compiled_strings(path: Path) -> StringTruth:
+    """A StringTruth written by save(); TruthError if the file is damaged or from another version."""
+    try:
+        with np.load(path) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
+                raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
+            id_keys = data["id_keys"]
+            item_keys = data["item_keys"] if "item_keys" in data.files else id_keys
+            return StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], meta["source"],
+                               grades=data["grades"] if "grades" in data.files else None,
+                               ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
+                               item_names=StringTable(item_keys, data["item_starts"], data["item_ends"], data["item_table"]))
+    except Exception as error:
+        raise TruthError(f"cannot read compiled truth {path}: {error}") from None
+
 
 def _read_frame(path: Path):
     import pandas as pd
@@ -124,11 +155,26 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
                        item_names=StringTable(buf, item_starts, item_ends, item_table))
 
 
-def read_string_truth(path: str | Path, shape: str, type_name: str = "all") -> StringTruth:
-    """Read a truth file for shape 'list', 'long' or 'value' (see the module docstring)."""
+def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_cache: bool = True) -> StringTruth:
+    """Read a truth file for shape 'list', 'long' or 'value' (see the module docstring), through the
+    compiled cache (see scorer.truth.load_truth): the second load of the same file reads arrays only."""
     path = Path(path)
     if not path.is_file():
         raise TruthError(f"truth file not found: {path}")
+    if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
+        return read_compiled_strings(path)
+    cached = cache_path(path, ["strings", shape, type_name], STRINGS_SUFFIX) if use_cache else None
+    if cached is not None and cached.is_file():
+        try:
+            return read_compiled_strings(cached)
+        except TruthError:
+            pass  # a damaged cache entry is rebuilt below
+    truth = _read_strings(path, shape, type_name)
+    save_to_cache(truth, cached)
+    return truth
+
+
+def _read_strings(path: Path, shape: str, type_name: str) -> StringTruth:
     if shape != "value":
         fast = _read_plain_rows(path, type_name)
         if fast is not None:

@@ -71,13 +71,18 @@ class Truth:
 
     def save(self, path: str | Path) -> None:
         """Write the compiled form (an uncompressed .npz) atomically."""
-        path = Path(path)
-        meta = json.dumps({"version": CACHE_VERSION, "types": list(self.types), "source": self.source})
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as handle:
-            extra = {} if self.usage is None else {"usage": self.usage}
-            np.savez(handle, meta=np.frombuffer(meta.encode(), np.uint8), sessions=self.sessions, indptr=self.indptr, items=self.items, **extra)
-        os.replace(tmp, path)
+        extra = {} if self.usage is None else {"usage": self.usage}
+        write_npz(path, {"version": CACHE_VERSION, "types": list(self.types), "source": self.source},
+                  sessions=self.sessions, indptr=self.indptr, items=self.items, **extra)
+
+
+def write_npz(path: str | Path, meta: dict, **arrays: np.ndarray) -> None:
+    """Write arrays and a JSON meta record as an uncompressed .npz, atomically (a reader never sees half a file)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        np.savez(handle, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+    os.replace(tmp, path)
 
 
 def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, types: tuple[str, ...], source: str = "") -> Truth:
@@ -299,10 +304,21 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def _cache_path(path: Path, types: tuple[str, ...]) -> Path:
+def cache_path(path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> Path:
+    """The cache entry of a truth file read as `what`: keyed by its absolute path, size and modification time."""
     stat = path.stat()
-    key = json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, list(types), CACHE_VERSION])
-    return cache_dir() / f"{path.name}.{hashlib.sha256(key.encode()).hexdigest()[:20]}{COMPILED_SUFFIX}"
+    key = json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, what, CACHE_VERSION])
+    return cache_dir() / f"{path.name}.{hashlib.sha256(key.encode()).hexdigest()[:20]}{suffix}"
+
+
+def save_to_cache(truth, cached: Path | None) -> None:
+    """Keep a compiled copy; an unwritable cache only costs speed."""
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            truth.save(cached)
+        except OSError:
+            pass
 
 
 def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: bool = True) -> Truth:
@@ -316,7 +332,7 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
         raise TruthError(f"truth file not found: {path}")
     if path.name.endswith(COMPILED_SUFFIX):
         return read_compiled(path, types)
-    cached = _cache_path(path, types) if use_cache else None
+    cached = cache_path(path, list(types)) if use_cache else None
     if cached is not None and cached.is_file():
         try:
             return read_compiled(cached, types)
@@ -329,12 +345,7 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
         truth = read_table(path, types)
     else:
         raise TruthError(f"truth file {path}: unknown format {suffix!r} (use .jsonl, .parquet, .csv or {COMPILED_SUFFIX})")
-    if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            truth.save(cached)
-        except OSError:
-            pass  # an unwritable cache only costs speed
+    save_to_cache(truth, cached)
     return truth
 
 

@@ -457,3 +457,7 @@ def test_codabench_and_evalai_take_other_shapes(tmp_path):
     assert outcome.exit_code == 0 and outcome.scores == {"score": expected.score, "all": expected.score}
     assert evaluate(str(hm / "truth.csv"), str(hm / "submission.csv"), "test", competition="hm")["submission_result"] == outcome.scores
     assert main(["compile-truth", str(hm / "truth.csv"), "-o", str(tmp_path / "x.truth.npz"), "--competition", "hm"]) == 2
+    compiled = tmp_path / "input" / "ref" / "truth.strings.npz"  # compiled, it wins over the CSV beside it
+    assert main(["compile-truth", str(hm / "truth.csv"), "-o", str(compiled), "--competition", "hm"]) == 0
+    (tmp_path / "input" / "ref" / "truth.csv").write_text("customer_id,prediction\n")  # would score nothing
+    assert grade(tmp_path / "input", tmp_path / "output2", competition="hm").scores == outcome.scores

@@ -108,3 +108,32 @@ def test_dense_lookup_table_and_sparse_fallback(tmp_path):
     assert base == 100 and table.tolist() == list(range(10))
     assert len(load_truth(sparse, TYPES, use_cache=False).lookup[1]) == 0
     assert np.array_equal(load_truth(sparse, TYPES, use_cache=False).sessions, [1, 10**15])
+
+
+def _string_truth_arrays(truth):
+    """Everything a StringTruth holds, as lists: CSR, grades, the names and the hash tables."""
+    names = [truth.ids.name(i) for i in range(truth.ids.size)] + [truth.item_names.name(i) for i in range(truth.item_names.size)]
+    tables = [*truth.ids.arrays()[1:], *truth.item_names.arrays()[1:]]
+    return [truth.indptr.tolist(), truth.items.tolist(), None if truth.grades is None else truth.grades.tolist(), names,
+            [table.tolist() for table in tables]]
+
+
+@pytest.mark.parametrize("text", ["customer_id,prediction\nA,0001 0002\nB,\nC,0002\n",  # the fast reader: keys shared
+                                  "id,item,grade\nA,x,2\nA,y,1\nB,x,3\n"])  # graded, via pandas: keys apart
+def test_string_truth_cache_is_used_and_invalidated_when_the_source_changes(tmp_path, monkeypatch, text):
+    from scorer.string_truth import read_string_truth
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "truth.csv"
+    path.write_text(text)
+    first = read_string_truth(path, "list")
+    (cached,) = (tmp_path / "cache").iterdir()
+    assert cached.name.endswith(".strings.npz")
+    again = read_string_truth(path, "list")
+    assert _string_truth_arrays(again) == _string_truth_arrays(first)
+    cached.write_bytes(b"damaged")  # a damaged entry is read from the source again
+    assert _string_truth_arrays(read_string_truth(path, "list")) == _string_truth_arrays(first)
+    path.write_text(text.replace("A,", "Z,"))
+    os.utime(path, ns=(1, 10**18))
+    assert read_string_truth(path, "list").ids.name(0) == "Z"
+    assert len(list((tmp_path / "cache").iterdir())) == 2

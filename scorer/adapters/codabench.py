@@ -16,6 +16,7 @@ from scorer.adapters.message import leaderboard_values, participant_message
 from scorer.api import resolve_competition, score
 from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.result import Result
+from scorer.string_truth import STRINGS_SUFFIX
 from scorer.truth import COMPILED_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
@@ -43,17 +44,17 @@ def files_under(folder: Path) -> list[Path]:
 
 
 def find_truth(ref: Path) -> Path:
-    """The one truth file under ref/ (a compiled .truth.npz wins over the source it came from)."""
+    """The one truth file under ref/ (a compiled .truth.npz or .strings.npz wins over the source it came from)."""
     if not ref.is_dir():
         raise TruthError(f"no reference folder {ref} (the truth goes in the task's reference data)")
     files = files_under(ref)
-    for kind in ((COMPILED_SUFFIX,), TRUTH_SUFFIXES):
+    for kind in ((COMPILED_SUFFIX, STRINGS_SUFFIX), TRUTH_SUFFIXES):
         matches = [path for path in files if path.name.lower().endswith(kind)]
         if len(matches) == 1:
             return matches[0]
         if matches:
             raise TruthError(f"several truth files under {ref}: {', '.join(str(m.relative_to(ref)) for m in matches)}; keep one")
-    raise TruthError(f"no truth file under {ref} (expected {COMPILED_SUFFIX} or one of {', '.join(TRUTH_SUFFIXES)})")
+    raise TruthError(f"no truth file under {ref} (expected {COMPILED_SUFFIX}, {STRINGS_SUFFIX} or one of {', '.join(TRUTH_SUFFIXES)})")
 
 
 def find_submission(res: Path) -> Path:

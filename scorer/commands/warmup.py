@@ -43,6 +43,7 @@ def warm(name: str, folder: Path) -> None:
     """Score the examples of one bundled competition: plain, gzip and zip; truth from a file, an object, compiled; both modes."""
     from scorer import api
     from scorer.competition import load_competition
+    from scorer.string_truth import read_string_truth
     from scorer.truth import load_truth
 
     competition = load_competition(name)
@@ -50,9 +51,12 @@ def warm(name: str, folder: Path) -> None:
     truth_path = folder / f"{name}.truth.{'jsonl' if truth_text.startswith('{') else 'csv'}"
     truth_path.write_text(truth_text)
     truths = [truth_path, api.resolve_truth(truth_path, competition)]
-    if competition.shape == "id_type":  # the compiled form exists for this shape only
+    if competition.shape == "id_type":
         truths.append(folder / f"{name}.truth.npz")
         load_truth(truth_path, competition.types, use_cache=False).save(truths[-1])
+    else:
+        truths.append(folder / f"{name}.strings.npz")
+        read_string_truth(truth_path, competition.shape, competition.types[0], use_cache=False).save(truths[-1])
     for n, text in enumerate(submissions):
         plain = folder / f"{name}{n}.csv"
         plain.write_bytes(text.encode("utf-8"))
