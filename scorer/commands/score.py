@@ -12,7 +12,7 @@ HELP = "score a submission against ground truth"
 
 def add_arguments(parser) -> None:
     parser.add_argument("submission", help="submission CSV (plain, .gz or .zip), or a directory of CSV/Parquet part files")
-    parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, or a compiled .truth.npz")
+    parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz; string shapes: .csv/.parquet or .strings.npz")
     add_competition(parser)
     parser.add_argument("--strict", action="store_true",
                         help="judge as a grader: missing, repeated or unknown rows are errors, and any error means no score")
