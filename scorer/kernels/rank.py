@@ -163,8 +163,12 @@ def figures_from_hits(hits, starts, ends, kinds, ks, discount, ideal, out):
     Walks the hit ranks in ascending order, as row_figures does, so both give the same bits.
     """
     for i in range(hits.shape[0]):
-        n_truth = ends[i] - starts[i]
         mask = np.uint64(hits[i])
+        if mask == 0:  # most rows: no hit, and |truth| need not be read
+            for j in range(kinds.shape[0]):
+                out[i, j] = 0.0
+            continue
+        n_truth = ends[i] - starts[i]
         for j in range(kinds.shape[0]):
             kind, k = kinds[j], ks[j]
             bits = mask if k >= 64 else mask & ((np.uint64(1) << np.uint64(k)) - np.uint64(1))
