@@ -130,5 +130,8 @@ def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray)
     """One metric of one type; rating metrics average only the rows the submission has."""
     if metric.family == "catalog":
         return outcome.coverage
+    sums = outcome.figures.sums(t, n_types) if metric.sums_suffice else None
+    if sums is not None:
+        return metric.from_sum(float(sums[j]), sizes)
     present = outcome.slot_line[t::n_types] > 0 if metric.family == "value" else None
     return metric.aggregate(outcome.figures.column(j, t, n_types), sizes, present)

@@ -2,14 +2,15 @@
 
 For binary relevance and cut-offs up to 63, a row's figures follow from its hit-rank mask and
 |truth| alone, so the OTTO pass keeps one int64 per slot instead of one float64 per slot and
-metric; the figures of one (type, metric) column are made when the aggregation asks for them.
+metric. Most aggregates need only the sum of a type's figures, which one kernel call per type
+works out with no per-row array; the others get the figures of one (type, metric) column.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from scorer.kernels.rank import discounts, figures_from_hits, ideal_dcg
+from scorer.kernels.rank import discounts, figure_sums, figures_from_hits, ideal_dcg
 
 
 class SlotFigures:
@@ -18,6 +19,7 @@ class SlotFigures:
         indptr[s + 1] - indptr[s]); hits: hit-rank mask per slot; stored: (slots, metrics) figures, or None to
         derive them from hits."""
         self.kinds, self.ks, self.indptr, self.hits, self.stored = kinds, ks, indptr, hits, stored
+        self._sums: dict[int, np.ndarray] = {}
         kmax = int(ks.max()) if len(ks) else 1
         self.discount, self.ideal = discounts(kmax), ideal_dcg(kmax)
 
@@ -36,6 +38,16 @@ class SlotFigures:
         out = np.empty((len(hits), 1), np.float64)
         return figures_from_hits(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1], self.ks[j : j + 1],
                                  self.discount, self.ideal, out)[:, 0]
+
+    def sums(self, t: int = 0, n_types: int = 1) -> np.ndarray | None:
+        """Σ over the slots of type t of each metric's figures (compensated sums, no per-row arrays), or None
+        when the figures are stored (their aggregation sums the stored arrays)."""
+        if self.stored is not None:
+            return None
+        if t not in self._sums:
+            self._sums[t] = figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds,
+                                        self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
+        return self._sums[t]
 
     def array(self) -> np.ndarray:
         """All figures, (slots, metrics)."""

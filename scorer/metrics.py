@@ -125,26 +125,47 @@ class Metric:
             return float(np.sqrt(mean)) if name == "rmse" else mean
         if family == CATALOG:
             raise ValueError(f"{self} is counted over the whole file, not per row")
-        n = len(truth_sizes) if self.option("empty") == "zero" else np.count_nonzero(truth_sizes)
+        if self.sums_suffice:
+            return self.from_sum(float(row_values.sum()), truth_sizes)
+        n = self._rows_counted(truth_sizes)
         if n == 0:
             return float("nan")
         sizes = truth_sizes  # integers: every sum of them below is exact
-        if name == "recall":
+        if name == "recall":  # macro
             denominator = np.minimum(sizes, self.k) if self.option("denominator") == "min" else sizes
-            if self.option("average") == "micro":
-                total = int(denominator.sum())
-                return float(row_values.sum() / total) if total > 0 else float("nan")
             return float(np.divide(row_values, denominator, out=np.zeros(len(sizes)), where=denominator > 0).sum() / n)
-        if name == "precision":
-            return float(row_values.sum() / (self.k * n))
         if name == "hitrate":
             return float(np.count_nonzero(row_values) / n)
         if name == "f1@k":
             return float((2.0 * row_values / (self.k + sizes)).sum() / n)
-        if name == "map" and self.option("denominator") == "truth":
-            scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)
-            return float((row_values * scale).sum() / n)
-        return float(row_values.sum() / n)
+        scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)  # map, |T| denominator
+        return float((row_values * scale).sum() / n)
+
+    @property
+    def sums_suffice(self) -> bool:
+        """Is the aggregate a function of Σ row figures and the truth sizes alone (no per-row array needed)?"""
+        name = self.kind.name
+        if self.family not in (RANKING, SET) or name in ("hitrate", "f1@k"):
+            return False
+        if name == "recall":
+            return self.option("average") == "micro"
+        return name != "map" or self.option("denominator") == "min"
+
+    def from_sum(self, total: float, truth_sizes: np.ndarray) -> float:
+        """The aggregate from Σ row figures (for metrics whose sums suffice), NaN when no row counts."""
+        n = self._rows_counted(truth_sizes)
+        if n == 0:
+            return float("nan")
+        if self.kind.name == "recall":
+            denominator = int((np.minimum(truth_sizes, self.k) if self.option("denominator") == "min" else truth_sizes).sum())
+            return total / denominator if denominator > 0 else float("nan")
+        if self.kind.name == "precision":
+            return total / (self.k * n)
+        return total / n
+
+    def _rows_counted(self, truth_sizes: np.ndarray) -> int:
+        """N: every row, or the rows with truth (the `empty` option)."""
+        return len(truth_sizes) if self.option("empty") == "zero" else int(np.count_nonzero(truth_sizes))
 
 
 def parse_metric(text: str) -> Metric:

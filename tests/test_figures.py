@@ -1,6 +1,9 @@
 """Figures derived from hit-rank masks equal, to the last bit, the figures the kernel works out per row."""
 
+import math
+
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from scorer.kernels.rank import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_SET_F1, derivable, discounts,
@@ -50,3 +53,32 @@ def test_list_shape_derives_its_figures_and_instacart_keeps_them():
     assert hm.score == 2 / 3  # the worked-out value (fixtures/hm/README.md)
     instacart = scorer.score("fixtures/instacart/submission.csv", "fixtures/instacart/truth.csv", "instacart")
     assert instacart.outcome.figures.stored is not None  # set F1 needs the distinct count: stored per row
+
+
+def test_figure_sums_agree_with_the_summed_figures():
+    from scorer.kernels.rank import figure_sums
+
+    rng = np.random.default_rng(7)
+    n = 200_000
+    hits = np.where(rng.random(n) < 0.4, rng.integers(0, 1 << 20, n), 0).astype(np.int64)
+    indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 25, n))])
+    discount, ideal = discounts(20), ideal_dcg(20)
+    ks = np.full(len(KINDS), 20, np.int64)
+    rows = figures_from_hits(hits, indptr[:-1], indptr[1:], KINDS, ks, discount, ideal, np.empty((n, len(KINDS))))
+    sums = figure_sums(hits, indptr[:-1], indptr[1:], KINDS, ks, discount, ideal, np.empty(len(KINDS)))
+    exact = [math.fsum(rows[:, j]) for j in range(len(KINDS))]  # correctly rounded
+    assert sums[0] == exact[0]  # hit counts: integers, exact
+    assert np.allclose(sums, exact, rtol=2e-16, atol=0)  # compensated: within an ulp or so of the exact sum
+
+
+def test_aggregating_sums_equals_aggregating_columns():
+    import scorer
+    from scorer.competition import load_competition
+
+    result = scorer.score("fixtures/otto_submission.csv", "fixtures/otto_truth.jsonl")
+    truth, figures = result.truth, result.outcome.figures
+    for t, type_name in enumerate(truth.types):
+        for j, metric in enumerate(load_competition("otto").metrics):
+            assert metric.sums_suffice
+            from_column = metric.aggregate(figures.column(j, t, 3), truth.type_sizes(t))
+            assert result.metrics[type_name][str(metric)] == pytest.approx(from_column, rel=1e-15)

@@ -155,13 +155,39 @@ def derivable(kinds, kmax: int, graded: bool) -> bool:
     return not graded and kmax <= MASK_RANKS and all(int(kind) in DERIVABLE for kind in kinds)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mask_figure(mask, n_truth, kind, k, discount, ideal):
+    """The row figure of `kind` at cut-off k from a hit-rank mask and |truth|, walking the hit ranks in
+    ascending order as row_figures does, so both give the same bits."""
+    bits = mask if k >= 64 else mask & ((np.uint64(1) << np.uint64(k)) - np.uint64(1))
+    if n_truth == 0 or bits == 0 or kind == ROW_NONE:
+        return 0.0
+    n_hits = 0
+    total = 0.0
+    first = 0
+    while bits:
+        rank = np.int64(trailing_zeros(bits))
+        bits &= bits - np.uint64(1)
+        n_hits += 1
+        if first == 0:
+            first = rank + 1
+        if kind == ROW_AP:
+            total += n_hits / (rank + 1.0)
+        elif kind == ROW_NDCG or kind == ROW_NDCG_EXP:
+            total += discount[rank]
+    if kind == ROW_HITS:
+        return float(n_hits)
+    if kind == ROW_AP:
+        return total / min(k, n_truth)
+    if kind == ROW_RR:
+        return 1.0 / first
+    return total / ideal[min(k, n_truth)]
+
+
 @njit(cache=True, nogil=True)
 def figures_from_hits(hits, starts, ends, kinds, ks, discount, ideal, out):
     """out[i, j] = the row figure of metric j (kinds[j] at cut-off ks[j]) from hit-rank mask hits[i] and
-    |truth| = ends[i] - starts[i].
-
-    Walks the hit ranks in ascending order, as row_figures does, so both give the same bits.
-    """
+    |truth| = ends[i] - starts[i]."""
     for i in range(hits.shape[0]):
         mask = np.uint64(hits[i])
         if mask == 0:  # most rows: no hit, and |truth| need not be read
@@ -170,30 +196,29 @@ def figures_from_hits(hits, starts, ends, kinds, ks, discount, ideal, out):
             continue
         n_truth = ends[i] - starts[i]
         for j in range(kinds.shape[0]):
-            kind, k = kinds[j], ks[j]
-            bits = mask if k >= 64 else mask & ((np.uint64(1) << np.uint64(k)) - np.uint64(1))
-            if n_truth == 0 or bits == 0 or kind == ROW_NONE:
-                out[i, j] = 0.0
-                continue
-            n_hits = 0
-            total = 0.0
-            first = 0
-            while bits:
-                rank = np.int64(trailing_zeros(bits))
-                bits &= bits - np.uint64(1)
-                n_hits += 1
-                if first == 0:
-                    first = rank + 1
-                if kind == ROW_AP:
-                    total += n_hits / (rank + 1.0)
-                elif kind == ROW_NDCG or kind == ROW_NDCG_EXP:
-                    total += discount[rank]
-            if kind == ROW_HITS:
-                out[i, j] = n_hits
-            elif kind == ROW_AP:
-                out[i, j] = total / min(k, n_truth)
-            elif kind == ROW_RR:
-                out[i, j] = 1.0 / first
+            out[i, j] = _mask_figure(mask, n_truth, kinds[j], ks[j], discount, ideal)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def figure_sums(hits, starts, ends, kinds, ks, discount, ideal, out):
+    """out[j] = Σ_i of the row figure of metric j (as figures_from_hits), added with Neumaier's compensation."""
+    compensation = np.zeros(kinds.shape[0])
+    for j in range(kinds.shape[0]):
+        out[j] = 0.0
+    for i in range(hits.shape[0]):
+        mask = np.uint64(hits[i])
+        if mask == 0:
+            continue
+        n_truth = ends[i] - starts[i]
+        for j in range(kinds.shape[0]):
+            value = _mask_figure(mask, n_truth, kinds[j], ks[j], discount, ideal)
+            total = out[j] + value
+            if abs(out[j]) >= abs(value):
+                compensation[j] += (out[j] - total) + value
             else:
-                out[i, j] = total / ideal[min(k, n_truth)]
+                compensation[j] += (value - total) + out[j]
+            out[j] = total
+    for j in range(kinds.shape[0]):
+        out[j] += compensation[j]
     return out
