@@ -18,6 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 os.environ.setdefault("NUMBA_BOUNDSCHECK", "1")
+os.environ.setdefault("SCORER_AOT", "0")  # the ahead-of-time module has no bounds checks: fuzz the JIT kernels
 os.environ.setdefault("NUMBA_CACHE_DIR", str(HERE / "data" / "numba-boundscheck"))  # never mixed with the normal cache
 sys.path.insert(0, str(HERE.parent / "tests"))
 

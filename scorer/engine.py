@@ -17,13 +17,12 @@ import numpy as np
 
 from scorer.competition import Competition
 from scorer.kernels import codes
-from scorer.kernels.parse import merge_rows, parse_block, scratch_for
+from scorer.kernels import hot
 from scorer.figures import SlotFigures
 from scorer.heap import bound_heap
-from scorer.kernels.rank import derivable, discounts, ideal_dcg
-from scorer.kernels.rows import RowArrays
+from scorer.kernels.kinds import derivable, discounts, ideal_dcg
+from scorer.kernels.rows import RowArrays, scratch_for
 from scorer.problems import Report
-from scorer.shapes import ShapeKernel
 from scorer.submission import DEFAULT_BLOCK_BYTES, BlockReader, LimitExceeded
 from scorer.truth import Truth
 
@@ -84,6 +83,7 @@ class _Kernel(RowArrays):
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = scratch_for(self.kmax)
         pos, line, n_problems, chunks = start, first_line - 1, 0, []
+        parse_block = hot.kernels().parse_block
         while pos < end:
             row_ints, row_values = self.rows()
             pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric,
@@ -120,7 +120,12 @@ class Pass:
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.has_truth = truth.n_sessions > 0  # without truth, repeated rows are found by sorting the row keys
         self.row_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.kernel = _Kernel(competition, truth, report.max_per_code) if competition.shape == "id_type" else ShapeKernel(competition, truth, report.max_per_code)
+        if competition.shape == "id_type":
+            self.kernel = _Kernel(competition, truth, report.max_per_code)
+        else:
+            from scorer.shapes import ShapeKernel
+
+            self.kernel = ShapeKernel(competition, truth, report.max_per_code)
         self.names = getattr(truth, "ids", None)  # string shapes: the ids as written
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, np.int64)
@@ -219,9 +224,9 @@ class Pass:
             self.rows_read += n_rows
             if not self.has_truth:
                 self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
-            self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values, self.slot_hits,
+            self.n_duplicates, self.n_unknown = hot.kernels().merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values, self.slot_hits,
                                                            self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
-        if isinstance(self.kernel, ShapeKernel):
+        if not isinstance(self.kernel, _Kernel):
             self.kernel.collect(parsed, line_offset)
         else:
             self.kernel.release(parsed)
@@ -330,7 +335,7 @@ class Pass:
 
     def _finish(self) -> PassResult:
         report = self.report
-        if isinstance(self.kernel, ShapeKernel):
+        if not isinstance(self.kernel, _Kernel):
             self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
         dup_slot, dup_line, dup_previous = self.duplicates.T
         keep = "the last one counts" if not report.strict else "each row may appear once"
@@ -361,7 +366,7 @@ class Pass:
             "rows_cut_at_k": report.counts.get("S013", 0),
             "rows_with_duplicate_items": report.counts.get("S014", 0),
         }
-        coverage = self.kernel.coverage_of() if isinstance(self.kernel, ShapeKernel) else float("nan")
+        coverage = self.kernel.coverage_of() if not isinstance(self.kernel, _Kernel) else float("nan")
         stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
         return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.kernels.rank import discounts, figure_sums, figures_from_hits, ideal_dcg
+from scorer.kernels import hot
+from scorer.kernels.kinds import discounts, ideal_dcg
 
 
 class SlotFigures:
@@ -34,6 +35,8 @@ class SlotFigures:
         """Figures of metric j for the slots of type t (every n_types-th slot from t)."""
         if self.stored is not None:
             return self.stored[t::n_types, j]
+        from scorer.kernels.rank import figures_from_hits
+
         hits = self.hits[t::n_types]
         out = np.empty((len(hits), 1), np.float64)
         return figures_from_hits(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1], self.ks[j : j + 1],
@@ -45,13 +48,15 @@ class SlotFigures:
         if self.stored is not None:
             return None
         if t not in self._sums:
-            self._sums[t] = figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds,
+            self._sums[t] = hot.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds,
                                         self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
         return self._sums[t]
 
     def array(self) -> np.ndarray:
         """All figures, (slots, metrics)."""
         if self.stored is None:
+            from scorer.kernels.rank import figures_from_hits
+
             out = np.empty((len(self.hits), len(self.kinds)), np.float64)
             self.stored = figures_from_hits(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount, self.ideal, out)
         return self.stored

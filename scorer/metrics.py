@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.kernels.rank import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1
+from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1
 
 RANKING, SET, VALUE, CATALOG = "ranking", "set", "value", "catalog"
 EMPTY = ("skip", "zero")

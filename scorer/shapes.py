@@ -14,7 +14,7 @@ import numpy as np
 from scorer.competition import Competition
 from scorer.kernels import codes
 from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
-from scorer.kernels.rank import derivable, discounts, ideal_dcg
+from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.problems import kind as problem_kind
 from scorer.kernels.shapes import ABSOLUTE, LIST, LONG, SQUARED, VALUE, finish_long, parse_strings_block
 from scorer.string_truth import StringTruth

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scorer.kernels.rank import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_SET_F1, derivable, discounts,
-                                 figures_from_hits, ideal_dcg, row_figures)
+from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_SET_F1, derivable, discounts, ideal_dcg
+from scorer.kernels.rank import figures_from_hits, row_figures
 
 KINDS = np.array([ROW_HITS, ROW_AP, ROW_NDCG, ROW_NDCG_EXP, ROW_RR], np.int64)
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_metrics as ref
-from scorer.kernels.rank import discounts, ideal_dcg, score_row
+from scorer.kernels.kinds import discounts, ideal_dcg
+from scorer.kernels.rank import score_row
 from scorer.metrics import REGISTRY, parse_metric, supported
 
 CONFORMANCE = Path(__file__).parent.parent / "fixtures" / "conformance.csv"

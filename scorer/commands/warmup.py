@@ -1,4 +1,5 @@
-"""scorer warmup: score tiny built-in examples every way a grader can, so numba compiles (and caches) every scoring kernel."""
+"""scorer warmup: build the ahead-of-time kernel module (scorer.aot), then score tiny built-in examples every way a
+grader can, so numba compiles (and caches) every other scoring kernel."""
 
 from __future__ import annotations
 
@@ -76,13 +77,20 @@ def warm(name: str, folder: Path) -> None:
 
 
 def run(args) -> int:
+    from scorer import aot
     from scorer.competition import bundled_names
+    from scorer.kernels import hot
 
     started = time.monotonic()
     names = args.competition or bundled_names()
+    compiled = aot.ensure_built()
+    kernel_sets = [aot.load(), hot.jit_kernels()]  # the compiled module (tried on every example) and numba's, cached
     with tempfile.TemporaryDirectory(prefix="scorer-warmup-") as folder:
-        for name in names:
-            warm(name, Path(folder))
+        for kernels in filter(None, kernel_sets):
+            with hot.using(kernels):
+                for name in names:
+                    warm(name, Path(folder))
     if not args.quiet:
         print(f"scorer warmup: kernels compiled and cached for {', '.join(names)} in {time.monotonic() - started:.1f} s")
+        print(f"ahead-of-time module: {compiled}")
     return 0

@@ -339,11 +339,6 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     return end + 1, session, type_index, n_items, n_problems
 
 
-def scratch_for(kmax):
-    """Work arrays: the row's items, their flags, the 256-entry filter of items seen in the line, field bounds."""
-    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(256, np.uint8), np.zeros(4, np.int64))
-
-
 @njit(cache=True, nogil=True)
 def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_ints, row_values, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
@@ -409,7 +404,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
             if session < 0:
                 continue
         # the row: session index by table or binary search, then hits against the slot's truth
-        index = NOT_FOUND
+        index = np.int64(NOT_FOUND)
         if lookup_table.shape[0] > 0:
             offset = session - lookup_base
             if 0 <= offset < lookup_table.shape[0]:

@@ -1,10 +1,15 @@
-"""The row arrays a parse kernel writes into: a fixed number of rows per call, reused once merged."""
+"""The arrays a parse kernel writes into: rows (a fixed number per call, reused once merged) and scratch."""
 
 from __future__ import annotations
 
 import numpy as np
 
 ROWS_PER_CALL = 1 << 16  # rows one kernel call writes before it returns for fresh arrays
+
+
+def scratch_for(kmax):
+    """parse_block's work arrays: the row's items, their flags, the 256-entry filter of items seen in the line, field bounds."""
+    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(256, np.uint8), np.zeros(4, np.int64))
 
 
 class RowArrays:

