@@ -19,7 +19,7 @@ import numpy as np
 
 from scorer.errors import TruthError
 from scorer.kernels.strings import count_byte, fill_table, read_rows, table_size
-from scorer.truth import CACHE_VERSION, Truth, cache_path, save_to_cache, write_npz
+from scorer.truth import CACHE_VERSION, Truth, cache_path, read_npz, save_to_cache, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
 
@@ -90,16 +90,14 @@ class StringTruth(Truth):
 def read_compiled_strings(path: Path) -> StringTruth:
     """A StringTruth written by save(); TruthError if the file is damaged or from another version."""
     try:
-        with np.load(path) as data:
-            meta = json.loads(bytes(data["meta"]).decode())
-            if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
-                raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
-            id_keys = data["id_keys"]
-            item_keys = data["item_keys"] if "item_keys" in data.files else id_keys
-            return StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], meta["source"],
-                               grades=data["grades"] if "grades" in data.files else None,
-                               ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
-                               item_names=StringTable(item_keys, data["item_starts"], data["item_ends"], data["item_table"]))
+        data = read_npz(path)
+        meta = json.loads(bytes(data["meta"]).decode())
+        if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
+            raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
+        id_keys = data["id_keys"]
+        return StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], meta["source"],
+                           grades=data.get("grades"), ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
+                           item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 
 from scorer.errors import TruthError
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 COMPILED_SUFFIX = ".truth.npz"
 USAGES = ("public", "private", "ignored")  # Truth.usage codes 0, 1, 2: Kaggle's Usage column (any case)
 
@@ -70,10 +71,11 @@ class Truth:
         return self.items[self.indptr[slot] : self.indptr[slot + 1]].tolist()
 
     def save(self, path: str | Path) -> None:
-        """Write the compiled form (an uncompressed .npz) atomically."""
+        """Write the compiled form (an uncompressed .npz, the session lookup table included) atomically."""
         extra = {} if self.usage is None else {"usage": self.usage}
-        write_npz(path, {"version": CACHE_VERSION, "types": list(self.types), "source": self.source},
-                  sessions=self.sessions, indptr=self.indptr, items=self.items, **extra)
+        base, table = self.lookup
+        write_npz(path, {"version": CACHE_VERSION, "types": list(self.types), "source": self.source, "lookup_base": base},
+                  sessions=self.sessions, indptr=self.indptr, items=self.items, lookup_table=table, **extra)
 
 
 def write_npz(path: str | Path, meta: dict, **arrays: np.ndarray) -> None:
@@ -284,12 +286,43 @@ def read_table(path: Path, types: tuple[str, ...]) -> Truth:
     return truth
 
 
+def read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an .npz. Those stored uncompressed (as write_npz stores them) are mapped copy-on-write
+    from the file: nothing is read until a page is used. Anything else is read by np.load."""
+    from numpy.lib import format as npy_format
+
+    arrays = {}
+    with open(path, "rb") as handle, zipfile.ZipFile(handle) as archive:
+        for info in archive.infolist():
+            name = info.filename.removesuffix(".npy")
+            handle.seek(info.header_offset)
+            local = handle.read(30)
+            start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+            handle.seek(start)
+            if info.compress_type != zipfile.ZIP_STORED:
+                arrays[name] = None
+                continue
+            version = npy_format.read_magic(handle)
+            read_header = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
+            shape, fortran, dtype = read_header(handle)
+            if dtype.hasobject or 0 in shape:
+                arrays[name] = None
+                continue
+            arrays[name] = np.asarray(np.memmap(path, dtype, mode="c", offset=handle.tell(), shape=shape, order="F" if fortran else "C"))
+    if any(array is None for array in arrays.values()):
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
+    return arrays
+
+
 def read_compiled(path: Path, types: tuple[str, ...] | None = None) -> Truth:
     try:
-        with np.load(path) as data:
-            meta = json.loads(bytes(data["meta"]).decode())
-            truth = Truth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], meta.get("source", str(path)),
-                          data["usage"] if "usage" in data.files else None)
+        data = read_npz(path)
+        meta = json.loads(bytes(data["meta"]).decode())
+        truth = Truth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], meta.get("source", str(path)),
+                      data.get("usage"))
+        if "lookup_table" in data:
+            truth.__dict__["lookup"] = (int(meta["lookup_base"]), data["lookup_table"])  # the cached_property's value
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
     if meta.get("version") != CACHE_VERSION:

@@ -137,3 +137,28 @@ def test_string_truth_cache_is_used_and_invalidated_when_the_source_changes(tmp_
     os.utime(path, ns=(1, 10**18))
     assert read_string_truth(path, "list").ids.name(0) == "Z"
     assert len(list((tmp_path / "cache").iterdir())) == 2
+
+
+def test_read_npz_maps_stored_arrays_and_reads_the_rest(tmp_path):
+    from scorer.truth import read_npz
+
+    arrays = {"a": np.arange(10, dtype=np.int64), "b": np.zeros((0,), np.int32), "c": np.asfortranarray(np.ones((3, 2))),
+              "d": np.frombuffer(b"meta", np.uint8)}
+    np.savez(tmp_path / "plain.npz", **arrays)
+    np.savez_compressed(tmp_path / "packed.npz", **arrays)
+    for name in ("plain.npz", "packed.npz"):
+        got = read_npz(tmp_path / name)
+        assert sorted(got) == sorted(arrays)
+        for key, value in arrays.items():
+            assert got[key].dtype == value.dtype and np.array_equal(got[key], value)
+        got["a"][0] = 99  # copy-on-write: the file is never changed
+    assert read_npz(tmp_path / "plain.npz")["a"][0] == 0
+
+
+def test_compiled_truth_keeps_the_lookup_table(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [{"session": s, "labels": l} for s, l in TRUTH.items()])
+    truth = load_truth(path, TYPES, use_cache=False)
+    truth.save(tmp_path / "t.truth.npz")
+    again = load_truth(tmp_path / "t.truth.npz", TYPES)
+    assert "lookup" in again.__dict__  # read, not rebuilt
+    assert again.lookup[0] == truth.lookup[0] and np.array_equal(again.lookup[1], truth.lookup[1])
