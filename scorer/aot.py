@@ -7,8 +7,8 @@ not done in the middle of a participant's first run.) Its name carries a key of 
 versions and the CPU, so an edited kernel or another machine gets its own build. The exported functions
 release the GIL, as the JIT kernels do (nogil), so two blocks are still parsed at once.
 
-When a build is impossible (no C compiler, pycc gone from numba) the reason is kept beside it and the
-JIT kernels are used, with no further attempt for that key. SCORER_AOT=0 turns the module off.
+When a build is impossible (no C compiler, pycc gone from numba) the reason is kept beside it (.failed)
+and the JIT kernels are used; the next `scorer warmup` tries again. SCORER_AOT=0 turns the module off.
 """
 
 from __future__ import annotations
@@ -73,15 +73,13 @@ def module_path() -> Path:
 
 
 def ensure_built() -> str:
-    """Build the module for this source and machine unless it is there (or failed before); say what happened."""
+    """Build the module for this source and machine unless it is there; say what happened."""
     if not enabled():
         return "turned off (SCORER_AOT=0)"
     path = module_path()
     failed = path.with_name(path.name + ".failed")
     if path.is_file():
         return f"ready: {path}"
-    if failed.is_file():
-        return f"not built (the JIT kernels serve): {failed.read_text().splitlines()[0]}"
     try:
         build(path)
     except Exception as error:  # no compiler, pycc missing or broken: the JIT kernels serve
@@ -92,6 +90,7 @@ def ensure_built() -> str:
         except OSError:
             pass
         return f"not built (the JIT kernels serve): {message}"
+    failed.unlink(missing_ok=True)
     _tried.pop(path, None)
     return f"built: {path}"
 
