@@ -58,6 +58,15 @@ def _skip_blas_probe() -> None:
         sys.modules.setdefault("scipy.linalg.cython_blas", None)
 
 
+def _warmup_tip() -> None:
+    """At a terminal, say once per run that `scorer warmup` would make runs start faster (until it has been run)."""
+    from scorer import aot
+
+    tip = aot.tip()
+    if tip:
+        print(f"scorer: tip: {tip}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     from scorer.errors import ScorerError
 
@@ -68,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(stop.code or 0)
     try:
         _skip_blas_probe()
-        return int(args._run(args))
+        code = int(args._run(args))
+        if args.command in ("score", "validate") and sys.stderr.isatty():
+            _warmup_tip()
+        return code
     except ScorerError as error:
         print(f"scorer: error: {error}", file=sys.stderr)
         return error.exit_code

@@ -33,7 +33,7 @@ def test_a_build_or_a_reason(compiled):
         assert failed.is_file() and failed.read_text().strip(), aot.ensure_built()
         assert hot.kernels().parse_block is hot.jit_kernels().parse_block
     else:
-        assert path.is_file() and not failed.exists()
+        assert path.is_file() and not failed.exists() and aot.tip() is None
         assert {"parse_block", "merge_rows", "figure_sums"} <= set(dir(compiled))
 
 
@@ -73,8 +73,11 @@ def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, mo
     failed = aot.module_path().with_name(aot.module_path().name + ".failed")
     assert failed.read_text().strip() == "RuntimeError: no C compiler"
     assert aot.load() is None
+    assert aot.tip() is None  # no nagging about a build that cannot be made here
+    failed.unlink()
+    assert "scorer warmup" in aot.tip()  # nothing built and nothing tried: the participant hears of warmup
     monkeypatch.setenv("SCORER_AOT", "0")
-    assert aot.load() is None and aot.ensure_built() == "turned off (SCORER_AOT=0)"
+    assert aot.load() is None and aot.ensure_built() == "turned off (SCORER_AOT=0)" and aot.tip() is None
 
 
 def test_the_cli_scores_without_numba_on_the_compiled_kernels(compiled):
