@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.competition import Competition
-from scorer.kernels import codes
-from scorer.kernels import hot
 from scorer.figures import SlotFigures
 from scorer.heap import bound_heap
+from scorer.kernels import codes, hot
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.kernels.rows import RowArrays, scratch_for
 from scorer.problems import Report
@@ -68,9 +67,9 @@ class _Kernel(RowArrays):
         metrics = competition.metrics
         self.n_metrics = len(metrics)
         kmax = competition.k
-        kinds = [m.row_kind for m in metrics]
+        kinds = np.array([m.row_kind for m in metrics], np.int64)
         self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
-        self.metric = (np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or kmax for m in metrics], np.int64),
+        self.metric = (kinds, np.array([m.k or kmax for m in metrics], np.int64),
                        np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code

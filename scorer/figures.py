@@ -21,6 +21,7 @@ class SlotFigures:
         derive them from hits."""
         self.kinds, self.ks, self.indptr, self.hits, self.stored = kinds, ks, indptr, hits, stored
         self._sums: dict[int, np.ndarray] = {}
+        self._all: np.ndarray | None = None
         kmax = int(ks.max()) if len(ks) else 1
         self.discount, self.ideal = discounts(kmax), ideal_dcg(kmax)
 
@@ -48,15 +49,17 @@ class SlotFigures:
         if self.stored is not None:
             return None
         if t not in self._sums:
-            self._sums[t] = hot.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds,
-                                        self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
+            self._sums[t] = hot.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
+                                                      self.kinds, self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
         return self._sums[t]
 
     def array(self) -> np.ndarray:
-        """All figures, (slots, metrics)."""
-        if self.stored is None:
+        """All figures, (slots, metrics) (derived ones made once, for the analyses that ask)."""
+        if self.stored is not None:
+            return self.stored
+        if self._all is None:
             from scorer.kernels.rank import figures_from_hits
 
             out = np.empty((len(self.hits), len(self.kinds)), np.float64)
-            self.stored = figures_from_hits(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount, self.ideal, out)
-        return self.stored
+            self._all = figures_from_hits(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount, self.ideal, out)
+        return self._all

@@ -1,7 +1,8 @@
 """The kernels every scoring pass calls — parse_block, merge_rows, figure_sums — from the module compiled
 ahead of time for this source (scorer.aot) when there is one, else from numba's JIT (cached on disk).
 
-With the compiled module a pass never imports numba: about 0.7 s less start-up and 150 MB less memory.
+With the compiled module a pass never imports numba: about 0.6 s less start-up and 110 MB less memory
+(OTTO size, bench/bench_score.py).
 """
 
 from __future__ import annotations
