@@ -1,7 +1,7 @@
 """Ahead-of-time compiled hot kernels (numba.pycc), so that a warm pass starts without numba.
 
-`scorer warmup` compiles parse_block, merge_rows and figure_sums with the argument types the engine
-passes into an extension module in the cache folder ($SCORER_CACHE_DIR/aot); a pass loads it when it
+`scorer warmup` compiles parse_block, parse_strings_block, merge_rows and figure_sums with the argument
+types the engine passes into an extension module in the cache folder ($SCORER_CACHE_DIR/aot); a pass loads it when it
 is there. (Building takes about 13 s, most of it numba compiling and a C compiler linking, so it is
 not done in the middle of a participant's first run.) Its name carries a key of the kernels' source, the numba, numpy and Python
 versions and the CPU, so an edited kernel or another machine gets its own build. The exported functions
@@ -24,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
-SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "aot.py")
+SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "kernels/shapes.py",
+           "kernels/strings.py", "aot.py")
 _tried: dict[Path, object] = {}
 
 
@@ -150,13 +151,32 @@ def signatures() -> dict:
                   row_ints, row_values, counts, found, 0)
     slots = np.zeros(4, np.int64)
     merge_args = (row_ints, row_values, 0, 0, slots, np.zeros((4, 0)), slots, found, 0, found, 0)
+    shape_kernel = _string_kernel()
+    strings_rows = shape_kernel.rows()
+    strings_args = (block, 0, 1, 0, shape_kernel.shape, shape_kernel.tables, shape_kernel.truth, shape_kernel.metric,
+                    shape_kernel.limits, shape_kernel.scratch(), *strings_rows, np.zeros((1, 3), np.int64), counts, found, 0)
     strided = types.Array(types.int64, 1, "A")
     integers, floats = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
     return {  # argument types only: numba infers the return types, as its JIT does
         "parse_block": tuple(typeof(arg) for arg in parse_args),
+        "parse_strings_block": tuple(typeof(arg) for arg in strings_args),
         "merge_rows": tuple(typeof(arg) for arg in merge_args),
         "figure_sums": (strided, strided, strided, integers, integers, floats, floats, floats),
     }
+
+
+def _string_kernel():
+    """A string-shape kernel over a tiny truth: its arrays have the types every string shape passes."""
+    import numpy as np
+
+    from scorer.competition import load_competition
+    from scorer.shapes import ShapeKernel
+    from scorer.string_truth import StringTable, StringTruth
+
+    names = StringTable.of(np.array(["a", "b"], dtype=object))
+    truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], np.int64), np.array([0, 1], np.int64),
+                        ids=names, item_names=names)
+    return ShapeKernel(load_competition("hm"), truth, 1)
 
 
 def build(path: Path) -> None:
@@ -168,15 +188,14 @@ def build(path: Path) -> None:
         import numba.pycc.compiler as pycc_compiler
         from numba.pycc import CC
 
-    from scorer.kernels.parse import merge_rows, parse_block
-    from scorer.kernels.rank import figure_sums
+    from scorer.kernels.hot import jit_kernels
 
     class ReleasingFlags(pycc_compiler.Flags):  # pycc has no nogil option: its wrappers keep the GIL otherwise
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.release_gil = True
 
-    functions = {"parse_block": parse_block, "merge_rows": merge_rows, "figure_sums": figure_sums}
+    functions = vars(jit_kernels())
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as work, warnings.catch_warnings():
         warnings.simplefilter("ignore")

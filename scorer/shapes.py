@@ -12,11 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.competition import Competition
-from scorer.kernels import codes
+from scorer.kernels import codes, hot
+from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
 from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
-from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.problems import kind as problem_kind
-from scorer.kernels.shapes import ABSOLUTE, LIST, LONG, SQUARED, VALUE, finish_long, parse_strings_block
 from scorer.string_truth import StringTruth
 
 SHAPE_CODES = {"list": LIST, "long": LONG, "value": VALUE}
@@ -69,6 +68,7 @@ class ShapeKernel(RowArrays):
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = self.scratch()
         pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
+        parse_strings_block = hot.kernels().parse_strings_block
         while pos < end:
             row_ints, row_values = self.rows()
             block_preds = np.empty((ROWS_PER_CALL if self.shape == LONG else 1, 3), np.int64)
@@ -91,6 +91,8 @@ class ShapeKernel(RowArrays):
         """Score the long shape's collected predictions per id, in line order; report the rows past K and repeats."""
         if self.shape != LONG:
             return
+        from scorer.kernels.shapes import finish_long
+
         preds = np.concatenate(self.preds) if self.preds else np.empty((0, 3), np.int64)
         self.preds = []
         too_many = np.zeros(self.max_per_code, np.int64)

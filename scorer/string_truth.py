@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import TruthError
-from scorer.kernels.strings import count_byte, fill_table, read_rows, table_size
 from scorer.truth import CACHE_VERSION, Truth, cache_path, read_npz, save_to_cache, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
@@ -36,6 +35,8 @@ class StringTable:
 
     @classmethod
     def of(cls, names) -> "StringTable":
+        from scorer.kernels.strings import fill_table, table_size
+
         encoded = [str(name).encode("utf-8") for name in names]
         offsets = np.zeros(len(encoded) + 1, np.int64)
         np.cumsum([len(raw) for raw in encoded], out=offsets[1:])
@@ -119,6 +120,8 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     items stay in that buffer: no Python strings); None when the file needs the general reader."""
     if path.suffix.lower() != ".csv":
         return None
+    from scorer.kernels.strings import count_byte, fill_table, read_rows, table_size
+
     size = path.stat().st_size
     buf = np.zeros(size + 8, np.uint8)  # the keys stay in this buffer; 8 zero bytes for 8-byte loads
     with open(path, "rb") as handle:

@@ -8,6 +8,7 @@ A Truth holds the sorted session ids and, for every (session, type) slot
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import zipfile
@@ -19,7 +20,7 @@ import numpy as np
 
 from scorer.errors import TruthError
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 COMPILED_SUFFIX = ".truth.npz"
 USAGES = ("public", "private", "ignored")  # Truth.usage codes 0, 1, 2: Kaggle's Usage column (any case)
 
@@ -78,12 +79,30 @@ class Truth:
                   sessions=self.sessions, indptr=self.indptr, items=self.items, lookup_table=table, **extra)
 
 
+ALIGN = 64  # where each array's data starts in a written .npz, so that read_npz can map it aligned
+
+
 def write_npz(path: str | Path, meta: dict, **arrays: np.ndarray) -> None:
-    """Write arrays and a JSON meta record as an uncompressed .npz, atomically (a reader never sees half a file)."""
+    """Write arrays and a JSON meta record as an uncompressed .npz (np.load reads it) whose arrays' data start
+    at multiples of ALIGN, atomically (a reader never sees half a file)."""
+    from numpy.lib import format as npy_format
+
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        np.savez(handle, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+    arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays}
+    with open(tmp, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            array = np.ascontiguousarray(array)
+            header = io.BytesIO()
+            npy_format.write_array_header_2_0(header, npy_format.header_data_from_array_1_0(array))
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            local = 30 + len(info.filename.encode()) + 20  # the local header, with room for a zip64 extra field
+            pad = -(handle.tell() + local + 4 + len(header.getvalue())) % ALIGN
+            info.extra = b"\xfe\xca" + pad.to_bytes(2, "little") + bytes(pad)  # an unregistered padding field
+            info.file_size = len(header.getvalue()) + array.nbytes
+            with archive.open(info, "w", force_zip64=True) as member:
+                member.write(header.getvalue())
+                member.write(memoryview(array).cast("B") if array.nbytes else b"")
     os.replace(tmp, path)
 
 
@@ -308,7 +327,8 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
             if dtype.hasobject or 0 in shape:
                 arrays[name] = None
                 continue
-            arrays[name] = np.asarray(np.memmap(path, dtype, mode="c", offset=handle.tell(), shape=shape, order="F" if fortran else "C"))
+            mapped = np.asarray(np.memmap(path, dtype, mode="c", offset=handle.tell(), shape=shape, order="F" if fortran else "C"))
+            arrays[name] = mapped if mapped.flags.aligned else mapped.copy()  # the kernels are compiled for aligned arrays
     if any(array is None for array in arrays.values()):
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] if array is None else array for name, array in arrays.items()}

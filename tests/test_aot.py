@@ -34,7 +34,7 @@ def test_a_build_or_a_reason(compiled):
         assert hot.kernels().parse_block is hot.jit_kernels().parse_block
     else:
         assert path.is_file() and not failed.exists() and aot.tip() is None
-        assert {"parse_block", "merge_rows", "figure_sums"} <= set(dir(compiled))
+        assert {"parse_block", "parse_strings_block", "merge_rows", "figure_sums"} <= set(dir(compiled))
 
 
 def _figures(result):
@@ -59,7 +59,11 @@ def test_compiled_and_jit_kernels_give_the_same_results(compiled, tmp_path, thre
         with hot.using(kernels):
             outcomes.append(_figures(scorer.score(submission, truth, block_bytes=4096, threads=threads)))
             outcomes.append(_figures(scorer.score(FIXTURES / "otto_submission.csv", FIXTURES / "otto_truth.jsonl", threads=threads)))
-    assert outcomes[: 2] == outcomes[2:] or compiled is None
+            for name in ("hm", "instacart", "airbnb", "ratings"):  # the string shapes: list, list with a token, long, value
+                outcomes.append(_figures(scorer.score(FIXTURES / name / "submission.csv", FIXTURES / name / "truth.csv", name,
+                                                      threads=threads)))
+    half = len(outcomes) // len(kernel_sets)
+    assert outcomes[:half] == outcomes[half:] or compiled is None
 
 
 def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, monkeypatch):

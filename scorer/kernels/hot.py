@@ -1,4 +1,5 @@
-"""The kernels every scoring pass calls — parse_block, merge_rows, figure_sums — from the module compiled
+"""The kernels every scoring pass calls — parse_block (OTTO's shape), parse_strings_block (the string shapes),
+merge_rows, figure_sums — from the module compiled
 ahead of time for this source (scorer.aot) when there is one, else from numba's JIT (cached on disk).
 
 With the compiled module a pass never imports numba: about 0.6 s less start-up and 110 MB less memory
@@ -27,8 +28,10 @@ def jit_kernels() -> SimpleNamespace:
     """The same functions as numba dispatchers."""
     from scorer.kernels.parse import merge_rows, parse_block
     from scorer.kernels.rank import figure_sums
+    from scorer.kernels.shapes import parse_strings_block
 
-    return SimpleNamespace(parse_block=parse_block, merge_rows=merge_rows, figure_sums=figure_sums)
+    return SimpleNamespace(parse_block=parse_block, parse_strings_block=parse_strings_block, merge_rows=merge_rows,
+                           figure_sums=figure_sums)
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""What a per-row figure is (ROW_* kinds), the DCG discounts, and which figures a hit-rank mask determines.
+"""What a per-row figure is (ROW_* kinds), the DCG discounts, which figures a hit-rank mask determines,
+and the string shapes' codes as their kernel takes them.
 
 Plain numpy: the metric registry and the engine read these without loading numba.
 """
@@ -37,3 +38,10 @@ def derivable(kinds, kmax: int, graded: bool) -> bool:
     hit ranks (set F1 also needs the number of distinct predictions).
     """
     return not graded and kmax <= MASK_RANKS and all(int(kind) in DERIVABLE for kind in kinds)
+
+
+LIST = 2  # the string shapes, as parse_strings_block's `shape` argument
+LONG = 3
+VALUE = 5
+SQUARED = 1  # value_kinds: the per-row figure of rmse
+ABSOLUTE = 2  # and of mae

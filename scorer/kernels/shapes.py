@@ -13,15 +13,11 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
+from scorer.kernels.kinds import LONG, VALUE
 from scorer.kernels.parse import _problem, skip_separators, split_line
 from scorer.kernels.rank import score_row
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
-LIST = 2
-LONG = 3
-VALUE = 5
-SQUARED = 1  # value_kinds: the per-row figure of rmse
-ABSOLUTE = 2  # and of mae
 
 
 @njit(cache=True, nogil=True)
