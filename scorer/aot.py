@@ -96,26 +96,28 @@ def ensure_built() -> str:
     return f"built: {path}"
 
 
-def tip() -> str | None:
-    """A hint for a participant at a terminal while no module is built (and no build has failed), else None."""
+def _enabled_path() -> Path | None:
+    """The module's path, or None when the module is turned off or the cache folder cannot be named."""
     if not enabled():
         return None
     try:
-        path = module_path()
+        return module_path()
     except OSError:
         return None
-    if path.is_file() or path.with_name(path.name + ".failed").is_file():
+
+
+def tip() -> str | None:
+    """A hint for a participant at a terminal while no module is built (and no build has failed), else None."""
+    path = _enabled_path()
+    if path is None or path.is_file() or path.with_name(path.name + ".failed").is_file():
         return None
     return "run `scorer warmup` once: it compiles the hot kernels ahead of time, and every later run starts without numba"
 
 
 def load():
     """The compiled module if it is built for this source and machine, else None (the JIT kernels serve)."""
-    if not enabled():
-        return None
-    try:
-        path = module_path()
-    except OSError:
+    path = _enabled_path()
+    if path is None:
         return None
     if path in _tried:
         return _tried[path]
