@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from scorer.errors import ConfigError
 from scorer.metrics import Metric, parse_metric
 
@@ -42,6 +44,10 @@ class Competition:
     def metrics(self) -> tuple[Metric, ...]:
         """The scored metric first, then the diagnostics."""
         return (self.metric, *self.diagnostics)
+
+    def row_kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per metric, as the kernels take them: the row figure's kind (ROW_*) and the cut-off (K when it has none)."""
+        return (np.array([m.row_kind for m in self.metrics], np.int64), np.array([m.k or self.k for m in self.metrics], np.int64))
 
     @property
     def session_first(self) -> bool:

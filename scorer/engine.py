@@ -64,13 +64,11 @@ class _Kernel(RowArrays):
                        as_bytes("".join(competition.types)), np.cumsum([0] + [len(name) for name in names]).astype(np.int64))
         base, table = truth.lookup
         self.truth = (truth.sessions, np.int64(base), table, truth.indptr, truth.items, np.int64(len(competition.types)))
-        metrics = competition.metrics
-        self.n_metrics = len(metrics)
+        self.n_metrics = len(competition.metrics)
         kmax = competition.k
-        kinds = np.array([m.row_kind for m in metrics], np.int64)
+        kinds, ks = competition.row_kinds()
         self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
-        self.metric = (kinds, np.array([m.k or kmax for m in metrics], np.int64),
-                       np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
+        self.metric = (kinds, ks, np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.kmax = kmax

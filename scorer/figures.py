@@ -28,9 +28,7 @@ class SlotFigures:
     @classmethod
     def of(cls, competition, indptr: np.ndarray, hits: np.ndarray, stored: np.ndarray | None) -> SlotFigures:
         """The figures of a competition's metrics; stored is None, or (slots, metrics) figures."""
-        metrics = competition.metrics
-        return cls(np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or competition.k for m in metrics], np.int64),
-                   indptr, hits, stored)
+        return cls(*competition.row_kinds(), indptr, hits, stored)
 
     def column(self, j: int, t: int = 0, n_types: int = 1) -> np.ndarray:
         """Figures of metric j for the slots of type t (every n_types-th slot from t)."""

@@ -130,9 +130,9 @@ class Metric:
         n = self._rows_counted(truth_sizes)
         if n == 0:
             return float("nan")
-        sizes = truth_sizes  # integers: every sum of them below is exact
+        sizes = truth_sizes
         if name == "recall":  # macro
-            denominator = np.minimum(sizes, self.k) if self.option("denominator") == "min" else sizes
+            denominator = self._recall_denominators(sizes)
             return float(np.divide(row_values, denominator, out=np.zeros(len(sizes)), where=denominator > 0).sum() / n)
         if name == "hitrate":
             return float(np.count_nonzero(row_values) / n)
@@ -157,11 +157,15 @@ class Metric:
         if n == 0:
             return float("nan")
         if self.kind.name == "recall":
-            denominator = int((np.minimum(truth_sizes, self.k) if self.option("denominator") == "min" else truth_sizes).sum())
+            denominator = int(self._recall_denominators(truth_sizes).sum())  # integers: the sum is exact
             return total / denominator if denominator > 0 else float("nan")
         if self.kind.name == "precision":
             return total / (self.k * n)
         return total / n
+
+    def _recall_denominators(self, truth_sizes: np.ndarray) -> np.ndarray:
+        """Recall's denominator per row: min(k, |T|) (default) or |T|."""
+        return np.minimum(truth_sizes, self.k) if self.option("denominator") == "min" else truth_sizes
 
     def _rows_counted(self, truth_sizes: np.ndarray) -> int:
         """N: every row, or the rows with truth (the `empty` option)."""

@@ -50,8 +50,9 @@ class ShapeKernel(RowArrays):
         sorted_grades = truth.sorted_grades if competition.shape != "value" else np.empty(0, np.float64)
         self.truth = (truth.indptr, truth.items, grades, sorted_grades)
         graded = truth.grades is not None
-        self.stored_metrics = self.n_metrics if competition.shape == "value" or not derivable([m.row_kind for m in metrics], kmax, graded) else 0
-        self.metric = (np.array([m.row_kind for m in metrics], np.int64), np.array([m.k or kmax for m in metrics], np.int64),
+        kinds, ks = competition.row_kinds()
+        self.stored_metrics = self.n_metrics if competition.shape == "value" or not derivable(kinds, kmax, graded) else 0
+        self.metric = (kinds, ks,
                        np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array(value_kinds, np.int64), np.int64(max(cover, default=0)))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
