@@ -88,19 +88,26 @@ class StringTruth(Truth):
                   item_table=self.item_names.table, **extra)
 
 
-def read_compiled_strings(path: Path) -> StringTruth:
-    """A StringTruth written by save(); TruthError if the file is damaged or from another version."""
+def read_compiled_strings(path: Path, shape: str | None = None, source: str | None = None) -> StringTruth:
+    """A StringTruth written by save(), every array checked (scorer.truth_checks) before a kernel sees it;
+    TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values."""
+    from scorer.truth_checks import check_string_truth
+
     try:
         data = read_npz(path)
         meta = json.loads(bytes(data["meta"]).decode())
         if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
             raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
         id_keys = data["id_keys"]
-        return StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], meta["source"],
-                           grades=data.get("grades"), ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
-                           item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
+        truth = StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or str(meta["source"]),
+                            grades=data.get("grades"), ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
+                            item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
+    check_string_truth(truth, path)
+    if shape == "value" and (truth.grades is None or (np.diff(truth.indptr) != 1).any()):
+        raise TruthError(f"compiled truth {path} does not hold one value per id (compiled for another shape than 'value'?)")
+    return truth
 
 
 def _read_frame(path: Path):
@@ -163,13 +170,13 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
     if not path.is_file():
         raise TruthError(f"truth file not found: {path}")
     if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
-        return read_compiled_strings(path)
+        return read_compiled_strings(path, shape)
     cached = cache_path(path, ["strings", shape, type_name], STRINGS_SUFFIX) if use_cache else None
     if cached is not None and cached.is_file():
         try:
-            return read_compiled_strings(cached)
+            return read_compiled_strings(cached, shape, source=str(path))
         except TruthError:
-            pass  # a damaged cache entry is rebuilt below
+            pass  # a damaged or crafted cache entry is rebuilt below
     truth = _read_strings(path, shape, type_name)
     save_to_cache(truth, cached)
     return truth

@@ -1,0 +1,167 @@
+"""The invariants of a compiled truth's arrays, checked before a kernel sees them.
+
+A compiled file or cache entry is not trusted: the kernels index without bounds checks and find items
+and sessions by binary search, so an offset out of range could crash the process and an unsorted row
+could change a score. Every check is vectorised numpy (bench/bench_truth_key.py times them at OTTO
+size); a broken one raises TruthError naming the file and the invariant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scorer.errors import TruthError
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def _fail(path, message: str) -> TruthError:
+    return TruthError(f"compiled truth {path} is damaged or was not written by this scorer: {message}")
+
+
+def _require(condition, path, message: str) -> None:
+    if not condition:
+        raise _fail(path, message)
+
+
+def _vector(array, name: str, dtype, path) -> np.ndarray:
+    _require(isinstance(array, np.ndarray) and array.dtype == np.dtype(dtype) and array.ndim == 1 and array.flags.c_contiguous
+             and array.flags.aligned, path, f"{name} must be a 1-D {np.dtype(dtype).name} array, got "
+             f"{getattr(array, 'dtype', type(array).__name__)} of shape {getattr(array, 'shape', '?')}")
+    return array
+
+
+def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path) -> None:
+    """indptr: n_rows + 1 offsets from 0 to len(items), never decreasing; items: >= 0, strictly increasing within each row."""
+    _require(len(indptr) == n_rows + 1, path, f"indptr has {len(indptr):,} entries, {n_rows + 1:,} expected")
+    _require(indptr[0] == 0 and indptr[-1] == len(items), path, f"indptr runs from {indptr[0]} to {indptr[-1]}, "
+             f"not from 0 to the {len(items):,} items")
+    _require(not (indptr[1:] < indptr[:-1]).any(), path, "indptr decreases")
+    _require(not len(items) or items.min() >= 0, path, "an item id is negative")
+    row_start = np.zeros(len(items) + 1, np.bool_)
+    row_start[indptr] = True
+    _require(not ((items[1:] <= items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted and distinct within a row")
+
+
+def check_truth(truth, path, lookup=None) -> None:
+    """The arrays of an id_type Truth (and its stored session lookup (base, table), if any)."""
+    types = truth.types
+    _require(len(types) > 0 and all(isinstance(name, str) and name for name in types) and len(set(types)) == len(types),
+             path, f"types {list(types)!r} are not distinct names")
+    sessions = _vector(truth.sessions, "sessions", np.int64, path)
+    check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path),
+              len(sessions) * len(types), path)
+    _require(not len(sessions) or sessions[0] >= 0, path, "a session id is negative")
+    _require(not (sessions[1:] <= sessions[:-1]).any(), path, "sessions are not sorted and distinct")
+    if truth.usage is not None:
+        usage = _vector(truth.usage, "usage", np.int8, path)
+        _require(len(usage) == len(sessions), path, f"usage has {len(usage):,} entries for {len(sessions):,} sessions")
+        _require(not ((usage < 0) | (usage > 2)).any(), path, "a usage code is not 0, 1 or 2")
+    if lookup is not None:
+        _check_lookup(lookup, sessions, path)
+
+
+def _check_lookup(lookup, sessions: np.ndarray, path) -> None:
+    """The table maps exactly the sessions to their index (or is empty: binary search)."""
+    base, table = lookup
+    table = _vector(table, "lookup_table", np.int32, path)
+    if not len(table):
+        return
+    _require(isinstance(base, int) and len(sessions) and base == int(sessions[0]), path, "lookup_base is not the first session")
+    span = int(sessions[-1]) - base + 1
+    _require(len(table) == span, path, f"lookup_table has {len(table):,} entries for a span of {span:,} session ids")
+    _require(np.array_equal(table[sessions - base], np.arange(len(sessions), dtype=np.int32)), path,
+             "lookup_table does not map each session to its index")
+    _require(np.count_nonzero(table != -1) == len(sessions), path, "lookup_table has entries that are not sessions")
+
+
+def check_string_truth(truth, path) -> None:
+    """A StringTruth: one type, session i = id i, the CSR over item codes, grades, and both string tables."""
+    _require(len(truth.types) == 1 and isinstance(truth.types[0], str), path, f"types {list(truth.types)!r} are not one name")
+    ids = check_table(truth.ids, "id", path)
+    names = check_table(truth.item_names, "item", path)
+    _require(np.array_equal(_vector(truth.sessions, "sessions", np.int64, path), np.arange(ids, dtype=np.int64)), path,
+             "sessions are not 0 .. ids - 1")
+    check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path), ids, path)
+    items = truth.items
+    if names:
+        _require(not len(items) or items.max() < names, path, "an item code is past the item names")
+    else:  # shape 'value': one placeholder item 0 per id that has a value
+        _require(not items.any(), path, "item codes without item names")
+    if truth.grades is not None:
+        grades = _vector(truth.grades, "grades", np.float64, path)
+        _require(len(grades) == len(items), path, f"{len(grades):,} grades for {len(items):,} items")
+        _require(np.isfinite(grades).all(), path, "a grade is not a finite number")
+
+
+U = np.uint64
+MIX, SEED, LOW = U(0x9E3779B97F4A7C15), U(0x243F6A8885A308D3), np.int64(0xFFFFFFFF)
+
+
+def hash_keys(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """scorer.kernels.strings.hash_bytes of every key, in numpy (keys by descending length, one 8-byte word at a time)."""
+    lengths = ends - starts
+    order = np.argsort(-lengths, kind="stable")
+    n_words = (lengths[order] + 7) // 8
+    h = SEED ^ lengths[order].astype(U)
+    spread = np.arange(8)
+    with np.errstate(over="ignore"):
+        for w in range(int(n_words[0]) if len(n_words) else 0):
+            active = int(np.searchsorted(-n_words, -w, side="left"))  # keys with more than w words
+            at = starts[order[:active]] + 8 * w
+            word = keys[at[:, None] + spread].copy().view("<u8")[:, 0]
+            left = np.minimum(lengths[order[:active]] - 8 * w, 8).astype(U)
+            word &= np.where(left < 8, (U(1) << (U(8) * left)) - U(1), ~U(0))
+            h[:active] = (h[:active] ^ word) * MIX
+            h[:active] ^= h[:active] >> U(31)
+        h *= MIX
+    h ^= h >> U(29)
+    out = np.empty_like(h)
+    out[order] = h
+    return out
+
+
+def check_table(table, what: str, path) -> int:
+    """A StringTable whose every key is found at its own index by the kernels' probe (so keys are distinct,
+    and every probe ends at an empty entry). Returns the number of keys."""
+    keys = _vector(table.keys, f"{what}_keys", np.uint8, path)
+    starts = _vector(table.starts, f"{what}_starts", np.int64, path)
+    ends = _vector(table.ends, f"{what}_ends", np.int64, path)
+    slots = _vector(table.table, f"{what}_table", np.int64, path)
+    n = len(starts)
+    _require(len(ends) == n, path, f"{what}_starts and {what}_ends differ in length")
+    _require(not n or (starts.min() >= 0 and (ends >= starts).all() and ends.max() <= len(keys) - 8), path,
+             f"a {what} string lies outside {what}_keys (with its 8 bytes of slack)")
+    size = len(slots)
+    _require(size > 0 and size & (size - 1) == 0, path, f"{what}_table's size {size:,} is not a power of two")
+    _require(size > n, path, f"{what}_table has {size:,} entries for {n:,} {what}s (a probe must end at an empty one)")
+    empty = slots == -1
+    occupied = np.flatnonzero(~empty)
+    index = slots[occupied] & LOW
+    _require(not len(occupied) or ((slots[occupied] >> 32) >= 0).all() and index.max() < n, path,
+             f"{what}_table has an entry that is not a {what}")
+    _require(len(occupied) == n and (np.bincount(index, minlength=n) == 1).all(), path, f"{what}_table does not hold each {what} once")
+    if not n:
+        return 0
+    h = hash_keys(keys, starts, ends)
+    position = np.empty(n, np.int64)
+    position[index] = occupied
+    _require(np.array_equal(slots[position] >> 32, (h >> U(33)).astype(np.int64)), path, f"{what}_table's tags are not the hashes")
+    home = (h & U(size - 1)).astype(np.int64)
+    empties_before = np.concatenate(([0], np.cumsum(empty)))
+    gaps = np.where(position >= home, empties_before[position] - empties_before[home],
+                    empties_before[size] - empties_before[home] + empties_before[position])
+    _require(not gaps.any(), path, f"a {what} is not reachable in {what}_table")
+    _check_distinct(keys, starts, ends, h, what, path)
+    return n
+
+
+def _check_distinct(keys, starts, ends, h, what: str, path) -> None:
+    """No two keys with the same bytes (only keys of equal hashes are compared)."""
+    order = np.argsort(h, kind="stable")
+    ordered = h[order]
+    run_starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1], [True])))
+    for run in np.flatnonzero(np.diff(run_starts) > 1):
+        first, stop = run_starts[run], run_starts[run + 1]
+        group = {keys[starts[i]:ends[i]].tobytes() for i in order[first:stop]}
+        _require(len(group) == stop - first, path, f"two {what}s are the same string")

@@ -1,0 +1,302 @@
+"""Hostile truth input (issue 12): deep JSON, a truth rewritten behind the cache's back, crafted compiled
+arrays, a full cache disk. Crashes are looked for in a subprocess, so a regression fails a test, not the suite."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import submission_text, truth_lines
+from scorer.errors import TruthError
+from scorer.truth import cache_path, load_truth, read_npz, write_npz
+
+TYPES = ("clicks", "carts", "orders")
+TRUTH = {5: {"clicks": 3, "orders": [2, 1, 7]}, 2: {}, 9: {"carts": [0, 4]}, 6: {"orders": [11]}}
+ROOT = Path(__file__).parent.parent
+
+
+def run_cli(*args, cache: Path, limit_file_bytes: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`scorer ARGS` in a child process (a segfault is its exit code, not ours)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SCORER_CACHE_DIR": str(cache)}
+    code = "import sys; from scorer.cli import main; sys.exit(main(sys.argv[1:]))"
+    preexec = None
+    if limit_file_bytes is not None:
+        def preexec():  # a "full disk": writes past the limit fail with EFBIG
+            import resource
+            import signal
+
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_bytes, limit_file_bytes))
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
+                          preexec_fn=preexec, timeout=timeout)
+
+
+def test_deeply_nested_json_line_is_a_truth_error_naming_the_line(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 2}}) + "[" * 100_000 + "\n")
+    with pytest.raises(TruthError, match=rf"{path}, line 2: not valid JSON \(nested too deeply\)"):
+        load_truth(path, TYPES, use_cache=False)
+    sub = tmp_path / "sub.csv"
+    sub.write_text(submission_text([(1, "clicks", [2])]))
+    done = run_cli("score", sub, "--truth", path, cache=tmp_path / "cache")
+    assert done.returncode == 2 and "line 2" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cache_is_keyed_by_content_not_size_and_time(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 21}, 2: {"orders": [3]}}))
+    stamp = os.stat(path).st_mtime_ns
+    assert load_truth(path, TYPES).labels(1, "clicks") == [21]
+    path.write_text(truth_lines({1: {"clicks": 12}, 2: {"orders": [3]}}))  # the same size
+    os.utime(path, ns=(stamp, stamp))
+    assert load_truth(path, TYPES).labels(1, "clicks") == [12]
+    copy = tmp_path / "elsewhere" / "t.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    assert cache_path(copy, list(TYPES)) == cache_path(path, list(TYPES))  # the same bytes share an entry ...
+    assert load_truth(copy, TYPES).source == str(copy)  # ... and messages name the file given
+    assert cache_path(path, ["clicks"]) != cache_path(path, list(TYPES))  # the types are part of the key
+
+
+def test_an_empty_looking_file_is_not_cached(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    assert cache_path(path, list(TYPES)) is None
+    assert load_truth(path, TYPES).n_sessions == 0
+
+
+def test_dask_workers_reload_a_truth_rewritten_with_the_same_size_and_time(tmp_path):
+    from scorer.competition import load_competition
+    from scorer.dask.truthcache import truth_for
+
+    otto = load_competition("otto")
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 21}}))
+    stamp = os.stat(path).st_mtime_ns
+    assert truth_for(str(path), otto).labels(1, "clicks") == [21]
+    assert truth_for(str(path), otto) is truth_for(str(path), otto)
+    path.write_text(truth_lines({1: {"clicks": 12}}))
+    os.utime(path, ns=(stamp, stamp))
+    assert truth_for(str(path), otto).labels(1, "clicks") == [12]
+
+
+# crafted compiled id_type truths: (what is changed, the message expected)
+
+def _compiled(tmp_path) -> Path:
+    source = tmp_path / "t.jsonl"
+    source.write_text(truth_lines(TRUTH))
+    path = tmp_path / "t.truth.npz"
+    load_truth(source, TYPES, use_cache=False).save(path)
+    return path
+
+
+def craft(path: Path, out: Path, **changes) -> Path:
+    """A copy of the compiled file with arrays (or meta keys, as meta_KEY) replaced."""
+    arrays = {name: np.array(value) for name, value in read_npz(path).items()}
+    meta = json.loads(bytes(arrays.pop("meta")).decode())
+    for name, value in changes.items():
+        if name.startswith("meta_"):
+            meta[name[5:]] = value
+        else:
+            arrays[name] = value
+    write_npz(out, meta, **arrays)
+    return out
+
+
+# the valid file: sessions [2 5 6 9], indptr [0 0 0 0 1 1 4 4 4 5 5 7 7], items [3 1 2 7 11 0 4], lookup base 2,
+# lookup_table [0 -1 -1 1 2 -1 -1 3]
+ID_ATTACKS = {
+    "indptr past the items": (dict(indptr=np.array([0] * 12 + [10**12])), "indptr runs from 0 to"),
+    "indptr decreasing": (dict(indptr=np.array([0, 0, 0, 0, 1, 1, 4, 4, 2, 5, 5, 7, 7])), "indptr decreases"),
+    "indptr wrong length": (dict(indptr=np.array([0, 7])), "indptr has 2 entries, 13 expected"),
+    "items unsorted": (dict(items=np.array([3, 7, 2, 1, 11, 0, 4])), "not sorted and distinct within a row"),
+    "items repeated": (dict(items=np.array([3, 1, 1, 7, 11, 0, 4])), "not sorted and distinct within a row"),
+    "item negative": (dict(items=np.array([-3, 1, 2, 7, 11, 0, 4])), "an item id is negative"),
+    "sessions unsorted": (dict(sessions=np.array([5, 2, 6, 9])), "lookup_table|sessions are not sorted"),
+    "items as int32": (dict(items=np.array([3, 1, 2, 7, 11, 0, 4], np.int32)), "items must be a 1-D int64 array"),
+    "sessions 2-D": (dict(sessions=np.array([[2, 5], [6, 9]])), "sessions must be a 1-D int64 array"),
+    "lookup index past the sessions": (dict(lookup_table=np.array([0, -1, -1, 1, 2, -1, -1, 10**9], np.int32)),
+                                       "lookup_table does not map each session"),
+    "lookup with a stray entry": (dict(lookup_table=np.array([0, 1, -1, 1, 2, -1, -1, 3], np.int32)), "entries that are not sessions"),
+    "lookup too short": (dict(lookup_table=np.array([0], np.int32)), "lookup_table has 1 entries for a span of 8"),
+    "lookup base moved": (dict(meta_lookup_base=-(10**6)), "lookup_base is not the first session"),
+    "lookup base a string": (dict(meta_lookup_base="2"), "lookup_base is not the first session"),
+    "usage code": (dict(usage=np.array([0, 1, 7, 2], np.int8)), "usage code"),
+    "types repeated": (dict(meta_types=["clicks", "clicks", "orders"]), "types"),
+}
+
+
+def test_the_valid_file_passes_and_scores(tmp_path):
+    path = _compiled(tmp_path)
+    truth = load_truth(path, TYPES)
+    assert truth.labels(5, "orders") == [1, 2, 7] and truth.lookup[0] == 2 and len(truth.lookup[1]) == 8
+
+
+@pytest.mark.parametrize("attack", ID_ATTACKS)
+def test_crafted_compiled_truth_is_a_truth_error(tmp_path, attack):
+    changes, message = ID_ATTACKS[attack]
+    crafted = craft(_compiled(tmp_path), tmp_path / "crafted.truth.npz", **changes)
+    with pytest.raises(TruthError, match=message) as caught:
+        load_truth(crafted, TYPES if "types" not in attack else ("clicks", "clicks", "orders"))
+    assert str(crafted) in str(caught.value)
+
+
+@pytest.mark.parametrize("attack", ["indptr past the items", "lookup index past the sessions", "items unsorted"])
+def test_crafted_compiled_truth_exits_2_instead_of_crashing_or_misscoring(tmp_path, attack):
+    crafted = craft(_compiled(tmp_path), tmp_path / "crafted.truth.npz", **ID_ATTACKS[attack][0])
+    sub = tmp_path / "sub.csv"
+    sub.write_text(submission_text([(s, t, [1, 2, 3, 7, 11]) for s in (2, 5, 6, 9) for t in TYPES]))
+    done = run_cli("score", sub, "--truth", crafted, cache=tmp_path / "cache")
+    assert done.returncode == 2, done.stderr
+    assert str(crafted) in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("attack", ["indptr past the items", "items unsorted", "lookup index past the sessions"])
+def test_crafted_cache_entry_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "t.jsonl"
+    source.write_text(truth_lines(TRUTH))
+    entry = cache_path(source, list(TYPES))
+    load_truth(source, TYPES)
+    craft(entry, entry, **ID_ATTACKS[attack][0])
+    rebuilt = load_truth(source, TYPES)
+    assert rebuilt.labels(5, "orders") == [1, 2, 7] and rebuilt.lookup[1].tolist() == [0, -1, -1, 1, 2, -1, -1, 3]
+    load_truth(entry, TYPES)  # the entry was written again, whole
+
+
+def test_full_cache_disk_leaves_no_tmp_file_and_scores(tmp_path):
+    truth = {s: {"clicks": [s + 1], "orders": list(range(s % 7))} for s in range(3000)}
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines(truth))
+    sub = tmp_path / "sub.csv"
+    sub.write_text(submission_text([(1, "clicks", [2]), (5, "orders", [0, 9])]))
+    roomy = run_cli("score", sub, "--truth", path, "--format", "json", cache=tmp_path / "roomy")  # (also warms numba's own cache)
+    assert roomy.returncode == 0, roomy.stderr
+    cache = tmp_path / "full"
+    cache.mkdir()
+    full = run_cli("score", sub, "--truth", path, "--format", "json", cache=cache, limit_file_bytes=len(truth) * 8 * 6)
+    assert full.returncode == 0, full.stderr
+    assert json.loads(full.stdout)["score"] == json.loads(roomy.stdout)["score"] > 0
+    assert not [entry.name for entry in cache.rglob("*") if entry.name.endswith(".tmp")]
+    assert not list(cache.glob("*.truth.npz"))  # the compiled truth (over 3000 · 8 · 6 bytes) could not be written
+    assert len(list((tmp_path / "roomy").glob("*.truth.npz"))) == 1
+
+
+def test_failed_write_removes_its_tmp_file(tmp_path, monkeypatch):
+    import scorer.truth as truth_module
+
+    def half_then_fail(tmp, arrays):
+        tmp.write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(truth_module, "_write_aligned", half_then_fail)
+    with pytest.raises(OSError):
+        write_npz(tmp_path / "x.npz", {}, a=np.arange(3))
+    assert list(tmp_path.iterdir()) == []
+
+
+# crafted compiled string truths
+
+def _compiled_strings(tmp_path, text="customer_id,prediction\nA,0001 0002\nB,\nC,0002 0003\n", shape="list") -> Path:
+    from scorer.string_truth import read_string_truth
+
+    source = tmp_path / "s.csv"
+    source.write_text(text)
+    path = tmp_path / "s.strings.npz"
+    read_string_truth(source, shape, use_cache=False).save(path)
+    return path
+
+
+def _table_with(path, name, change):
+    table = np.array(read_npz(path)[name])
+    change(table)
+    return table
+
+
+def _all_full(table):
+    table[table == -1] = table[table != -1][0]
+
+
+STRING_ATTACKS = {
+    "id table with no empty entry": (lambda p: dict(id_table=_table_with(p, "id_table", _all_full)), "id_table"),
+    "id table entry past the ids": (lambda p: dict(id_table=_table_with(p, "id_table", lambda t: t.__setitem__(t != -1, 5 + (5 << 32)))),
+                                    "id_table has an entry that is not a id|id_table"),
+    "id table not a power of two": (lambda p: dict(id_table=np.full(15, -1, np.int64)), "not a power of two"),
+    "id table empty": (lambda p: dict(id_table=np.full(16, -1, np.int64)), "id_table does not hold each id once"),
+    "id table entries moved": (lambda p: dict(id_table=np.roll(read_npz(p)["id_table"], 5)), "not reachable|tags"),
+    "key past its buffer": (lambda p: dict(id_ends=read_npz(p)["id_ends"] + 10**9), "outside id_keys"),
+    "key start after its end": (lambda p: dict(id_starts=read_npz(p)["id_ends"] + 1), "outside id_keys"),
+    "item codes unsorted": (lambda p: dict(items=np.array([1, 0, 1, 2])), "not sorted and distinct within a row"),
+    "item code past the names": (lambda p: dict(items=np.array([0, 1, 1, 9])), "past the item names"),
+    "sessions not the ids": (lambda p: dict(sessions=np.array([0, 2, 1])), "sessions are not 0"),
+    "indptr past the items": (lambda p: dict(indptr=np.array([0, 2, 2, 99])), "indptr runs from 0 to"),
+    "grades not parallel": (lambda p: dict(grades=np.ones(2)), "grades for"),
+    "grades not finite": (lambda p: dict(grades=np.array([1.0, np.nan, 1.0, 1.0])), "finite"),
+}
+
+
+@pytest.mark.parametrize("attack", STRING_ATTACKS)
+def test_crafted_compiled_string_truth_is_a_truth_error(tmp_path, attack):
+    from scorer.string_truth import read_string_truth
+
+    path = _compiled_strings(tmp_path)
+    make, message = STRING_ATTACKS[attack]
+    crafted = craft(path, tmp_path / "crafted.strings.npz", **make(path))
+    with pytest.raises(TruthError, match=message) as caught:
+        read_string_truth(crafted, "list")
+    assert str(crafted) in str(caught.value)
+
+
+def test_duplicate_keys_are_found(tmp_path):
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import check_table
+
+    with pytest.raises(TruthError, match="two ids are the same string"):
+        check_table(StringTable.of(["a", "b", "a"]), "id", "x")  # each key in the table, reachable: only the bytes tell
+
+
+def test_value_shape_needs_one_value_per_id(tmp_path):
+    from scorer.string_truth import read_string_truth
+
+    listed = _compiled_strings(tmp_path)
+    with pytest.raises(TruthError, match="one value per id"):
+        read_string_truth(listed, "value")
+    valued = _compiled_strings(tmp_path, "id,value\nA,1.5\nB,-2\n", "value")
+    assert read_string_truth(valued, "value").grades.tolist() == [1.5, -2.0]
+
+
+def test_numpy_key_hash_is_the_kernels_hash():
+    from scorer.kernels.strings import hash_bytes
+    from scorer.truth_checks import hash_keys
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 40, 300)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    keys = np.concatenate([rng.integers(0, 256, int(ends[-1]), dtype=np.uint8), np.zeros(8, np.uint8)])
+    expected = [int(hash_bytes(keys, s, e)) for s, e in zip(starts, ends)]
+    assert hash_keys(keys, starts, ends).tolist() == expected
+
+
+def test_crafted_string_table_exits_2_instead_of_hanging(tmp_path):
+    path = _compiled_strings(tmp_path)
+    crafted = craft(path, tmp_path / "crafted.strings.npz", **STRING_ATTACKS["id table with no empty entry"][0](path))
+    sub = tmp_path / "sub.csv"
+    sub.write_text("customer_id,prediction\nZZZ,0001\n")
+    done = run_cli("score", sub, "--truth", crafted, "--competition", "hm", cache=tmp_path / "cache", timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "id_table" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    from scorer.competition import load_competition
+    from scorer.dask.truthcache import truth_for
+
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(TruthError, match="not found"):
+        truth_for(str(fifo), load_competition("otto"))
