@@ -98,27 +98,49 @@ U = np.uint64
 MIX, SEED, LOW = U(0x9E3779B97F4A7C15), U(0x243F6A8885A308D3), np.int64(0xFFFFFFFF)
 
 
+CHUNK = 1 << 15  # keys hashed together: their few arrays stay in the CPU's cache across the words
+LONG_KEY = 256  # longer keys (rare) are hashed apart, all together, so that one does not slow a chunk down
+MAX_KEY_BYTES = 1 << 16  # a longer id or item in a compiled truth is refused (no submission line could hold it)
+
+
 def hash_keys(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """scorer.kernels.strings.hash_bytes of every key, in numpy (keys by descending length, one 8-byte word at a time)."""
-    lengths = ends - starts
-    order = np.argsort(-lengths, kind="stable")
-    n_words = (lengths[order] + 7) // 8
-    h = SEED ^ lengths[order].astype(U)
-    spread = np.arange(8)
+    """scorer.kernels.strings.hash_bytes of every key, in numpy: one 8-byte word of a chunk of keys at a time
+    (keys needs 8 readable bytes after the last key, as for the kernel)."""
+    windows = np.ndarray((max(len(keys) - 7, 0),), "<u8", keys, strides=(1,))  # every byte offset as a little-endian uint64
+    out = np.empty(len(starts), U)
+    long = ends - starts > LONG_KEY
     with np.errstate(over="ignore"):
-        for w in range(int(n_words[0]) if len(n_words) else 0):
-            active = int(np.searchsorted(-n_words, -w, side="left"))  # keys with more than w words
-            at = starts[order[:active]] + 8 * w
-            word = keys[at[:, None] + spread].copy().view("<u8")[:, 0]
-            left = np.minimum(lengths[order[:active]] - 8 * w, 8).astype(U)
-            word &= np.where(left < 8, (U(1) << (U(8) * left)) - U(1), ~U(0))
-            h[:active] = (h[:active] ^ word) * MIX
-            h[:active] ^= h[:active] >> U(31)
-        h *= MIX
-    h ^= h >> U(29)
-    out = np.empty_like(h)
-    out[order] = h
+        if long.any():
+            out[long] = _hash_chunk(windows, starts[long], ends[long])
+            short = np.flatnonzero(~long)
+            out[short] = hash_keys(keys, starts[short], ends[short])
+            return out
+        for first in range(0, len(starts), CHUNK):
+            out[first : first + CHUNK] = _hash_chunk(windows, starts[first : first + CHUNK], ends[first : first + CHUNK])
     return out
+
+
+def _hash_chunk(windows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    lengths = ends - starts
+    h = SEED ^ lengths.astype(U)
+    at = starts.copy()
+    for w in range((int(lengths.max()) + 7) // 8):
+        if lengths.min() >= 8 * (w + 1):  # every key has a whole word here
+            word = windows[at]
+            np.bitwise_xor(h, word, out=h)
+            np.multiply(h, MIX, out=h)
+            np.bitwise_xor(h, h >> U(31), out=h)
+        else:
+            active = np.flatnonzero(lengths > 8 * w)
+            word = windows[at[active]]
+            left = lengths[active] - 8 * w
+            short = left < 8
+            word[short] &= (U(1) << (U(8) * left[short].astype(U))) - U(1)
+            mixed = (h[active] ^ word) * MIX
+            h[active] = mixed ^ (mixed >> U(31))
+        at += 8
+    np.multiply(h, MIX, out=h)
+    return h ^ (h >> U(29))
 
 
 def check_table(table, what: str, path) -> int:
@@ -132,6 +154,7 @@ def check_table(table, what: str, path) -> int:
     _require(len(ends) == n, path, f"{what}_starts and {what}_ends differ in length")
     _require(not n or (starts.min() >= 0 and (ends >= starts).all() and ends.max() <= len(keys) - 8), path,
              f"a {what} string lies outside {what}_keys (with its 8 bytes of slack)")
+    _require(not n or (ends - starts).max() <= MAX_KEY_BYTES, path, f"a {what} is longer than {MAX_KEY_BYTES:,} bytes")
     size = len(slots)
     _require(size > 0 and size & (size - 1) == 0, path, f"{what}_table's size {size:,} is not a power of two")
     _require(size > n, path, f"{what}_table has {size:,} entries for {n:,} {what}s (a probe must end at an empty one)")
@@ -144,24 +167,22 @@ def check_table(table, what: str, path) -> int:
     if not n:
         return 0
     h = hash_keys(keys, starts, ends)
-    position = np.empty(n, np.int64)
-    position[index] = occupied
-    _require(np.array_equal(slots[position] >> 32, (h >> U(33)).astype(np.int64)), path, f"{what}_table's tags are not the hashes")
-    home = (h & U(size - 1)).astype(np.int64)
-    empties_before = np.concatenate(([0], np.cumsum(empty)))
-    gaps = np.where(position >= home, empties_before[position] - empties_before[home],
-                    empties_before[size] - empties_before[home] + empties_before[position])
-    _require(not gaps.any(), path, f"a {what} is not reachable in {what}_table")
+    entry_hash = h[index]  # walked in table order: one gather, the rest sequential
+    _require(np.array_equal(slots[occupied] >> 32, (entry_hash >> U(33)).astype(np.int64)), path, f"{what}_table's tags are not the hashes")
+    # a key is reachable when no empty entry lies between its home (hash & mask) and where it sits
+    last_empty = np.maximum.accumulate(np.where(empty, np.arange(size), -1))
+    last_empty[last_empty < 0] = np.flatnonzero(empty)[-1] - size  # before the first empty entry: the cluster wraps
+    home = (entry_hash & U(size - 1)).astype(np.int64)
+    _require((((occupied - home) & (size - 1)) < occupied - last_empty[occupied]).all(), path, f"a {what} is not reachable in {what}_table")
     _check_distinct(keys, starts, ends, h, what, path)
     return n
 
 
 def _check_distinct(keys, starts, ends, h, what: str, path) -> None:
     """No two keys with the same bytes (only keys of equal hashes are compared)."""
-    order = np.argsort(h, kind="stable")
-    ordered = h[order]
-    run_starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1], [True])))
-    for run in np.flatnonzero(np.diff(run_starts) > 1):
-        first, stop = run_starts[run], run_starts[run + 1]
-        group = {keys[starts[i]:ends[i]].tobytes() for i in order[first:stop]}
-        _require(len(group) == stop - first, path, f"two {what}s are the same string")
+    ordered = np.sort(h)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if len(repeated):
+        same_hash = np.flatnonzero(np.isin(h, repeated))
+        distinct = {(h[i], keys[starts[i]:ends[i]].tobytes()) for i in same_hash}
+        _require(len(distinct) == len(same_hash), path, f"two {what}s are the same string")

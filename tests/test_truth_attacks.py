@@ -282,6 +282,19 @@ def test_numpy_key_hash_is_the_kernels_hash():
     assert hash_keys(keys, starts, ends).tolist() == expected
 
 
+def test_long_keys_hash_as_the_kernel_does_and_too_long_ones_are_refused():
+    from scorer.kernels.strings import hash_bytes
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import MAX_KEY_BYTES, check_table, hash_keys
+
+    names = ["a" * 300, "b", "c" * 5000, "dd"]
+    table = StringTable.of(names)
+    assert hash_keys(*table.arrays()[:3]).tolist() == [int(hash_bytes(table.keys, s, e)) for s, e in zip(table.starts, table.ends)]
+    assert check_table(table, "id", "x") == 4
+    with pytest.raises(TruthError, match="longer than"):
+        check_table(StringTable.of(["e" * (MAX_KEY_BYTES + 1)]), "id", "x")
+
+
 def test_crafted_string_table_exits_2_instead_of_hanging(tmp_path):
     path = _compiled_strings(tmp_path)
     crafted = craft(path, tmp_path / "crafted.strings.npz", **STRING_ATTACKS["id table with no empty entry"][0](path))

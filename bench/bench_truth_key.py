@@ -1,0 +1,83 @@
+"""What hardening the truth costs at full size: the cache's content key and the checks of compiled arrays,
+against a warm `scorer score` measured in the same run.
+
+    python bench/bench_truth_key.py [--data bench/data] [--runs 5]
+
+Measures (medians of --runs, files in the page cache):
+  - the content key (xxh3-128 of the mapped bytes) of test_labels.jsonl (113 MB at OTTO size),
+  - scorer.truth_checks on OTTO's compiled truth (1.67 M sessions) and on an H&M-size string truth
+    (1,371,980 ids of 64 hex characters, 105,542 article codes),
+  - a warm `scorer score` of submission.csv end to end (a subprocess; truth and numba caches warm),
+and prints key + checks as a share of the warm score (target: at most 5 %).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+TYPES = ("clicks", "carts", "orders")
+
+
+def median_seconds(function, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def hm_string_truth(n_ids: int = 1_371_980, n_articles: int = 105_542, seed: int = 0):
+    """A StringTruth shaped like H&M's: 5 % of the customers with 1-10 articles."""
+    from scorer.string_truth import StringTable, StringTruth
+
+    rng = np.random.default_rng(seed)
+    ids = [f"{value:064x}" for value in rng.integers(0, 2**62, n_ids)]
+    articles = [f"0{value:09d}" for value in rng.choice(10**9, n_articles, replace=False)]
+    sizes = np.where(rng.random(n_ids) < 0.05, rng.integers(1, 11, n_ids), 0)
+    indptr = np.zeros(n_ids + 1, np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    rows = [np.sort(rng.choice(n_articles, size, replace=False)) for size in sizes[sizes > 0]]
+    items = np.concatenate(rows).astype(np.int64)
+    return StringTruth(("all",), np.arange(n_ids, dtype=np.int64), indptr, items, "hm", ids=StringTable.of(ids),
+                       item_names=StringTable.of(articles))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    from scorer.truth import cache_path, content_key, load_truth, read_compiled
+    from scorer.truth_checks import check_string_truth, check_truth
+
+    labels, submission = args.data / "test_labels.jsonl", args.data / "submission.csv"
+    truth = load_truth(labels, TYPES)  # builds the cache entry once
+    entry = cache_path(labels, list(TYPES))
+    content_key(labels)  # the file into the page cache
+    key = median_seconds(lambda: content_key(labels), args.runs)
+    compiled = read_compiled(entry, TYPES)
+    checks = median_seconds(lambda: check_truth(compiled, entry, compiled.lookup), args.runs)
+    print(f"content key of {labels.name} ({labels.stat().st_size / 1e6:.0f} MB): {key * 1e3:.1f} ms "
+          f"({labels.stat().st_size / key / 1e9:.1f} GB/s)")
+    print(f"checks of the compiled truth ({truth.n_sessions:,} sessions, {len(truth.items):,} items): {checks * 1e3:.1f} ms")
+    hm = hm_string_truth()
+    string_checks = median_seconds(lambda: check_string_truth(hm, "hm"), max(1, args.runs // 2))
+    print(f"checks of an H&M-size string truth ({hm.ids.size:,} ids, {hm.item_names.size:,} items): {string_checks * 1e3:.1f} ms")
+    command = [sys.executable, "-m", "scorer.cli", "score", str(submission), "--truth", str(labels), "--no-progress"]
+    subprocess.run(command, check=True, capture_output=True)  # warm-up
+    score = median_seconds(lambda: subprocess.run(command, check=True, capture_output=True), max(1, args.runs // 2))
+    print(f"warm `scorer score` of {submission.name}: {score:.2f} s")
+    print(f"key + checks = {(key + checks) / score:.1%} of a warm score (key alone {key / score:.1%}; target <= 5%)")
+
+
+if __name__ == "__main__":
+    main()
