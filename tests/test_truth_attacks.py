@@ -62,6 +62,19 @@ def test_cache_is_keyed_by_content_not_size_and_time(tmp_path):
     assert cache_path(path, ["clicks"]) != cache_path(path, list(TYPES))  # the types are part of the key
 
 
+def test_content_key_without_xxhash_uses_blake2b(tmp_path, monkeypatch):
+    from scorer.truth import content_key
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines(TRUTH))
+    fast = content_key(path)
+    monkeypatch.setitem(sys.modules, "xxhash", None)  # as after `pip install --no-deps`
+    slow = content_key(path)
+    assert fast.startswith("xxh3-") and slow.startswith("blake2b-") and fast != slow
+    path.write_text(truth_lines({**TRUTH, 5: {"clicks": 4}}))
+    assert content_key(path) != slow
+
+
 def test_an_empty_looking_file_is_not_cached(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
