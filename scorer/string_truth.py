@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import TruthError
-from scorer.truth import CACHE_VERSION, Truth, cache_path, read_npz, save_to_cache, write_npz
+from scorer.truth import CACHE_VERSION, Truth, cache_path, cached_copy, read_npz, save_to_cache, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
 
@@ -171,14 +171,13 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
         raise TruthError(f"truth file not found: {path}")
     if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
         return read_compiled_strings(path, shape)
-    cached = cache_path(path, ["strings", shape, type_name], STRINGS_SUFFIX) if use_cache else None
-    if cached is not None and cached.is_file():
-        try:
-            return read_compiled_strings(cached, shape, source=str(path))
-        except TruthError:
-            pass  # a damaged or crafted cache entry is rebuilt below
+    what = ["strings", shape, type_name]
+    cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
+    hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))
+    if hit is not None:
+        return hit
     truth = _read_strings(path, shape, type_name)
-    save_to_cache(truth, cached)
+    save_to_cache(truth, cached, path, what, STRINGS_SUFFIX)
     return truth
 
 

@@ -13,6 +13,7 @@ import json
 import mmap
 import os
 import stat
+import threading
 import zipfile
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -88,7 +89,7 @@ def write_npz(path: str | Path, meta: dict, **arrays: np.ndarray) -> None:
     """Write arrays and a JSON meta record as an uncompressed .npz (np.load reads it) whose arrays' data start
     at multiples of ALIGN, atomically (a reader never sees half a file, and a failed write leaves none)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, threads too
     arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays}
     try:
         _write_aligned(tmp, arrays)
@@ -420,9 +421,21 @@ def cache_path(path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> Path | 
     return cache_dir() / f"{path.name[:100]}.{hashlib.sha256(key.encode()).hexdigest()[:24]}{suffix}"
 
 
-def save_to_cache(truth, cached: Path | None) -> None:
-    """Keep a compiled copy; an unwritable or full cache only costs speed (write_npz leaves no partial file)."""
-    if cached is not None:
+def cached_copy(cached: Path | None, reader, *args, source: str):
+    """The cache entry read by reader(cached, *args, source=...) if there is a sound one, else None (a missing,
+    damaged or crafted entry is a miss)."""
+    try:
+        if cached is None or not cached.is_file():  # (a FIFO planted there is not opened)
+            return None
+        return reader(cached, *args, source=source)
+    except (TruthError, OSError):
+        return None
+
+
+def save_to_cache(truth, cached: Path | None, path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> None:
+    """Keep a compiled copy, unless the file changed while it was read (the key would not be its content's);
+    an unwritable or full cache only costs speed (write_npz leaves no partial file)."""
+    if cached is not None and cache_path(path, what, suffix) == cached:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             truth.save(cached)
@@ -442,11 +455,9 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
     if path.name.endswith(COMPILED_SUFFIX):
         return read_compiled(path, types)
     cached = cache_path(path, list(types)) if use_cache else None
-    if cached is not None and cached.is_file():
-        try:
-            return read_compiled(cached, types, source=str(path))
-        except TruthError:
-            pass  # a damaged or crafted cache entry is rebuilt below
+    hit = cached_copy(cached, read_compiled, types, source=str(path))
+    if hit is not None:
+        return hit
     suffix = "".join(path.suffixes[-1:]).lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
         truth = read_jsonl(path, types)
@@ -454,7 +465,7 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
         truth = read_table(path, types)
     else:
         raise TruthError(f"truth file {path}: unknown format {suffix!r} (use .jsonl, .parquet, .csv or {COMPILED_SUFFIX})")
-    save_to_cache(truth, cached)
+    save_to_cache(truth, cached, path, list(types))
     return truth
 
 

@@ -62,6 +62,26 @@ def test_cache_is_keyed_by_content_not_size_and_time(tmp_path):
     assert cache_path(path, ["clicks"]) != cache_path(path, list(TYPES))  # the types are part of the key
 
 
+def test_a_file_changed_while_read_is_not_cached_under_the_old_key(tmp_path, monkeypatch):
+    import scorer.truth as truth_module
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 21}}))
+    read = truth_module.read_jsonl
+
+    def read_then_rewrite(*args):
+        truth = read(*args)
+        path.write_text(truth_lines({1: {"clicks": 12}}))
+        return truth
+
+    monkeypatch.setattr(truth_module, "read_jsonl", read_then_rewrite)
+    assert load_truth(path, TYPES).labels(1, "clicks") == [21]
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+    monkeypatch.setattr(truth_module, "read_jsonl", read)
+    assert load_truth(path, TYPES).labels(1, "clicks") == [12]
+
+
 def test_content_key_without_xxhash_uses_blake2b(tmp_path, monkeypatch):
     from scorer.truth import content_key
 
