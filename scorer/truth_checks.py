@@ -12,9 +12,6 @@ import numpy as np
 
 from scorer.errors import TruthError
 
-INT64_MAX = np.iinfo(np.int64).max
-
-
 def _fail(path, message: str) -> TruthError:
     return TruthError(f"compiled truth {path} is damaged or was not written by this scorer: {message}")
 
@@ -95,12 +92,12 @@ def check_string_truth(truth, path) -> None:
 
 
 U = np.uint64
+# the constants of scorer.kernels.strings (not imported: that imports numba, which a pass with the compiled kernels never does)
 MIX, SEED, LOW = U(0x9E3779B97F4A7C15), U(0x243F6A8885A308D3), np.int64(0xFFFFFFFF)
-
 
 CHUNK = 1 << 15  # keys hashed together: their few arrays stay in the CPU's cache across the words
 LONG_KEY = 256  # longer keys (rare) are hashed apart, all together, so that one does not slow a chunk down
-MAX_KEY_BYTES = 1 << 16  # a longer id or item in a compiled truth is refused (no submission line could hold it)
+MAX_KEY_BYTES = 1 << 16  # a longer id or item in a compiled truth is refused (as long as the default longest line)
 
 
 def hash_keys(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
