@@ -167,10 +167,10 @@ def check_table(table, what: str, path) -> int:
     entry_hash = h[index]  # walked in table order: one gather, the rest sequential
     _require(np.array_equal(slots[occupied] >> 32, (entry_hash >> U(33)).astype(np.int64)), path, f"{what}_table's tags are not the hashes")
     # a key is reachable when no empty entry lies between its home (hash & mask) and where it sits
-    last_empty = np.maximum.accumulate(np.where(empty, np.arange(size), -1))
-    last_empty[last_empty < 0] = np.flatnonzero(empty)[-1] - size  # before the first empty entry: the cluster wraps
+    previous = np.cumsum(empty, dtype=np.int32)[occupied] - 1  # which empty entry comes last before each key's
+    last_empty = np.flatnonzero(empty)[previous] - np.where(previous < 0, size, 0)  # none: the cluster wraps round
     home = (entry_hash & U(size - 1)).astype(np.int64)
-    _require((((occupied - home) & (size - 1)) < occupied - last_empty[occupied]).all(), path, f"a {what} is not reachable in {what}_table")
+    _require((((occupied - home) & (size - 1)) < occupied - last_empty).all(), path, f"a {what} is not reachable in {what}_table")
     _check_distinct(keys, starts, ends, h, what, path)
     return n
 

@@ -284,6 +284,30 @@ def test_crafted_compiled_string_truth_is_a_truth_error(tmp_path, attack):
     assert str(crafted) in str(caught.value)
 
 
+def test_reachability_of_every_key_including_clusters_that_wrap_round():
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import check_table, hash_keys
+
+    rng = np.random.default_rng(7)
+    moved_across_the_end = wrapped = 0
+    for trial in range(60):
+        table = StringTable.of([f"k{value}" for value in rng.choice(10**6, 10, replace=False)])  # 10 keys in 16 entries
+        assert check_table(table, "id", "x") == 10
+        homes = hash_keys(table.keys, table.starts, table.ends) & np.uint64(15)
+        occupied = np.flatnonzero(table.table != -1)
+        wrapped += int((occupied < homes[table.table[occupied] & 0xFFFFFFFF].astype(np.int64)).sum())  # sits before its home
+        for position in np.flatnonzero(table.table != -1):
+            after = (position + 1) % len(table.table)
+            if table.table[after] != -1:
+                continue
+            moved = table.table.copy()  # the key one entry on: its probe now stops at the hole it left
+            moved[after], moved[position] = moved[position], -1
+            moved_across_the_end += after == 0
+            with pytest.raises(TruthError, match="not reachable"):
+                check_table(StringTable(table.keys, table.starts, table.ends, moved), "id", "x")
+    assert moved_across_the_end > 0 and wrapped > 0
+
+
 def test_duplicate_keys_are_found(tmp_path):
     from scorer.string_truth import StringTable
     from scorer.truth_checks import check_table
