@@ -3,6 +3,7 @@ arrays, a full cache disk. Crashes are looked for in a subprocess, so a regressi
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,10 +36,12 @@ def run_cli(*args, cache: Path, limit_file_bytes: int | None = None, timeout: fl
                           preexec_fn=preexec, timeout=timeout)
 
 
-def test_deeply_nested_json_line_is_a_truth_error_naming_the_line(tmp_path):
+@pytest.mark.parametrize("deep", ["[" * 100_000, '{"a": ' * 100_000, '{"session": 2, "labels": {"clicks": ' + "[" * 100_000],
+                         ids=["arrays", "objects", "in labels"])
+def test_deeply_nested_json_line_is_a_truth_error_naming_the_line(tmp_path, deep):
     path = tmp_path / "deep.jsonl"
-    path.write_text(truth_lines({1: {"clicks": 2}}) + "[" * 100_000 + "\n")
-    with pytest.raises(TruthError, match=rf"{path}, line 2: not valid JSON \(nested too deeply\)"):
+    path.write_text(truth_lines({1: {"clicks": 2}}) + deep + "\n")
+    with pytest.raises(TruthError, match=re.escape(f"{path}, line 2: not valid JSON (nested too deeply)")):
         load_truth(path, TYPES, use_cache=False)
     sub = tmp_path / "sub.csv"
     sub.write_text(submission_text([(1, "clicks", [2])]))
