@@ -222,7 +222,8 @@ class BlockReader:
                 return archive.open(members[0]), raw
             except READ_ERRORS as error:
                 raw.close()
-                raise SubmissionError(f"the zip member {members[0].filename!r} cannot be read: {error}") from None
+                why = f"the archive is damaged ({error.strerror})" if isinstance(error, OSError) and error.strerror else error
+                raise SubmissionError(f"the zip member {members[0].filename!r} cannot be read: {why}") from None
         raw.close()
         raise LimitExceeded(26, f"the file is compressed with {self.compression}, which is not supported: use plain CSV, .gz or .zip")
 
