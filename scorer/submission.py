@@ -25,6 +25,7 @@ SLACK = 8  # zero bytes after each block's data, so kernels may read 8 bytes at 
 CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
 MAX_GZIP_MEMBERS = 1 << 20
+MAX_ZIP_ENTRIES = 1000  # files and folders; zipfile holds an object per entry of the directory
 UNREADABLE, TIME_LIMIT, LINE_TOO_LONG = 27, 28, 22
 READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, NotImplementedError, struct.error, zlib.error, zipfile.BadZipFile)
 
@@ -95,7 +96,8 @@ def open_regular(path: Path) -> tuple[int, os.stat_result]:
             raise SubmissionError(f"submission {path} is not a regular file")
         if status.st_nlink != 1:
             raise SubmissionError(f"submission {path} has {status.st_nlink} hard links (names): upload a file of its own")
-        os.set_blocking(fd, True)
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
@@ -150,6 +152,17 @@ class _Gzip(io.RawIOBase):
         return have
 
 
+def _zip_entries(raw) -> int | None:
+    """The entry count of a zip's end record (zip64 too), or None when there is none to read (zipfile says why)."""
+    try:
+        record = zipfile._EndRecData(raw)  # noqa: SLF001 - the end record alone, without reading the directory
+        return None if record is None else int(record[zipfile._ECD_ENTRIES_TOTAL])  # noqa: SLF001
+    except (OSError, ValueError, struct.error, AttributeError, IndexError):
+        return None
+    finally:
+        raw.seek(0)
+
+
 def _fill(stream, view: memoryview, deadline: Deadline, bytes_read: int) -> int:
     """Read into `view` until it is full or the stream ends, CHUNK_BYTES at a time, checking the deadline."""
     have = 0
@@ -198,7 +211,8 @@ class BlockReader:
             raw.close()
             raise LimitExceeded(23, f"the file is {self.file_bytes:,} bytes, over the limit of {self.max_file_bytes:,}")
         try:
-            self.compression = sniff_head(os.pread(fd, 8, 0))
+            self.compression = sniff_head(raw.read(8))
+            raw.seek(0)
         except OSError as error:
             raw.close()
             raise SubmissionError(f"cannot read submission {self.path}: {error.strerror or error}") from None
@@ -208,6 +222,10 @@ class BlockReader:
         if self.compression == "gzip":
             return _Gzip(raw, self.deadline), raw
         if self.compression == "zip":
+            entries = _zip_entries(raw)
+            if entries is not None and entries > MAX_ZIP_ENTRIES:  # refused before zipfile reads every entry
+                raw.close()
+                raise LimitExceeded(25, f"the zip archive holds {entries:,} entries; it must hold exactly one file")
             try:
                 archive = zipfile.ZipFile(raw)
                 members = [info for info in archive.infolist() if not info.is_dir()]

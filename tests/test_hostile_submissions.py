@@ -253,3 +253,16 @@ def test_a_zip_whose_directory_offset_is_wrong_is_unreadable_not_a_crash(tmp_pat
     assert main(["score", str(path), "--truth", str(OTTO_TRUTH), "--strict", "--no-progress"]) == 1
     err = capsys.readouterr()
     assert "S027" in err.out + err.err and "internal error" not in err.err
+
+
+def test_a_zip_of_very_many_entries_is_refused_before_its_directory_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for n in range(30):
+            archive.writestr(f"folder{n}/", b"")
+        archive.writestr("submission.csv", OTTO_SUBMISSION.read_bytes())
+    assert scorer.validate(path).valid  # folders are not files: one file, fine
+    monkeypatch.setattr(submission, "MAX_ZIP_ENTRIES", 20)
+    monkeypatch.setattr(zipfile.ZipFile, "__init__", None)  # refused from the end record alone
+    result = scorer.validate(path)
+    assert [p.code for p in result.problems] == ["S025"] and "31 entries" in result.problems[0].message
