@@ -129,7 +129,6 @@ def test_score_and_evalai_refuse_a_linked_submission_without_quoting_it(tmp_path
 
 
 def test_grade_refuses_a_linked_submission(tmp_path, capsys):
-    pytest.importorskip("distributed")
     good = tmp_path / "good.csv"
     shutil.copy(OTTO_SUBMISSION, good)
     link = tmp_path / "link.csv"
@@ -169,15 +168,6 @@ def test_gzip_members_are_capped(tmp_path, monkeypatch):
     result = scorer.validate(path)
     assert [(p.code, p.line) for p in result.problems] == [("S027", None)]
     assert "more than 100 members" in result.problems[0].message
-
-
-def test_many_tiny_gzip_members_inflate_at_a_small_cost_each(tmp_path):
-    """Each member's end copies at most INPUT_PIECE bytes (it copied the rest of a 1 MB chunk)."""
-    path = tmp_path / "members.csv.gz"
-    path.write_bytes(gzip.compress(HEADER, mtime=0) + gzip.compress(b"", mtime=0) * 200_000)
-    started = time.monotonic()
-    assert b"".join(bytes(b.data) for b in BlockReader(path)) == HEADER
-    assert time.monotonic() - started < 3.0
 
 
 def test_scoring_stops_at_the_time_limit_inside_one_long_gzip_block(tmp_path):
