@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scorer.errors import one_line
+
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "kernels/shapes.py",
            "kernels/strings.py", "aot.py")
@@ -84,7 +86,7 @@ def ensure_built() -> str:
     try:
         build(path)
     except Exception as error:  # no compiler, pycc missing or broken: the JIT kernels serve
-        message = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+        message = one_line(error)
         try:
             failed.parent.mkdir(parents=True, exist_ok=True)
             failed.write_text(message + "\n")
