@@ -11,7 +11,8 @@ import stat
 from contextlib import contextmanager
 from pathlib import Path
 
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # O_NONBLOCK: a FIFO in a file's place never blocks
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)  # POSIX; elsewhere opened_folder refuses anyway
+_READ = os.O_RDONLY | _NO_LINK | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO in a file's place never blocks
 
 
 class Untrusted(Exception):
@@ -46,7 +47,7 @@ def opened_folder(path: Path, create: bool = False):
         except FileExistsError:
             pass
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NO_LINK)
     except OSError as error:
         raise _not_a_link(error, f"the folder {path}", "folder") from None
     try:
@@ -88,7 +89,7 @@ def sha256(data: bytes) -> str:
 def write(folder: int, name: str, data: bytes) -> None:
     """Write name in the folder whole or not at all: a fresh 0600 file (never an existing one), renamed over it."""
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o600, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

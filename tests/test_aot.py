@@ -195,6 +195,7 @@ def test_the_honest_build_loads_from_a_private_folder_with_its_hash_recorded(com
     (lambda path: os.chown(path.with_name(path.name + ".sha256"), 4321, -1), "is owned by uid 4321"),
     (lambda path: path.with_name(path.name + ".sha256").chmod(0o622), "is writable by others (mode 622)"),
     (lambda path: path.write_bytes(path.read_bytes() + b"\0"), "its SHA-256 differs from the recorded one"),
+    (lambda path: (path.unlink(), os.mkfifo(path)), "is not a regular file"),  # and opening it does not hang
 ])
 def test_a_module_in_a_folder_or_file_others_control_is_not_imported(compiled, tmp_path, monkeypatch, capsys, spoil, reason):
     path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
