@@ -112,3 +112,44 @@ def test_map_and_ndcg_average_over_sessions_with_truth(files):
     result = score(files, full_rows(truth, {(1, "orders"): [1]}), truth)
     assert result.metrics["orders"]["map@20"] == pytest.approx(0.5)
     assert result.metrics["orders"]["ndcg@20"] == pytest.approx(0.5)
+
+
+# -- a line with an error scores 0 (it holds its slot: not also missing) -----------------------------
+@pytest.mark.parametrize("line, code", [
+    ("1_clicks,5 abc 99", "S008"),  # the clean items would hit: the row still scores 0
+    ("1_clicks,5 99999999999999999999", "S009"),
+    (b"1_clicks,5 \xff".decode("latin-1"), "S016"),
+    ("1_clicks,5,99", "S003"),
+    ('1_clicks,"5 99', "S030"),
+])
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_line_with_an_error_scores_zero_and_holds_its_slot(files, line, code, strict):
+    rows = [line if (s, t) == (1, "clicks") else f"{s}_{t}," + ("9" if (s, t) == (2, "clicks") else "")
+            for s, t, _ in full_rows(TRUTH)]
+    sub, tru = files(TRUTH, [], raw=("session_type,labels\n" + "\n".join(rows) + "\n").encode("latin-1"))
+    result = scorer.score(sub, tru, strict=strict)
+    assert codes(result)[code] == "error" and "S011" not in codes(result)
+    assert result.counts["rows_with_errors"] == 1 and result.counts["rows_missing"] == 0
+    assert result.metrics["clicks"]["recall@20"] == 0.5  # 2_clicks hits, 1_clicks scores 0
+    assert (result.score is None) == strict
+
+
+def test_a_line_whose_id_cannot_be_read_gives_no_row(files):
+    rows = [r for r in full_rows(TRUTH, {(2, "clicks"): [9]}) if r[:2] != (1, "clicks")] + ["1_clicks_x,5"]
+    result = score(files, rows)
+    assert set(codes(result)) == {"S005", "S011"}
+    assert result.counts["rows_missing"] == 1 and result.counts["rows_with_errors"] == 0
+
+
+def test_a_later_row_replaces_a_row_with_an_error_in_lenient_mode(files):
+    rows = full_rows(TRUTH, {(2, "clicks"): [9]}) + ["1_clicks,5 x", "1_clicks,5"]
+    result = score(files, rows)
+    assert result.metrics["clicks"]["recall@20"] == 1.0
+    assert codes(result) == {"S008": "error", "S010": "warning"}
+
+
+def test_warnings_score_the_row_as_read(files):
+    rows = [r for r in full_rows(TRUTH, {(2, "clicks"): [9]}) if r[:2] != (1, "clicks")] + ["1_clicks,99  5"]
+    result = score(files, rows, strict=True)
+    assert codes(result) == {"S021": "warning"} and result.metrics["clicks"]["recall@20"] == 1.0
+    assert result.counts["rows_with_errors"] == 0
