@@ -1,5 +1,7 @@
 """One test per row of the semantics table in DESIGN.md / README.md."""
 
+from pathlib import Path
+
 import pytest
 
 import scorer
@@ -153,3 +155,17 @@ def test_warnings_score_the_row_as_read(files):
     result = score(files, rows, strict=True)
     assert codes(result) == {"S021": "warning"} and result.metrics["clicks"]["recall@20"] == 1.0
     assert result.counts["rows_with_errors"] == 0
+
+
+@pytest.mark.parametrize("damage, code", [(b"\xff", "S016"), (b",0568601006", "S003")])
+def test_a_list_shaped_line_with_an_error_scores_zero_and_holds_its_slot(tmp_path, damage, code):
+    hm = Path(__file__).parent.parent / "fixtures" / "hm"
+    lines = (hm / "submission.csv").read_bytes().split(b"\n")
+    lines[2] = lines[2].split(b",")[0] + b",0568601006 " + damage  # the row would hit without the damage
+    sub = tmp_path / "sub.csv"
+    sub.write_bytes(b"\n".join(lines))
+    clean = scorer.score(hm / "submission.csv", hm / "truth.csv", "hm")
+    result = scorer.score(sub, hm / "truth.csv", "hm")
+    assert codes(result)[code] == "error" and "S011" not in codes(result)
+    assert result.counts["rows_with_errors"] == 1 and result.slot_values is not None
+    assert result.slot_line[1] == 3 and result.slot_hits[1] == 0 and clean.slot_hits[1] != 0
