@@ -9,19 +9,30 @@ release the GIL, as the JIT kernels do (nogil), so two blocks are still parsed a
 
 When a build is impossible (no C compiler, pycc gone from numba) the reason is kept beside it (.failed)
 and the JIT kernels are used; the next `scorer warmup` tries again. SCORER_AOT=0 turns the module off.
+
+A module runs inside the scorer, so only one this user built is imported: the folder is private (this user's,
+0700, not a symlink), the build's SHA-256 is recorded beside it (.sha256, `sha256sum -c` reads it), and before
+the import the file is checked (a regular file of this user's, not writable by others) and hashed. Anything
+else (a planted or altered file, a foreign or open folder) is not imported: the JIT kernels serve, and the
+process says why once, on stderr.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import importlib.machinery
 import importlib.util
 import os
 import platform
-import shutil
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
+
+from scorer import private_files
+from scorer.errors import one_line
+from scorer.private_files import Untrusted
 
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "kernels/shapes.py",
@@ -73,27 +84,64 @@ def module_path() -> Path:
     return cache_dir() / "aot" / f"{NAME}-{digest.hexdigest()[:20]}{suffix}"
 
 
+def _recorded_hash(folder: int, name: str) -> str:
+    """The SHA-256 recorded when the module `name` was built, from its checked .sha256 file beside it."""
+    try:
+        with private_files.opened_file(folder, name + ".sha256") as fd:
+            fields = private_files.read_all(fd, 4096).decode("ascii", "replace").split()
+    except FileNotFoundError:
+        raise Untrusted(f"{name} has no recorded SHA-256 (made by an older scorer, or not by `scorer warmup`)") from None
+    if len(fields) != 2 or fields[1] != name or len(fields[0]) != 64:
+        raise Untrusted(f"the SHA-256 recorded for {name} is unreadable")
+    return fields[0]
+
+
+def _verified(path: Path, stack: ExitStack) -> int | None:
+    """The private folder's descriptor (open until stack closes) once the module in it passed every check; None
+    when no module is built. Raises Untrusted (or OSError) saying why a module that is there must not be imported."""
+    try:
+        folder = stack.enter_context(private_files.opened_folder(path.parent))
+        module = stack.enter_context(private_files.opened_file(folder, path.name))
+    except FileNotFoundError:
+        return None
+    recorded = _recorded_hash(folder, path.name)
+    if not hmac.compare_digest(private_files.sha256(private_files.read_all(module)), recorded):
+        raise Untrusted(f"{path.name} is not the file built here: its SHA-256 differs from the recorded one")
+    return folder
+
+
 def ensure_built() -> str:
-    """Build the module for this source and machine unless it is there; say what happened."""
+    """Build the module for this source and machine unless it is there (and passes the checks); say what happened."""
     if not enabled():
         return "turned off (SCORER_AOT=0)"
     path = module_path()
-    failed = path.with_name(path.name + ".failed")
-    if path.is_file():
-        return f"ready: {path}"
+    try:
+        with ExitStack() as stack:
+            if _verified(path, stack) is not None:
+                return f"ready: {path}"
+    except (Untrusted, OSError):
+        pass  # built again, over it (a folder that is not private refuses the build too, with its reason)
     try:
         build(path)
-    except Exception as error:  # no compiler, pycc missing or broken: the JIT kernels serve
-        message = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
-        try:
-            failed.parent.mkdir(parents=True, exist_ok=True)
-            failed.write_text(message + "\n")
-        except OSError:
-            pass
+    except Exception as error:  # no compiler, pycc missing or broken, a folder that is not private: the JIT kernels serve
+        message = one_line(error)
+        _keep(path, ".failed", (message + "\n").encode())
         return f"not built (the JIT kernels serve): {message}"
-    failed.unlink(missing_ok=True)
+    _keep(path, ".failed", None)
     _tried.pop(path, None)
     return f"built: {path}"
+
+
+def _keep(path: Path, suffix: str, data: bytes | None) -> None:
+    """Write (or with None remove) a note beside the module, where the folder is private; else do without it."""
+    try:
+        with private_files.opened_folder(path.parent, create=True) as folder:
+            if data is None:
+                os.unlink(path.name + suffix, dir_fd=folder)
+            else:
+                private_files.write(folder, path.name + suffix, data)
+    except (OSError, Untrusted):
+        pass
 
 
 def _enabled_path() -> Path | None:
@@ -115,21 +163,42 @@ def tip() -> str | None:
 
 
 def load():
-    """The compiled module if it is built for this source and machine, else None (the JIT kernels serve)."""
+    """The compiled module if it is built for this source and machine and passes the checks, else None (the JIT
+    kernels serve; a module that is there but fails a check is named on stderr, once per process)."""
     path = _enabled_path()
     if path is None:
         return None
     if path in _tried:
         return _tried[path]
     module = None
-    if path.is_file():
+    with ExitStack() as stack:
         try:
-            spec = importlib.util.spec_from_file_location(NAME, path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        except (ImportError, OSError):
-            module = None
+            folder = _verified(path, stack)
+            if folder is not None:
+                module = _import(path, folder)
+        except (Untrusted, ImportError, OSError) as error:
+            reason = str(error) if isinstance(error, Untrusted) else one_line(error)
+            print(f"scorer: warning: the ahead-of-time kernels in {path.parent} were not loaded: {reason}; "
+                  "the JIT kernels serve (`scorer warmup` builds them again)", file=sys.stderr)
     _tried[path] = module
+    return module
+
+
+def _import(path: Path, folder: int):
+    """Import the module just hashed.
+
+    The loader opens the file by name again, so between the hash and the import the name could be pointed at
+    other bytes. The name is looked up through the checked folder's descriptor (/proc/self/fd/N/name): renaming
+    or swapping any folder above it (a cache root others can write to) cannot lead elsewhere, and the folder is
+    this user's and closed to everyone else, so only this user, who could as well edit the package, can swap
+    the file in that window. (Where /proc is missing, the path checked a moment before is used.)
+    """
+    through_folder = f"/proc/self/fd/{folder}/{path.name}"
+    location = through_folder if os.path.exists(through_folder) else str(path)
+    loader = importlib.machinery.ExtensionFileLoader(NAME, location)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(NAME, location, loader=loader))
+    loader.exec_module(module)
+    module.__file__ = str(path)  # the descriptor's path means nothing once it is closed
     return module
 
 
@@ -182,9 +251,11 @@ def _string_kernel():
 
 
 def build(path: Path) -> None:
-    """Compile the module into path (written whole or not at all)."""
+    """Compile the module into path (written whole or not at all, with its SHA-256 beside it)."""
     import warnings
 
+    with private_files.opened_folder(path.parent, create=True):  # a folder that is not private: Untrusted, at once
+        pass
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc's pending-deprecation notice: it is what exists for this today
         import numba.pycc.compiler as pycc_compiler
@@ -198,9 +269,10 @@ def build(path: Path) -> None:
             self.release_gil = True
 
     functions = vars(jit_kernels())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent) as work, warnings.catch_warnings():
+    with ExitStack() as stack, warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        folder = stack.enter_context(private_files.opened_folder(path.parent, create=True))  # Untrusted: not built
+        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="scorer-aot-"))  # made 0700 for this build alone
         cc = CC(NAME)
         cc.output_dir = work
         cc.target_cpu = _cpu()
@@ -218,5 +290,6 @@ def build(path: Path) -> None:
         finally:
             pycc_compiler.Flags = plain
         (built,) = Path(work).glob(f"{NAME}*")
-        shutil.move(str(built), str(path.with_name(path.name + ".tmp")))
-        os.replace(path.with_name(path.name + ".tmp"), path)
+        data = built.read_bytes()
+        private_files.write(folder, path.name, data)  # the module first, then its hash: never a hash without it
+        private_files.write(folder, path.name + ".sha256", f"{private_files.sha256(data)}  {path.name}\n".encode())

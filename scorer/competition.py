@@ -111,7 +111,7 @@ def _get(table: dict, key: str, kind, source: str, default=None, section: str = 
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise ConfigError(f"{source}: key {where!r} must be {kind.__name__}, got {value!r}")
+        raise ConfigError(f"{source}: key {where!r} must be {'a number' if kind is float else kind.__name__}, got {value!r}")
     return value
 
 
@@ -166,6 +166,8 @@ def competition_from_dict(data: dict, source: str = "<config>") -> Competition:
     weights = _get(scoring, "weights", list, source, default=[1.0] * len(types), section="scoring")
     if len(weights) != len(types) or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0 for w in weights):
         raise ConfigError(f"{source}: key 'scoring.weights' must be {len(types)} finite non-negative numbers (one per type), got {weights!r}")
+    if not 0 < sum(weights) < math.inf:  # all zero: every submission scores 0; near 1e308: the total overflows
+        raise ConfigError(f"{source}: key 'scoring.weights' must add up to a finite positive total, got {weights!r}")
     k = _get(scoring, "k", int, source, section="scoring")
     if not 1 <= k <= 1000:
         raise ConfigError(f"{source}: key 'scoring.k' must be between 1 and 1000, got {k!r}")
@@ -192,8 +194,8 @@ def competition_from_dict(data: dict, source: str = "<config>") -> Competition:
     for field_name, default in Limits.__dataclass_fields__.items():
         kind = float if field_name == "max_seconds" else int
         value = _get(limits_table, field_name, kind, source, default=getattr(Limits, field_name), section="limits")
-        if value <= 0:
-            raise ConfigError(f"{source}: key 'limits.{field_name}' must be positive, got {value!r}")
+        if not math.isfinite(value) or value <= 0:  # nan compares false with everything: it would turn the limit off
+            raise ConfigError(f"{source}: key 'limits.{field_name}' must be a finite positive number, got {value!r}")
         limit_values[field_name] = value
     for key in limits_table:
         if key not in limit_values:

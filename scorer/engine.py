@@ -22,10 +22,13 @@ from scorer.kernels import codes, hot
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.kernels.rows import RowArrays, scratch_for
 from scorer.problems import Report
-from scorer.submission import DEFAULT_BLOCK_BYTES, BlockReader, LimitExceeded
+from scorer.submission import DEFAULT_BLOCK_BYTES, LINE_TOO_LONG, BlockReader, Deadline, LimitExceeded
 from scorer.truth import Truth
 
 BOM = b"\xef\xbb\xbf"
+INDEX_COLUMN = "looks like a pandas index column: write with index=False"
+PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
+PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
 SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
 
 
@@ -133,6 +136,7 @@ class Pass:
         self.n_duplicates = 0
         self.n_unknown = 0
         self.rows_read = 0
+        self.rows_with_errors = 0  # rows of the truth read with an error: they hold their slot and score 0
         self.kmax_items = competition.k
         self.format_keys = {
             "expected": "",
@@ -170,17 +174,36 @@ class Pass:
                 quoted = first[first.index(b'"') : first.index(b'"', first.index(b'"') + 1) + 1] if first.count(b'"') > 1 else first
                 self.report.add(20, _text(quoted), line=1, column=first.index(b'"') + 1)
             return end + 1, 2
-        if self._looks_like_row(fields):
-            self.report.add(2, f"header missing: line 1 is a data row ({_text(first)}); expected the header {expected!r} first",
+        if self._looks_like_row(fields) or (fields[0].isdigit() and self._looks_like_row(fields[1:])):
+            hint = f" ({INDEX_COLUMN}, and header=True)" if not self._looks_like_row(fields) else ""
+            self.report.add(2, f"header missing: line 1 is a data row ({_text(first)}); expected the header {expected!r} first{hint}",
                             line=1, column=1, **_context(first, 0, len(first)))
             return offset, 1
-        self.report.add(2, f"header is {_text(first)}; expected {expected!r}", line=1, column=1,
+        self.report.add(2, f"header is {_text(first)}; expected {expected!r}{self._header_hint(fields, first)}", line=1, column=1,
                         **_context(first, 0, len(first)))
         return end + 1, 2
+
+    def _header_hint(self, fields: list[str], first: bytes) -> str:
+        """The likely cause of a wrong header: a pandas index column, or a truth file given as the submission."""
+        header = list(self.competition.header)
+        if fields[1:] == header and fields[0] in ("", "Unnamed: 0", "index"):
+            return f" ({INDEX_COLUMN})"
+        if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
+            return " (this looks like a truth file, not a submission: arguments swapped?)"
+        return ""
 
     def _looks_like_row(self, fields: list[str]) -> bool:
         pattern = re.escape(self.competition.id_pattern).replace(r"\{session\}", r"\d+").replace(r"\{type\}", r"\w+")
         return len(fields) == 2 and re.fullmatch(pattern, fields[0]) is not None
+
+    def _row_hint(self, line: bytes) -> str:
+        """The likely cause of a row with too many fields: a pandas index column or a Python list of items."""
+        head, _, rest = line.partition(b",")
+        if head.strip().isdigit() and self._looks_like_row(rest.decode("utf-8", "replace").split(",")):
+            return f" ({INDEX_COLUMN})"
+        if PYTHON_LIST.search(line):
+            return f" ({PYTHON_LIST_HINT})"
+        return ""
 
     # -- blocks -------------------------------------------------------------------------------
     def _describe(self, code: int, text: bytes, start: int, end: int) -> dict:
@@ -188,7 +211,8 @@ class Pass:
         words = dict(self.format_keys, value=_text(text[start:end]))
         if code == codes.WRONG_FIELD_COUNT:
             words["value"] = f"found more: {_text(text[start:end])}" if end > start else f"found one: {_text(text)}"
-            if end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
+            words["hint"] = self._row_hint(text)
+            if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
             words["expected"] = ",".join(self.competition.header)
         elif code == codes.MALFORMED_ID:
@@ -199,7 +223,9 @@ class Pass:
             words["value"] = f"0x{text[start]:02x}"
         elif code == codes.ITEM_NOT_INTEGER:
             joined = re.fullmatch(rb"\d+([^\d\s])\d+(\1\d+)*", text[start:end])
-            if joined:
+            if re.fullmatch(rb"\[?-?\d*,?\]?", text[start:end]) and PYTHON_LIST.search(text):
+                words["hint"] = f" ({PYTHON_LIST_HINT})"
+            elif joined:
                 words["hint"] = f" (found {_text(joined.group(1))} between items: use a single space)"
         elif code == codes.LINE_TOO_LONG:
             words["value"] = f"{end:,}"
@@ -236,14 +262,15 @@ class Pass:
             start, end = start - line_start, end - line_start  # now columns (0-based) within the line
             self.report.add(code, line=line + line_offset, column=start + 1, **_context(text, start, end),
                             **self._describe(code, text, start, end))
-        for code in np.flatnonzero(parsed.counts):
+        self.rows_with_errors += int(parsed.counts[codes.ROWS_WITH_ERRORS])
+        for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
 
     def run(self, path) -> PassResult:
         bound_heap()
         limits = self.competition.limits
-        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes)
-        started = time.monotonic()
+        deadline = Deadline(limits.max_seconds, time.monotonic())  # checked between blocks and inside decompression
+        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -279,10 +306,15 @@ class Pass:
                         done, future = pending.popleft()
                         absorb(future.result())
                         reader.release(done)
-                if time.monotonic() - started > limits.max_seconds:
-                    raise LimitExceeded(28, f"scoring took longer than the limit of {limits.max_seconds:g} s (stopped after {block.end_offset:,} bytes)")
+                deadline.check(block.end_offset)
             while pending:
                 absorb(pending.popleft()[1].result())
+        except LimitExceeded as error:
+            if error.number == LINE_TOO_LONG and error.line is None:  # the reader found no line end: the next line
+                while pending:
+                    absorb(pending.popleft()[1].result())
+                error.line, error.column = lines_before + 1, limits.max_line_bytes + 1
+            raise
         finally:
             for _, future in pending:
                 future.cancel()
@@ -360,6 +392,7 @@ class Pass:
             "rows_missing": int(len(missing)),
             "rows_unknown_session": self.n_unknown if self.has_truth else 0,
             "rows_duplicate": self.n_duplicates,
+            "rows_with_errors": self.rows_with_errors,
             "rows_cut_at_k": report.counts.get("S013", 0),
             "rows_with_duplicate_items": report.counts.get("S014", 0),
         }

@@ -23,3 +23,9 @@ class SubmissionError(ScorerError):
     """The submission cannot be read at all (missing file, bad archive, over a size limit)."""
 
     exit_code = 1
+
+
+def one_line(error: BaseException) -> str:
+    """"ValueError: the first line of its message": an exception as a readable line (no traceback, no repr)."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__

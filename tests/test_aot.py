@@ -1,6 +1,7 @@
 """The ahead-of-time compiled kernels (scorer.aot): built by warmup, the same figures as numba's JIT, a
 fallback when no build is possible, and a pass that never imports numba."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -91,3 +92,138 @@ def test_the_cli_scores_without_numba_on_the_compiled_kernels(compiled):
             "print('numba' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
     assert done.stdout.strip() == ("True" if compiled is None else "False")
+
+
+# -- only a module this user built is imported --------------------------------------------------
+
+PLANTED_C = r"""
+#include <Python.h>
+#include <stdio.h>
+#include <stdlib.h>
+static struct PyModuleDef planted = {PyModuleDef_HEAD_INIT, "scorer_hot", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_scorer_hot(void) {
+    FILE *marker = fopen(getenv("PLANTED_MARKER"), "w");  /* proof that the planted code ran */
+    if (marker) fclose(marker);
+    return PyModule_Create(&planted);
+}
+"""
+
+
+def _planted_cache(tmp_path):
+    """A cache folder whose aot/ holds, at the module's path, an extension module that writes a marker when imported
+    (bytes that are no module where there is no C compiler); the folder itself private, as warmup makes it."""
+    import sysconfig
+
+    cache = tmp_path / "cache"
+    folder = cache / "aot"
+    folder.mkdir(parents=True, mode=0o700)
+    env = {**os.environ, "SCORER_CACHE_DIR": str(cache), "PLANTED_MARKER": str(tmp_path / "marker")}
+    target = Path(subprocess.run([sys.executable, "-c", "from scorer import aot; print(aot.module_path())"], env=env,
+                                 capture_output=True, text=True, check=True).stdout.strip())
+    source = tmp_path / "planted.c"
+    source.write_text(PLANTED_C)
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    made = subprocess.run([compiler, "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}", str(source), "-o", str(target)],
+                          capture_output=True)
+    if made.returncode != 0:
+        target.write_bytes(b"\x7fELF not a module")
+    return env, target, made.returncode == 0
+
+
+def _score_in_a_fresh_process(env):
+    code = ("import sys, io, contextlib\nfrom scorer.cli import main\nfrom scorer.kernels import hot\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    code = main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
+            "print(code, 'score' in out.getvalue(), type(hot.kernels().parse_block).__name__)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_a_planted_module_without_the_recorded_hash_is_not_imported(tmp_path):
+    env, target, compiled_here = _planted_cache(tmp_path)
+    for manifest in (None, "0" * 64):  # none recorded (an older scorer's build too); a wrong one
+        if manifest is not None:
+            target.with_name(target.name + ".sha256").write_text(f"{manifest}  {target.name}\n")
+        done = _score_in_a_fresh_process(env)
+        assert done.stdout.split() == ["0", "True", "CPUDispatcher"], done.stderr  # scored, on numba's JIT
+        assert not (tmp_path / "marker").exists()
+        warning = [line for line in done.stderr.splitlines() if "ahead-of-time" in line]
+        assert len(warning) == 1 and "Traceback" not in done.stderr, done.stderr  # said once, no crash
+        assert ("no recorded SHA-256" if manifest is None else "its SHA-256 differs from the recorded one") in warning[0]
+    # the control: the same file with its true hash recorded is imported (so the marker would have shown it above)
+    import hashlib
+
+    target.with_name(target.name + ".sha256").write_text(f"{hashlib.sha256(target.read_bytes()).hexdigest()}  {target.name}\n")
+    done = subprocess.run([sys.executable, "-c", "from scorer import aot; aot.load()"], capture_output=True, text=True, env=env)
+    assert (tmp_path / "marker").exists() if compiled_here else "were not loaded: ImportError" in done.stderr
+
+
+def _copy_of_the_build(compiled, tmp_path, monkeypatch):
+    """The honest build and its recorded hash copied into a fresh private cache folder (which this test now uses)."""
+    import shutil
+
+    built = aot.module_path()
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "aot").mkdir(parents=True, mode=0o700)
+    if compiled is not None:
+        for suffix in ("", ".sha256"):
+            shutil.copy(built.with_name(built.name + suffix), aot.module_path().with_name(aot.module_path().name + suffix))
+    else:  # no compiler here: any file with its hash recorded passes the checks (and then fails to import)
+        aot.module_path().write_bytes(b"not a module")
+        aot.module_path().chmod(0o600)
+        aot._keep(aot.module_path(), ".sha256", f"{hashlib.sha256(b'not a module').hexdigest()}  {aot.module_path().name}\n".encode())
+    return aot.module_path()
+
+
+def test_the_honest_build_loads_from_a_private_folder_with_its_hash_recorded(compiled, tmp_path, monkeypatch, capsys):
+    if compiled is not None:
+        built = aot.module_path()
+        assert (built.parent.stat().st_mode & 0o777) == 0o700 and (built.stat().st_mode & 0o777) == 0o600
+        recorded = built.with_name(built.name + ".sha256").read_text().split()
+        assert recorded == [hashlib.sha256(built.read_bytes()).hexdigest(), built.name]  # `sha256sum -c` reads it
+    path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
+    assert (aot.load() is not None) == (compiled is not None)
+    assert aot.ensure_built() == f"ready: {path}" or compiled is None
+    assert "not loaded" not in capsys.readouterr().err or compiled is None
+
+
+@pytest.mark.parametrize("spoil, reason", [
+    (lambda path: path.parent.chmod(0o777), "is writable by others (mode 777)"),
+    (lambda path: path.parent.chmod(0o720), "is writable by others (mode 720)"),
+    (lambda path: os.chown(path.parent, 4321, -1), "is owned by uid 4321"),
+    (lambda path: os.chown(path, 4321, -1), "is owned by uid 4321"),
+    (lambda path: path.chmod(0o666), "is writable by others (mode 666)"),
+    (lambda path: os.chown(path.with_name(path.name + ".sha256"), 4321, -1), "is owned by uid 4321"),
+    (lambda path: path.with_name(path.name + ".sha256").chmod(0o622), "is writable by others (mode 622)"),
+    (lambda path: path.write_bytes(path.read_bytes() + b"\0"), "its SHA-256 differs from the recorded one"),
+    (lambda path: (path.unlink(), os.mkfifo(path)), "is not a regular file"),  # and opening it does not hang
+])
+def test_a_module_in_a_folder_or_file_others_control_is_not_imported(compiled, tmp_path, monkeypatch, capsys, spoil, reason):
+    path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
+    spoil(path)
+    assert aot.load() is None
+    assert aot.load() is None  # asked again: said once
+    warning = capsys.readouterr().err
+    assert warning.count("were not loaded") == 1 and reason in warning, warning
+
+
+def test_symlinks_are_not_followed(compiled, tmp_path, monkeypatch, capsys):
+    path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(path.parent, elsewhere)
+    path.parent.symlink_to(elsewhere)  # the folder a symlink
+    assert aot.load() is None and "is a symlink or not a folder" in capsys.readouterr().err
+    aot._tried.clear()
+    path.parent.unlink()
+    path.parent.mkdir(mode=0o700)
+    for name in (path.name, path.name + ".sha256"):  # then the module and its hash symlinks to the honest files
+        (path.parent / name).symlink_to(elsewhere / name)
+    assert aot.load() is None and "is a symlink or not a regular file" in capsys.readouterr().err
+
+
+def test_warmup_refuses_to_build_into_a_folder_others_can_write_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    (tmp_path / "aot").mkdir(mode=0o777)
+    (tmp_path / "aot").chmod(0o777)
+    status = aot.ensure_built()
+    assert status.startswith("not built (the JIT kernels serve): Untrusted: the folder") and "writable by others" in status
+    assert os.listdir(tmp_path / "aot") == []  # nothing written there, not even the reason

@@ -128,6 +128,33 @@ def test_a_worker_that_dies_mid_task_is_replaced_and_the_results_are_the_same(cl
     client.wait_for_workers(2, timeout=60)
 
 
+
+def _raise_for(victim):
+    """A task that raises a ValueError with a two-line message for `victim`, and grades every other file."""
+
+    def task(path, *args):
+        if path.endswith(victim):
+            raise ValueError("the parser met something odd\nsecond line of detail")
+        return grade_one(path, *args)
+
+    return task
+
+
+def test_a_task_that_raises_on_every_attempt_records_a_one_line_error(client, case, tmp_path, monkeypatch, capsys):
+    truth_path, rows, _ = case
+    files = [write(tmp_path / "good.csv", rows), write(tmp_path / "odd.csv", rows)]
+    records = {r["index"]: r for r in Grading(client, files, truth_path, OTTO, retries=1, task=_raise_for("odd.csv"))}
+    assert records[1]["error"] == "the task failed on every attempt: ValueError: the parser met something odd"
+    assert records[1]["valid"] is False and records[1]["score"] is None and records[1]["attempts"] == 2
+    assert "error" not in records[0] and records[0]["score"] is not None
+    monkeypatch.setitem(Grading.__init__.__kwdefaults__, "task", _raise_for("odd.csv"))  # the CLI's results.jsonl too
+    out = tmp_path / "results.jsonl"
+    assert main(["grade", *map(str, files), "--truth", str(truth_path), "--scheduler", client.scheduler.address,
+                 "--out", str(out), "--retries", "0"]) == 1
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["error"] for r in lines if "error" in r] == ["the task failed on every attempt: ValueError: the parser met something odd"]
+    assert "failed    " + str(files[1]) + ": the task failed on every attempt: ValueError: the parser met something odd" in capsys.readouterr().out
+
 # -- partitioned scoring ------------------------------------------------------------------------
 
 def split_text(row):

@@ -1,5 +1,7 @@
 """One test per row of the semantics table in DESIGN.md / README.md."""
 
+from pathlib import Path
+
 import pytest
 
 import scorer
@@ -112,3 +114,58 @@ def test_map_and_ndcg_average_over_sessions_with_truth(files):
     result = score(files, full_rows(truth, {(1, "orders"): [1]}), truth)
     assert result.metrics["orders"]["map@20"] == pytest.approx(0.5)
     assert result.metrics["orders"]["ndcg@20"] == pytest.approx(0.5)
+
+
+# -- a line with an error scores 0 (it holds its slot: not also missing) -----------------------------
+@pytest.mark.parametrize("line, code", [
+    ("1_clicks,5 abc 99", "S008"),  # the clean items would hit: the row still scores 0
+    ("1_clicks,5 99999999999999999999", "S009"),
+    (b"1_clicks,5 \xff".decode("latin-1"), "S016"),
+    ("1_clicks,5,99", "S003"),
+    ('1_clicks,"5 99', "S030"),
+])
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_line_with_an_error_scores_zero_and_holds_its_slot(files, line, code, strict):
+    rows = [line if (s, t) == (1, "clicks") else f"{s}_{t}," + ("9" if (s, t) == (2, "clicks") else "")
+            for s, t, _ in full_rows(TRUTH)]
+    sub, tru = files(TRUTH, [], raw=("session_type,labels\n" + "\n".join(rows) + "\n").encode("latin-1"))
+    result = scorer.score(sub, tru, strict=strict)
+    assert codes(result)[code] == "error" and "S011" not in codes(result)
+    assert result.counts["rows_with_errors"] == 1 and result.counts["rows_missing"] == 0
+    assert result.metrics["clicks"]["recall@20"] == 0.5  # 2_clicks hits, 1_clicks scores 0
+    assert (result.score is None) == strict
+
+
+def test_a_line_whose_id_cannot_be_read_gives_no_row(files):
+    rows = [r for r in full_rows(TRUTH, {(2, "clicks"): [9]}) if r[:2] != (1, "clicks")] + ["1_clicks_x,5"]
+    result = score(files, rows)
+    assert set(codes(result)) == {"S005", "S011"}
+    assert result.counts["rows_missing"] == 1 and result.counts["rows_with_errors"] == 0
+
+
+def test_a_later_row_replaces_a_row_with_an_error_in_lenient_mode(files):
+    rows = full_rows(TRUTH, {(2, "clicks"): [9]}) + ["1_clicks,5 x", "1_clicks,5"]
+    result = score(files, rows)
+    assert result.metrics["clicks"]["recall@20"] == 1.0
+    assert codes(result) == {"S008": "error", "S010": "warning"}
+
+
+def test_warnings_score_the_row_as_read(files):
+    rows = [r for r in full_rows(TRUTH, {(2, "clicks"): [9]}) if r[:2] != (1, "clicks")] + ["1_clicks,99  5"]
+    result = score(files, rows, strict=True)
+    assert codes(result) == {"S021": "warning"} and result.metrics["clicks"]["recall@20"] == 1.0
+    assert result.counts["rows_with_errors"] == 0
+
+
+@pytest.mark.parametrize("damage, code", [(b"\xff", "S016"), (b",0568601006", "S003")])
+def test_a_list_shaped_line_with_an_error_scores_zero_and_holds_its_slot(tmp_path, damage, code):
+    hm = Path(__file__).parent.parent / "fixtures" / "hm"
+    lines = (hm / "submission.csv").read_bytes().split(b"\n")
+    lines[2] = lines[2].split(b",")[0] + b",0568601006 " + damage  # the row would hit without the damage
+    sub = tmp_path / "sub.csv"
+    sub.write_bytes(b"\n".join(lines))
+    clean = scorer.score(hm / "submission.csv", hm / "truth.csv", "hm")
+    result = scorer.score(sub, hm / "truth.csv", "hm")
+    assert codes(result)[code] == "error" and "S011" not in codes(result)
+    assert result.counts["rows_with_errors"] == 1 and result.slot_values is not None
+    assert result.slot_line[1] == 3 and result.slot_hits[1] == 0 and clean.slot_hits[1] != 0

@@ -149,7 +149,7 @@ def test_max_per_code_shows_the_first_n_and_counts_all(tmp_path, capsys):
 def test_score_reports_the_same_problems(tmp_path, capsys):
     path = tmp_path / "sub.csv"
     path.write_bytes(SUBMISSION.read_bytes() + b"1_views,1\n")
-    assert main(["score", str(path), "--truth", str(TRUTH)]) == 0
+    assert main(["score", str(path), "--truth", str(TRUTH)]) == 1  # lenient: the score is shown, and an error still exits 1
     out = capsys.readouterr().out
     assert "score  0.340000" in out and "line 11:3: unknown type 'views'" in out
     assert main(["score", str(path), "--truth", str(TRUTH), "--strict"]) == 1

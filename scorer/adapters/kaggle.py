@@ -2,10 +2,12 @@
 
 Kaggle passes every column but ``Usage`` and calls ``score`` once per Usage split (Public, Private)
 with that split's solution rows. The solution holds the row id (``session_type``) and the truth
-``labels`` (space-separated items, empty when none). Submission rows whose id is well formed but names
-a session outside the split are ignored for that split; every other row is judged strictly, so a bad
-row names its own problem. A bad submission raises ``ParticipantVisibleError`` (at most 280 characters);
-a bad solution raises ``HostVisibleError``.
+``labels`` (space-separated items, empty when none). Every row of the submission is first judged on its
+own (format, repeats, limits), the same way in every split, so a message never depends on the split.
+Then rows whose id names a session outside the split are ignored for that split and the rest is scored;
+rows missing from the split get one sentence that names neither ids nor a count (either would tell
+which sessions are in the split). A bad submission raises ``ParticipantVisibleError`` (at most 280
+characters), whatever goes wrong while reading it; a bad solution or set-up raises ``HostVisibleError``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -22,8 +26,10 @@ import pyarrow.compute as pc
 from scorer.adapters.message import participant_message
 from scorer.api import resolve_competition
 from scorer.api import score as score_file
+from scorer.api import validate
 from scorer.competition import Competition, id_literals
 from scorer.errors import ScorerError
+from scorer.problems import ERROR
 from scorer.truth import Truth, from_long
 
 MAX_MESSAGE = 280
@@ -42,33 +48,70 @@ class HostVisibleError(Exception):
     """A problem with the solution or the set-up: only the host sees it."""
 
 
+SPLIT_DEPENDENT = {"S011", "S012"}  # rows missing from the split, sessions not in it: they tell the split apart
+MISSING_ROWS = ("Submission rejected: S011: rows are missing: the submission needs one row for every id of the "
+                "sample submission (each session and type).")
+UNREADABLE = ("Submission rejected: the submission could not be read or scored; check it with "
+              "`scorer validate` before uploading (the host has the details).")
+
+
 def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: str,
           competition: str = "otto", config: str = "") -> float:
     """The competition's weighted score of `submission` on the `solution` rows (one Usage split).
 
     `competition` names a bundled config; `config` (a TOML path) overrides it when not empty.
+    Only ParticipantVisibleError (the submission) or HostVisibleError (the solution or set-up) leave it.
     """
     try:
         comp = resolve_competition(competition, config or None)
+        if getattr(comp, "shape", "id_type") != "id_type":
+            raise HostVisibleError(f"this Kaggle metric reads submissions of shape 'id_type' (ids like {comp.id_pattern!r}), "
+                                   f"not {comp.shape!r}; Codabench and EvalAI adapters take every shape")
+        truth = truth_from_solution(solution, row_id_column_name, comp)
+    except HostVisibleError:
+        raise
     except ScorerError as error:
         raise HostVisibleError(str(error)) from None
-    if getattr(comp, "shape", "id_type") != "id_type":
-        raise HostVisibleError(f"this Kaggle metric reads submissions of shape 'id_type' (ids like {comp.id_pattern!r}), "
-                               f"not {comp.shape!r}; Codabench and EvalAI adapters take every shape")
-    truth = truth_from_solution(solution, row_id_column_name, comp)
-    body = submission_bytes(submission, row_id_column_name, comp, truth)
+    except Exception as error:  # a bug of ours or an odd solution frame: the host's to see, with the cause chained
+        raise HostVisibleError(f"the solution could not be read ({type(error).__name__}: {error})") from error
+    try:
+        value = _score_submission(submission, row_id_column_name, comp, truth)
+    except (ParticipantVisibleError, HostVisibleError):
+        raise
+    except Exception as error:  # never a KeyError or a traceback for the participant; the cause is chained for the host
+        raise ParticipantVisibleError(UNREADABLE) from error
+    if not math.isfinite(value):
+        raise HostVisibleError(f"the score is not finite: {value}")
+    return value
+
+
+def _score_submission(submission: pd.DataFrame, row_id: str, comp: Competition, truth: Truth) -> float:
+    """Judge every row (the same whatever the split), then score the split's rows."""
+    frame = FrameText.of(submission)
+    with _written(frame.csv()) as path:
+        judged = validate(path, None, comp, strict=True)
+    if not judged.valid:
+        raise ParticipantVisibleError(participant_message(judged, MAX_MESSAGE))
+    with _written(frame.csv(frame.other_split(row_id, comp, truth))) as path:
+        result = score_file(path, truth, comp, strict=True)
+    if result.score is None:
+        errors = {problem.code for problem in result.problems if problem.severity == ERROR}
+        if errors and errors <= SPLIT_DEPENDENT:
+            raise ParticipantVisibleError(MISSING_ROWS)
+        raise ParticipantVisibleError(participant_message(result, MAX_MESSAGE))
+    return float(result.score)
+
+
+@contextmanager
+def _written(body: bytes):
+    """A temporary file holding body, removed afterwards."""
     handle, path = tempfile.mkstemp(suffix=".csv", prefix="kaggle-submission-")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(body)
-        result = score_file(path, truth, comp, strict=True)
+        yield path
     finally:
         os.unlink(path)
-    if result.score is None:
-        raise ParticipantVisibleError(participant_message(result, MAX_MESSAGE))
-    if not math.isfinite(result.score):
-        raise HostVisibleError(f"the score is not finite: {result.score}")
-    return float(result.score)
 
 
 # -- ids ------------------------------------------------------------------------------------------
@@ -130,35 +173,52 @@ def _combined(array) -> pa.Array:
     return array.cast(pa.large_string())
 
 
-def submission_bytes(submission: pd.DataFrame, row_id: str, comp: Competition, truth: Truth) -> bytes:
-    """The submission as CSV bytes, line n+2 for the frame's row at position n (or index label n).
+@dataclass
+class FrameText:
+    """The submission frame as the CSV a participant's file holds: line n+2 for the row at position n (or index label n)."""
 
-    Rows of other splits (a well-formed id whose session is not in this split) become blank lines, so
-    line numbers still match the participant's file.
-    """
-    columns = [column_text(submission.iloc[:, i]) for i in range(submission.shape[1])]  # by position: names may repeat
-    if not columns:
-        return b""  # the engine reports an empty file
-    other_split = np.zeros(len(submission), bool)
-    if row_id in submission.columns:  # without it the engine reports the header (S002)
-        well_formed, session, _ = parse_ids(columns[list(submission.columns).index(row_id)], comp)
-        other_split = well_formed & ~np.isin(session, truth.sessions)
-    lines = pc.binary_join_element_wise(*columns, _text(",")) if len(columns) > 1 else columns[0]
-    lines = pc.if_else(pa.array(other_split), _text(""), lines)
-    lines = _combined(pc.binary_join_element_wise(lines, _text(""), _text("\n")))
-    index = submission.index
-    if (len(index) and pd.api.types.is_integer_dtype(index.dtype) and index.is_monotonic_increasing and index.is_unique
-            and index[0] >= 0 and index[-1] < 4 * len(index) + 1024):
-        line_of = index.to_numpy(np.int64)  # Kaggle filters by the solution's ids and keeps the labels
-    else:
-        line_of = np.arange(len(index), dtype=np.int64)
-    header = ",".join(str(name) for name in submission.columns).encode()
-    offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
-    data = lines.buffers()[2]
-    body = memoryview(data)[offsets[0] : offsets[-1]] if data is not None else memoryview(b"")
-    if len(line_of) and line_of[-1] != len(line_of) - 1:  # gaps in the labels: blank lines keep the numbering
-        return _with_gaps(header, body, offsets - offsets[0], np.diff(np.concatenate([[-1], line_of])) - 1)
-    return header + b"\n" + bytes(body)
+    header: bytes
+    lines: pa.Array | None  # one CSV line per row (None: a frame without columns)
+    names: list  # the column names, in order (they may repeat)
+    columns: list  # each column's text
+    line_of: np.ndarray  # 0-based row number (line - 2) of each row
+
+    @classmethod
+    def of(cls, submission: pd.DataFrame) -> "FrameText":
+        columns = [column_text(submission.iloc[:, i]) for i in range(submission.shape[1])]  # by position: names may repeat
+        header = ",".join(str(name) for name in submission.columns).encode()
+        index = submission.index
+        if (len(index) and pd.api.types.is_integer_dtype(index.dtype) and index.is_monotonic_increasing and index.is_unique
+                and index[0] >= 0 and index[-1] < 4 * len(index) + 1024):
+            line_of = index.to_numpy(np.int64)  # Kaggle filters by the solution's ids and keeps the labels
+        else:
+            line_of = np.arange(len(index), dtype=np.int64)
+        if not columns:
+            return cls(header, None, [], [], line_of)
+        lines = pc.binary_join_element_wise(*columns, _text(",")) if len(columns) > 1 else columns[0]
+        return cls(header, lines, list(submission.columns), columns, line_of)
+
+    def other_split(self, row_id: str, comp: Competition, truth: Truth) -> np.ndarray | None:
+        """Rows whose id is well formed and names a session outside the split (None without the row id column:
+        the engine reports the header, S002)."""
+        if row_id not in self.names:
+            return None
+        well_formed, session, _ = parse_ids(self.columns[self.names.index(row_id)], comp)
+        return well_formed & ~np.isin(session, truth.sessions)
+
+    def csv(self, blank: np.ndarray | None = None) -> bytes:
+        """The CSV bytes; rows flagged in `blank` become blank lines, so line numbers still match the file."""
+        if self.lines is None:
+            return b""  # the engine reports an empty file
+        lines = self.lines if blank is None else pc.if_else(pa.array(blank), _text(""), self.lines)
+        lines = _combined(pc.binary_join_element_wise(lines, _text(""), _text("\n")))
+        offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
+        data = lines.buffers()[2]
+        body = memoryview(data)[offsets[0] : offsets[-1]] if data is not None else memoryview(b"")
+        line_of = self.line_of
+        if len(line_of) and line_of[-1] != len(line_of) - 1:  # gaps in the labels: blank lines keep the numbering
+            return _with_gaps(self.header, body, offsets - offsets[0], np.diff(np.concatenate([[-1], line_of])) - 1)
+        return self.header + b"\n" + bytes(body)
 
 
 def _with_gaps(header: bytes, body: memoryview, starts: np.ndarray, gaps: np.ndarray) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from scorer.commands import add_competition, add_report_options, engine_options
 from scorer.commands.grade import add_cluster_options
@@ -27,16 +28,44 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from scorer.api import score
+    from scorer.errors import TruthError
 
-    if args.engine == "dask" or os.path.isdir(args.submission):
-        from scorer.dask.run import score_directory
+    try:
+        if args.engine == "dask" or os.path.isdir(args.submission):
+            from scorer.dask.run import score_directory
 
-        result = score_directory(args)
-    else:
-        result = score(args.submission, args.truth, args.competition, strict=args.strict, **engine_options(args))
+            result = score_directory(args)
+        else:
+            result = score(args.submission, args.truth, args.competition, strict=args.strict, **engine_options(args))
+    except TruthError as error:
+        if _looks_like_a_submission(args.truth, args):
+            raise TruthError(f"{error} — arguments swapped? {args.truth} looks like a submission "
+                             f"(usage: scorer score SUBMISSION --truth TRUTH)") from None
+        raise
     from scorer import analytics
 
     if analytics.requested(args):
-        return analytics.finish(args, result)
+        return max(analytics.finish(args, result), exit_code(result))
     print(result.to_json() if args.format == "json" else result.to_text())
-    return 0 if result.score is not None else 1
+    if result.score is not None and result.report.has_errors():
+        print("scorer: the submission has errors (see its problems); lines with an error score 0 (exit code 1)", file=sys.stderr)
+    return exit_code(result)
+
+
+def exit_code(result) -> int:
+    """1 when there is no score or any problem is an error (lenient mode shows the score all the same), else 0."""
+    return 1 if result.score is None or result.report.has_errors() else 0
+
+
+def _looks_like_a_submission(path: str, args) -> bool:
+    """Does the file's first line hold the competition's submission header?"""
+    from scorer.api import resolve_competition
+
+    try:
+        with open(path, "rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0]
+        header = resolve_competition(args.competition, args.config).header
+    except Exception:  # only a hint: a file or config that cannot be read says nothing here
+        return False
+    fields = [part.strip().strip('"') for part in first.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace").split(",")]
+    return fields == list(header)

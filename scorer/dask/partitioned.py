@@ -35,6 +35,7 @@ class Partial:
     rows_read: int = 0
     rows_unknown: int = 0
     rows_duplicate: int = 0  # repeated within the part
+    rows_with_errors: int = 0  # read with an error (they score 0)
     slots: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     lines: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # line within the part
     values: np.ndarray | None = None  # (rows, metrics)
@@ -83,6 +84,7 @@ def score_part(path: str, name: str, truth: str | Truth, competition: Competitio
         partial.rows_read = result.counts.get("rows_read", 0)
         partial.rows_unknown = result.counts.get("rows_unknown_session", 0)
         partial.rows_duplicate = result.counts.get("rows_duplicate", 0)
+        partial.rows_with_errors = result.counts.get("rows_with_errors", 0)
     return partial
 
 
@@ -145,6 +147,7 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
         "rows_missing": int(len(missing)),
         "rows_unknown_session": rows_unknown,
         "rows_duplicate": rows_duplicate,
+        "rows_with_errors": sum(part.rows_with_errors for part in partials),
         "rows_cut_at_k": report.counts.get("S013", 0),
         "rows_with_duplicate_items": report.counts.get("S014", 0),
     }

@@ -23,4 +23,6 @@ BAD_QUOTES = 30
 VALUE_NOT_NUMBER = 31  # value shape: the rating is not a decimal number
 EMPTY_FIELD = 32  # long shape: a row without its prediction
 
+ROWS_WITH_ERRORS = 39  # not a problem: the kernel counts here the rows of the truth read with an error (they score 0)
+
 N_CODES = 40  # size of the per-code counters; codes are below this

@@ -40,6 +40,21 @@ def _problem(found, n_problems, counts, max_per_code, code, line, start, end, li
 
 
 @njit(cache=True, nogil=True)
+def blank_lines(buf, pos, n, line, max_per_code, counts, found, n_problems):
+    """The run of blank lines at pos (line is the one before): the first max_per_code are recorded one by one,
+    the rest counted at once, so a file of line ends streams at memory speed. Returns (pos, line, n_problems)."""
+    while pos < n and buf[pos] == 10 and counts[codes.BLANK_LINE] < max_per_code:
+        line += 1
+        n_problems = _problem(found, n_problems, counts, max_per_code, codes.BLANK_LINE, line, pos, pos, pos)
+        pos += 1
+    run = pos
+    while run < n and buf[run] == 10:
+        run += 1
+    counts[codes.BLANK_LINE] += run - pos
+    return run, line + run - pos, n_problems
+
+
+@njit(cache=True, nogil=True)
 def _utf8_error(buf, start, end):
     """Offset of the first byte that breaks UTF-8 in buf[start:end], or -1."""
     i = start
@@ -249,13 +264,57 @@ def skip_separators(buf, i, field_start, field_end, line, line_start, reported, 
 
 
 @njit(cache=True, nogil=True)
+def _read_id(buf, id_start, id_end, idspec, line, line_start, report, counts, found, n_problems, max_per_code):
+    """(session, type index, n_problems) of the id buf[id_start:id_end]: prefix, session and type in the
+    pattern's order, suffix. session is -1 when it is not an integer, type index -1 when not a known type;
+    their problems are recorded when `report` is set."""
+    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
+    session = np.int64(-1)
+    type_index = -1
+    inner_start = id_start + id_prefix.shape[0]
+    inner_end = id_end - id_suffix.shape[0]
+    if inner_end < inner_start or not _matches(buf, id_start, id_end, id_prefix) or not _matches(buf, inner_end, id_end, id_suffix):
+        if report:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, id_start, id_end, line_start)
+        return session, type_index, n_problems
+    single_type = type_offsets.shape[0] == 2 and id_middle.shape[0] == 0
+    split = 0 if single_type else _find(buf, inner_start, inner_end, id_middle)
+    if split < 0:
+        if report:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, id_start, id_end, line_start)
+        return session, type_index, n_problems
+    if single_type:
+        session_start, session_end = inner_start, inner_end
+        type_index = 0
+    else:
+        if session_first:
+            session_start, session_end = inner_start, split
+            type_start, type_end = split + id_middle.shape[0], inner_end
+        else:
+            type_start, type_end = inner_start, split
+            session_start, session_end = split + id_middle.shape[0], inner_end
+        type_index = _type_index(buf, type_start, type_end, type_names, type_offsets)
+        if type_index < 0 and report:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, type_start, type_end, line_start)
+    value, status = _parse_int(buf, session_start, session_end)
+    if status == 0:
+        session = value
+    elif report:
+        code = codes.SESSION_NOT_INTEGER if status == 1 else codes.SESSION_OUT_OF_RANGE
+        n_problems = _problem(found, n_problems, counts, max_per_code, code, line, session_start, session_end, line_start)
+    return session, type_index, n_problems
+
+
+@njit(cache=True, nogil=True)
 def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, found, n_problems):
     """Read one line whatever it holds, recording every problem.
 
     Returns (next start, session, type index, items, problems): session is -1 when the line gives
     no row; the items are in scratch, relevant[i] flagging an item's first occurrence in the row.
+    A line with an error whose id is still well formed gives a row that scores 0: items is -1. When
+    the line cannot be split into fields, its id is the text before its first comma, read silently
+    (the line's own problem is the one reported).
     """
-    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
     kmax = metric[2]
     max_line_bytes, max_per_code = limits
     items, relevant, seen, _ = scratch
@@ -265,47 +324,26 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     bounds = scratch[3]
     ok, n_problems = split_line(buf, start, end, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
     if not ok:
-        return end + 1, -1, -1, 0, n_problems
+        comma = start
+        while comma < end and buf[comma] != 44:
+            comma += 1
+        if comma == end and end > start and buf[end - 1] == 13:
+            comma -= 1
+        session, type_index, n_problems = _read_id(buf, start, comma, idspec, line, start, False,
+                                                   counts, found, n_problems, max_per_code)
+        if end == start or session < 0 or type_index < 0:
+            return end + 1, -1, -1, 0, n_problems
+        return end + 1, session, type_index, -1, n_problems
 
-    # The id: prefix, session and type in the pattern's order, suffix.
-    id_start, id_end = bounds[0], bounds[1]
-    session = np.int64(-1)
-    type_index = -1
-    inner_start = id_start + id_prefix.shape[0]
-    inner_end = id_end - id_suffix.shape[0]
-    if inner_end < inner_start or not _matches(buf, id_start, id_end, id_prefix) or not _matches(buf, inner_end, id_end, id_suffix):
-        n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, id_start, id_end, start)
-    else:
-        single_type = type_offsets.shape[0] == 2 and id_middle.shape[0] == 0
-        split = 0 if single_type else _find(buf, inner_start, inner_end, id_middle)
-        if split < 0:
-            n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, id_start, id_end, start)
-        else:
-            if single_type:
-                session_start, session_end = inner_start, inner_end
-                type_index = 0
-            else:
-                if session_first:
-                    session_start, session_end = inner_start, split
-                    type_start, type_end = split + id_middle.shape[0], inner_end
-                else:
-                    type_start, type_end = inner_start, split
-                    session_start, session_end = split + id_middle.shape[0], inner_end
-                type_index = _type_index(buf, type_start, type_end, type_names, type_offsets)
-                if type_index < 0:
-                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, type_start, type_end, start)
-            value, status = _parse_int(buf, session_start, session_end)
-            if status == 0:
-                session = value
-            else:
-                code = codes.SESSION_NOT_INTEGER if status == 1 else codes.SESSION_OUT_OF_RANGE
-                n_problems = _problem(found, n_problems, counts, max_per_code, code, line, session_start, session_end, start)
+    session, type_index, n_problems = _read_id(buf, bounds[0], bounds[1], idspec, line, start, True,
+                                               counts, found, n_problems, max_per_code)
 
     # The items: single spaces between them; only the first kmax take part.
     n_items = 0
     n_tokens = 0
     bad_separator = False
     duplicate_seen = False
+    row_error = False
     label_start, label_end = bounds[2], bounds[3]
     i = label_start
     while i < label_end:
@@ -320,6 +358,7 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
         if status != 0:
             code = codes.ITEM_NOT_INTEGER if status == 1 else codes.ITEM_OUT_OF_RANGE
             n_problems = _problem(found, n_problems, counts, max_per_code, code, line, i, token_end, start)
+            row_error = True
         else:
             n_tokens += 1
             if n_tokens == kmax + 1:
@@ -336,7 +375,7 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
 
     if type_index < 0:
         session = np.int64(-1)
-    return end + 1, session, type_index, n_items, n_problems
+    return end + 1, session, type_index, -1 if row_error else n_items, n_problems
 
 
 @njit(cache=True, nogil=True)
@@ -360,6 +399,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
     n_rows = 0
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
+        if buf[pos] == 10:
+            pos, line, n_problems = blank_lines(buf, pos, n, line, limits[1], counts, found, n_problems)
+            continue
         line += 1
         start = pos
         session, length = _digits(buf, start)
@@ -367,6 +409,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
         ok = fast and 0 < length <= 18 and p < n and buf[p] == middle
         type_index = -1
         n_items = 0
+        row_error = False
         if ok:
             p += 1
             type_start = p
@@ -403,6 +446,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
                 buf, start, n, line, idspec, metric, limits, scratch, counts, found, n_problems)
             if session < 0:
                 continue
+            if n_items < 0:  # a row with an error: it holds its slot and scores 0
+                n_items = 0
+                row_error = True
         # the row: session index by table or binary search, then hits against the slot's truth
         index = np.int64(NOT_FOUND)
         if lookup_table.shape[0] > 0:
@@ -421,6 +467,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
+            if row_error:
+                counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = indptr[slot], indptr[slot + 1]
             if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
                 # only the hit mask is kept: look each truth item up in the line (the filter rules most out)

@@ -13,18 +13,23 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
-from scorer.kernels.kinds import LONG, VALUE
-from scorer.kernels.parse import _problem, skip_separators, split_line
+from scorer.kernels.kinds import LIST, LONG, VALUE
+from scorer.kernels.parse import _problem, blank_lines, skip_separators, split_line
 from scorer.kernels.rank import score_row
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
 
 
+NO_ROW, ROW, ERROR_ROW = 0, 1, 2  # what a line gives: nothing, a row, a row with an error (list shape: it scores 0)
+
+
 @njit(cache=True, nogil=True)
 def _fields(buf, start, n, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds):
-    """Find the line's end and split it into two fields (quotes allowed); return (next_start, ok, n_problems).
+    """Find the line's end and split it into two fields (quotes allowed); return (next_start, status, n_problems).
 
-    bounds receives id start, id end, value start, value end.
+    bounds receives id start, id end, value start, value end. A line that cannot be split (its problem
+    recorded) is an ERROR_ROW when the text before its first comma is a plain, non-empty id: bounds
+    then hold that id and an empty value.
     """
     end, first_comma, plain = scan_line(buf, start, n)
     next_start = end + 1
@@ -33,14 +38,25 @@ def _fields(buf, start, n, line, max_line_bytes, max_per_code, counts, found, n_
         bounds[1] = first_comma
         bounds[2] = first_comma + 1
         bounds[3] = end
-        return next_start, True, n_problems
+        return next_start, ROW, n_problems
     ok, n_problems = split_line(buf, start, end, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
     if not ok:
-        return next_start, False, n_problems
+        comma = start
+        while comma < end and buf[comma] != 44:
+            comma += 1
+        if comma == end and end > start and buf[end - 1] == 13:
+            comma -= 1
+        if comma == start or buf[start] == 34:  # a blank line, no id, or a quoted one: no row
+            return next_start, NO_ROW, n_problems
+        bounds[0] = start
+        bounds[1] = comma
+        bounds[2] = comma
+        bounds[3] = comma
+        return next_start, ERROR_ROW, n_problems
     if bounds[1] == bounds[0]:
         n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, bounds[0], bounds[1], start)
-        return next_start, False, n_problems
-    return next_start, True, n_problems
+        return next_start, NO_ROW, n_problems
+    return next_start, ROW, n_problems
 
 
 @njit(cache=True, nogil=True)
@@ -113,10 +129,13 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
     n_rows = 0
     n_preds = 0
     while pos < n and n_rows < row_ints.shape[0] and n_preds < preds.shape[0]:
+        if buf[pos] == 10:
+            pos, line, n_problems = blank_lines(buf, pos, n, line, max_per_code, counts, found, n_problems)
+            continue
         line += 1
         line_start = pos
-        pos, ok, n_problems = _fields(buf, pos, n, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
-        if not ok:
+        pos, status, n_problems = _fields(buf, pos, n, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
+        if status == NO_ROW or (status == ERROR_ROW and shape != LIST):  # a rating or a prediction with an error: no row
             continue
         guess = previous + 1
         if guess < n_ids and same_bytes(buf, bounds[0], bounds[1], id_keys, id_starts[guess], id_ends[guess]):
@@ -212,6 +231,8 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
                     n_items += 1
                 i = token_end
             if index >= 0:
+                if status == ERROR_ROW:  # it holds its slot with no items: it scores 0
+                    counts[codes.ROWS_WITH_ERRORS] += 1
                 row_ints[n_rows, 0] = index
                 row_ints[n_rows, 1] = row_key
                 row_ints[n_rows, 2] = 0

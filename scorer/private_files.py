@@ -1,0 +1,102 @@
+"""Files only this user can have written: a private folder (owned by this user, 0700, not a symlink) held open as a
+descriptor, and files read and written through that descriptor (regular, owned by this user, not writable by
+others, never followed through a symlink). What fails a check raises Untrusted, saying which check."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)  # POSIX; elsewhere opened_folder refuses anyway
+_READ = os.O_RDONLY | _NO_LINK | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO in a file's place never blocks
+
+
+class Untrusted(Exception):
+    """A folder or file that is not this user's alone; the message says why."""
+
+
+def _check(status: os.stat_result, what: str, folder: bool) -> None:
+    if not (stat.S_ISDIR if folder else stat.S_ISREG)(status.st_mode):
+        raise Untrusted(f"{what} is not a {'folder' if folder else 'regular file'}")
+    if status.st_uid != os.geteuid():
+        raise Untrusted(f"{what} is owned by uid {status.st_uid}, not by this user (uid {os.geteuid()})")
+    if status.st_mode & 0o022:
+        raise Untrusted(f"{what} is writable by others (mode {stat.S_IMODE(status.st_mode):o})")
+
+
+def _not_a_link(error: OSError, what: str, kind: str) -> Exception:
+    if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):  # O_NOFOLLOW met a symlink (EMLINK on FreeBSD)
+        return Untrusted(f"{what} is a symlink or not a {kind}")
+    return error
+
+
+@contextmanager
+def opened_folder(path: Path, create: bool = False):
+    """The private folder's descriptor; with create, made (0700) if missing and closed to others if it was not.
+    FileNotFoundError when it is not there (and not create), Untrusted when it is not private."""
+    if not hasattr(os, "geteuid"):
+        raise Untrusted("no file owners to check on this system")
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NO_LINK)
+    except OSError as error:
+        raise _not_a_link(error, f"the folder {path}", "folder") from None
+    try:
+        _check(os.fstat(fd), f"the folder {path}", folder=True)
+        if create:
+            os.fchmod(fd, 0o700)  # one made by an older scorer is 0755: nobody else need read it either
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def opened_file(folder: int, name: str):
+    """The descriptor of the file `name` in the folder, checked; FileNotFoundError when it is not there."""
+    try:
+        fd = os.open(name, _READ, dir_fd=folder)
+    except OSError as error:
+        raise _not_a_link(error, name, "regular file") from None
+    try:
+        _check(os.fstat(fd), name, folder=False)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def read_all(fd: int, limit: int = 1 << 30) -> bytes:
+    """The file's bytes from its start (at most limit)."""
+    chunks, size = [], 0
+    while size < limit and (chunk := os.pread(fd, min(1 << 20, limit - size), size)):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write(folder: int, name: str, data: bytes) -> None:
+    """Write name in the folder whole or not at all: a fresh 0600 file (never an existing one), renamed over it."""
+    temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o600, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=folder)
+        except OSError:
+            pass
+        raise
