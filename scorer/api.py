@@ -83,7 +83,7 @@ def score(submission: str | Path, truth: str | Path | Truth, competition: str | 
         outcome = engine.run(submission, untrusted)
     except SubmissionError as error:
         if isinstance(error, LimitExceeded):
-            report.add(error.number, str(error), error.line, error.column, **error.words)
+            report.add(error.number, str(error), error.line, error.column, stopped=True, **error.words)
         else:
             report.add(UNREADABLE, str(error))
         report.fatal = True

@@ -304,7 +304,9 @@ def test_a_line_with_no_end_in_the_block_is_a_located_s022(tmp_path, capsys):
     for block_bytes in (1024, 64, 7):  # reading stops when no line end is found within the limit and a block
         result = scorer.validate(path, config=bad / "limits_line.toml", block_bytes=block_bytes)
         assert [(p.code, p.line, p.column) for p in result.problems] == [("S022", 5, 33)]
-    assert "line of more than" in result.problems[0].message
+    assert "line of more than" in result.problems[0].message and "reading stopped" in result.problems[0].message
+    within = scorer.validate(path, config=bad / "limits_line.toml", block_bytes=1 << 16).problems  # the end is in the block
+    assert [(p.code, p.line) for p in within] == [("S022", 5)] and "reading stopped" not in within[0].message
     argv = ["score", str(bad / "S022_no_line_end.csv.gz"), "--truth", str(OTTO_TRUTH), "--strict", "--no-progress"]
     assert main(argv + ["--config", str(bad / "limits_line.toml")]) == 1  # a line of 9 MB: longer than a block
     out = capsys.readouterr()
