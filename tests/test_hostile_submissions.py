@@ -211,6 +211,8 @@ def test_dataset_parts_follow_the_same_rule_parquet_included(tmp_path):
     messages = sorted(p.message for p in refused.problems if p.code == "S027")
     assert len(messages) == 2 and messages[0].startswith("a.csv: ") and messages[1].startswith("b.parquet: ")
     assert all("symbolic link" in message for message in messages)
+    argv = ["score", str(parts), "--truth", str(OTTO_TRUTH), "--no-progress"]
+    assert main(argv) == 0 and main(argv + ["--untrusted"]) == 1
     fifo = tmp_path / "fifo.parquet"
     os.mkfifo(fifo)  # pyarrow is handed the checked descriptor: a FIFO part does not hang, in either mode
     for untrusted in (False, True):
