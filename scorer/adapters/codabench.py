@@ -127,7 +127,7 @@ def grade(input_dir: str | Path, output_dir: str | Path, competition: str = "ott
         submission = find_submission(input_dir / "res")
     except SubmissionError as error:
         return Outcome(1, f"Submission rejected: {error}.")
-    result = score(submission, truth_path, comp, strict=True)
+    result = score(submission, truth_path, comp, strict=True, untrusted=True)
     if result.score is None:
         return Outcome(1, participant_message(result), result)
     scores = leaderboard_values(result)

@@ -29,7 +29,7 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
     split = kwargs.get("split") or PHASE_SPLITS.get(phase_codename) or str(phase_codename)
     competition = kwargs.get("competition") or os.environ.get("SCORER_COMPETITION") or "otto"
     config = kwargs.get("config") or os.environ.get("SCORER_CONFIG") or None
-    result = score(user_submission_file, test_annotation_file, competition, config=config, strict=True)
+    result = score(user_submission_file, test_annotation_file, competition, config=config, strict=True, untrusted=True)
     if result.score is None:
         raise SubmissionRejected(participant_message(result))
     values = leaderboard_values(result)
