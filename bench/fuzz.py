@@ -97,7 +97,9 @@ def run_atheris(seconds: int) -> int:
 
     corpus = FOLDER / "corpus"
     corpus.mkdir()
-    for n, seed in enumerate([test_fuzz.VALID, test_fuzz.VALID.replace(b"\n", b"\r\n"), b"\xef\xbb\xbf" + test_fuzz.VALID, b""]):
+    bad = [path.read_bytes() for path in sorted((HERE.parent / "fixtures" / "bad").iterdir())
+           if path.suffix in (".csv", ".gz", ".zip") and path.stat().st_size <= 4096]  # the fixtures and attack files
+    for n, seed in enumerate([test_fuzz.VALID, test_fuzz.VALID.replace(b"\n", b"\r\n"), b"\xef\xbb\xbf" + test_fuzz.VALID, b"", *bad]):
         (corpus / f"seed{n}").write_bytes(seed)
 
     def target(data: bytes) -> None:

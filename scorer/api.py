@@ -78,7 +78,10 @@ def score(submission: str | Path, truth: str | Path | Truth, competition: str | 
     try:
         outcome = engine.run(submission)
     except SubmissionError as error:
-        report.add(error.number if isinstance(error, LimitExceeded) else UNREADABLE, str(error))
+        if isinstance(error, LimitExceeded):
+            report.add(error.number, str(error), error.line, error.column, **error.words)
+        else:
+            report.add(UNREADABLE, str(error))
         report.fatal = True
         outcome = None
     return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started)

@@ -22,7 +22,7 @@ from scorer.kernels import codes, hot
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.kernels.rows import RowArrays, scratch_for
 from scorer.problems import Report
-from scorer.submission import DEFAULT_BLOCK_BYTES, BlockReader, LimitExceeded
+from scorer.submission import DEFAULT_BLOCK_BYTES, LINE_TOO_LONG, BlockReader, Deadline, LimitExceeded
 from scorer.truth import Truth
 
 BOM = b"\xef\xbb\xbf"
@@ -242,8 +242,8 @@ class Pass:
     def run(self, path) -> PassResult:
         bound_heap()
         limits = self.competition.limits
-        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes)
-        started = time.monotonic()
+        deadline = Deadline(limits.max_seconds, time.monotonic())  # checked between blocks and inside decompression
+        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -279,10 +279,15 @@ class Pass:
                         done, future = pending.popleft()
                         absorb(future.result())
                         reader.release(done)
-                if time.monotonic() - started > limits.max_seconds:
-                    raise LimitExceeded(28, f"scoring took longer than the limit of {limits.max_seconds:g} s (stopped after {block.end_offset:,} bytes)")
+                deadline.check(block.end_offset)
             while pending:
                 absorb(pending.popleft()[1].result())
+        except LimitExceeded as error:
+            if error.number == LINE_TOO_LONG and error.line is None:  # the reader found no line end: the next line
+                while pending:
+                    absorb(pending.popleft()[1].result())
+                error.line, error.column = lines_before + 1, limits.max_line_bytes + 1
+            raise
         finally:
             for _, future in pending:
                 future.cancel()

@@ -1,9 +1,18 @@
-"""Submission sources (plain, gzip, zip) read as blocks of whole lines, with size limits checked while streaming."""
+"""Submission sources (plain, gzip, zip) read as blocks of whole lines, with size and time limits checked while streaming.
+
+A submission is opened once, without following a symbolic link, and must be a regular file with one
+link (a hard link may be another file's name); everything is then read from that descriptor.
+"""
 
 from __future__ import annotations
 
+import errno
 import io
+import math
 import os
+import stat
+import struct
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -14,6 +23,10 @@ from scorer.errors import SubmissionError
 DEFAULT_BLOCK_BYTES = 8 << 20
 SLACK = 8  # zero bytes after each block's data, so kernels may read 8 bytes at a time
 CHUNK_BYTES = 1 << 20
+INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
+MAX_GZIP_MEMBERS = 1 << 20
+UNREADABLE, TIME_LIMIT, LINE_TOO_LONG = 27, 28, 22
+READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, NotImplementedError, struct.error, zlib.error, zipfile.BadZipFile)
 
 MAGIC = {
     b"\x1f\x8b": "gzip",
@@ -27,47 +40,126 @@ MAGIC = {
 
 
 class LimitExceeded(SubmissionError):
-    """Reading stopped at a configured limit; `number` is the problem code's number."""
+    """Reading stopped at a configured limit; `number` is the problem code's number.
 
-    def __init__(self, number: int, message: str):
+    `line` and `column` locate it when known; `words` are the other words the code's message names.
+    """
+
+    def __init__(self, number: int, message: str, line: int | None = None, column: int | None = None, **words):
         super().__init__(message)
         self.number = number
+        self.line = line
+        self.column = column
+        self.words = words
 
 
-def sniff(path: Path) -> str:
-    with open(path, "rb") as handle:
-        head = handle.read(8)
+def time_limit(max_seconds: float, bytes_read: int) -> LimitExceeded:
+    return LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {max_seconds:g} s (stopped after {bytes_read:,} bytes)")
+
+
+class Deadline:
+    """Raises the time limit once `max_seconds` have passed since `started` (time.monotonic())."""
+
+    def __init__(self, max_seconds: float = math.inf, started: float | None = None):
+        self.max_seconds = max_seconds
+        self.at = (time.monotonic() if started is None else started) + max_seconds
+
+    def check(self, bytes_read: int) -> None:
+        if time.monotonic() > self.at:
+            raise time_limit(self.max_seconds, bytes_read)
+
+
+def sniff_head(head: bytes) -> str:
     for magic, name in MAGIC.items():
         if head.startswith(magic):
             return name
     return "plain"
 
 
-class _Gzip(io.RawIOBase):
-    """A gzip stream (several members allowed) that inflates at most `size` bytes per read."""
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A read descriptor of `path` and its status, if it is a regular file with one link and not a symbolic link.
 
-    def __init__(self, raw):
+    The checks are made on the opened descriptor, so what is checked is what is read. The messages
+    name the path given, never what a link points at.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)  # O_NONBLOCK: a FIFO does not wait for a writer; it is refused below
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise SubmissionError(f"submission {path} is a symbolic link: upload the file itself") from None
+        raise SubmissionError(f"cannot open submission {path}: {error.strerror or error}") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise SubmissionError(f"submission {path} is not a regular file")
+        if status.st_nlink != 1:
+            raise SubmissionError(f"submission {path} has {status.st_nlink} hard links (names): upload a file of its own")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, status
+
+
+class _Gzip(io.RawIOBase):
+    """A gzip stream (up to MAX_GZIP_MEMBERS members) whose readinto fills the buffer, checking the deadline as it inflates.
+
+    Compressed bytes go to zlib INPUT_PIECE at a time: zlib copies the input left after a member's
+    end, so a stream of many tiny members costs a small copy per member, not a chunk's.
+    """
+
+    def __init__(self, raw, deadline: Deadline):
         self.raw = raw
+        self.deadline = deadline
         self.inflater = zlib.decompressobj(wbits=31)
+        self.members = 1
+        self.pending = memoryview(b"")  # compressed bytes read and not yet handed to zlib
+        self.inflated = 0
 
     def readable(self):
         return True
 
-    def read(self, size=-1):
-        size = CHUNK_BYTES if size is None or size < 0 else size
-        while True:
+    def _piece(self):
+        if not self.pending:
+            self.pending = memoryview(self.raw.read(CHUNK_BYTES))
+        piece, self.pending = self.pending[:INPUT_PIECE], self.pending[INPUT_PIECE:]
+        return piece
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        size, have = len(view), 0
+        while have < size:
+            self.deadline.check(self.inflated + have)
             if self.inflater.eof:
-                rest = self.inflater.unused_data or self.raw.read(CHUNK_BYTES)
+                rest = self.inflater.unused_data or self._piece()
                 if not rest:
-                    return b""
+                    break
+                self.members += 1
+                if self.members > MAX_GZIP_MEMBERS:
+                    raise LimitExceeded(UNREADABLE, f"the gzip stream holds more than {MAX_GZIP_MEMBERS:,} members: compress the file as one stream")
                 self.inflater = zlib.decompressobj(wbits=31)
             else:
-                rest = self.inflater.unconsumed_tail or self.raw.read(CHUNK_BYTES)
+                rest = self.inflater.unconsumed_tail or self._piece()
                 if not rest:
                     raise SubmissionError("the gzip stream is truncated: it ends in the middle of compressed data")
-            data = self.inflater.decompress(rest, size)
-            if data:
-                return data
+            data = self.inflater.decompress(rest, size - have)
+            view[have : have + len(data)] = data
+            have += len(data)
+        self.inflated += have
+        return have
+
+
+def _fill(stream, view: memoryview, deadline: Deadline, bytes_read: int) -> int:
+    """Read into `view` until it is full or the stream ends, CHUNK_BYTES at a time, checking the deadline."""
+    have = 0
+    while have < len(view):
+        deadline.check(bytes_read + have)
+        got = stream.readinto(view[have : have + CHUNK_BYTES]) or 0
+        if got == 0:
+            break
+        have += got
+    return have
 
 
 @dataclass
@@ -85,41 +177,41 @@ class BlockReader:
     """Opens a submission and yields Blocks of whole lines, checking the size limits as it reads."""
 
     def __init__(self, path: str | Path, block_bytes: int = DEFAULT_BLOCK_BYTES,
-                 max_file_bytes: int = 1 << 62, max_decompressed_bytes: int = 1 << 62, max_line_bytes: int = 1 << 20):
+                 max_file_bytes: int = 1 << 62, max_decompressed_bytes: int = 1 << 62, max_line_bytes: int = 1 << 20,
+                 deadline: Deadline | None = None):
         self.path = Path(path)
         self.block_bytes = max(1, int(block_bytes))
         self.max_file_bytes = max_file_bytes
         self.max_decompressed_bytes = max_decompressed_bytes
         self.max_line_bytes = max_line_bytes
+        self.deadline = deadline or Deadline()
         self._free: list[bytearray] = []
         self.compression = "plain"
         self.file_bytes = 0
         self.bytes_read = 0
 
     def _open(self):
-        try:
-            self.file_bytes = os.stat(self.path).st_size
-        except OSError as error:
-            raise SubmissionError(f"cannot open submission {self.path}: {error.strerror or error}") from None
-        if not self.path.is_file():
-            raise SubmissionError(f"submission {self.path} is not a file")
+        fd, status = open_regular(self.path)
+        raw = open(fd, "rb", buffering=0)
+        self.file_bytes = status.st_size
         if self.file_bytes > self.max_file_bytes:
+            raw.close()
             raise LimitExceeded(23, f"the file is {self.file_bytes:,} bytes, over the limit of {self.max_file_bytes:,}")
         try:
-            self.compression = sniff(self.path)
-            raw = open(self.path, "rb", buffering=0)
+            self.compression = sniff_head(os.pread(fd, 8, 0))
         except OSError as error:
+            raw.close()
             raise SubmissionError(f"cannot read submission {self.path}: {error.strerror or error}") from None
         if self.compression == "plain":
             self.block_bytes = min(self.block_bytes, self.file_bytes + 1)  # a small file: no large buffer to zero
             return raw, raw
         if self.compression == "gzip":
-            return _Gzip(raw), raw
+            return _Gzip(raw, self.deadline), raw
         if self.compression == "zip":
             try:
                 archive = zipfile.ZipFile(raw)
                 members = [info for info in archive.infolist() if not info.is_dir()]
-            except (zipfile.BadZipFile, OSError, ValueError) as error:
+            except READ_ERRORS as error:
                 raw.close()
                 raise SubmissionError(f"the zip archive cannot be read: {error}") from None
             if len(members) != 1:
@@ -128,9 +220,10 @@ class BlockReader:
                 raise LimitExceeded(25, f"the zip archive holds {len(members)} files ({names}); it must hold exactly one")
             try:
                 return archive.open(members[0]), raw
-            except (NotImplementedError, RuntimeError, zipfile.BadZipFile) as error:
+            except READ_ERRORS as error:
                 raw.close()
-                raise SubmissionError(f"the zip member {members[0].filename!r} cannot be read: {error}") from None
+                why = f"the archive is damaged ({error.strerror})" if isinstance(error, OSError) and error.strerror else error
+                raise SubmissionError(f"the zip member {members[0].filename!r} cannot be read: {why}") from None
         raw.close()
         raise LimitExceeded(26, f"the file is compressed with {self.compression}, which is not supported: use plain CSV, .gz or .zip")
 
@@ -138,7 +231,7 @@ class BlockReader:
         stream, raw = self._open()
         try:
             yield from self._blocks(stream, raw)
-        except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as error:
+        except READ_ERRORS as error:
             raise SubmissionError(f"reading {self.path} failed after {self.bytes_read:,} bytes: {error}") from None
         finally:
             stream.close()
@@ -161,12 +254,7 @@ class BlockReader:
         while True:
             buf = self._buffer(len(carry) + self.block_bytes + SLACK)
             buf[: len(carry)] = carry
-            if plain:  # read straight into the block: no copy
-                got = stream.readinto(memoryview(buf)[len(carry) : len(carry) + self.block_bytes]) or 0
-            else:
-                chunk = stream.read(self.block_bytes)
-                got = len(chunk)
-                buf[len(carry) : len(carry) + got] = chunk
+            got = _fill(stream, memoryview(buf)[len(carry) : len(carry) + self.block_bytes], self.deadline, self.bytes_read)
             self.bytes_read += got
             if self.bytes_read > self.max_decompressed_bytes:
                 raise LimitExceeded(24, f"the {'decompressed ' if not plain else ''}content is over the limit of "
@@ -179,8 +267,8 @@ class BlockReader:
             else:
                 cut = buf.rfind(b"\n", 0, end) + 1
                 if cut == 0:  # no line end yet
-                    if end > self.max_line_bytes + self.block_bytes:
-                        raise LimitExceeded(22, f"a line is longer than the limit of {self.max_line_bytes:,} bytes (no line end within {end:,} bytes)")
+                    if end > self.max_line_bytes + self.block_bytes:  # the engine locates it (line, column)
+                        raise LimitExceeded(LINE_TOO_LONG, f"more than {end - 1:,}", max_line_bytes=self.max_line_bytes)
                     carry = bytes(buf[:end])
                     self._free.append(buf)
                     continue

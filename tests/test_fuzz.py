@@ -30,7 +30,8 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(
 
 PIECES = [b"\r\n", b"\r", b"\n", b"\n\n", b'"', b'""', b",", b",,", b" ", b"  ", b"\t", b"\x00", b"\xef\xbb\xbf", b"\xff",
           b"\xc3", b"\xe2\x82", b"\xc3\xa9", b"-", b"_", b"__", b"_clicks", b"_views", b"99999999999999999999",
-          b"18446744073709551616", b"9223372036854775807", b"0", b"1_orders,", b"session_type,labels\n", b";", b"|", b"\\"]
+          b"18446744073709551616", b"9223372036854775807", b"0", b"1_orders,", b"session_type,labels\n", b";", b"|", b"\\",
+          b"\n" * 40]  # a run of blank lines longer than the problems kept per code
 
 
 @st.composite
@@ -61,7 +62,8 @@ def inputs():
     plain = st.one_of(st.binary(max_size=400), mutated(), st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join))
     gzipped = plain.map(lambda data: gzip.compress(data, mtime=0))
     broken_gzip = st.tuples(gzipped, st.integers(0, 200)).map(lambda pair: pair[0][: pair[1]])
-    return st.one_of(plain, plain, plain, gzipped, broken_gzip)
+    members = st.lists(plain, min_size=2, max_size=6).map(lambda parts: b"".join(gzip.compress(part, mtime=0) for part in parts))
+    return st.one_of(plain, plain, plain, gzipped, broken_gzip, members)
 
 
 @pytest.fixture(scope="module")

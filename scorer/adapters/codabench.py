@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,16 +32,29 @@ class Outcome:
     scores: dict[str, float] | None = None
 
 
-def files_under(folder: Path) -> list[Path]:
-    """Regular files below `folder`, skipping hidden ones, __MACOSX and platform metadata files."""
+def _ignored(relative: Path) -> bool:
+    return any(part.startswith(".") or part == "__MACOSX" for part in relative.parts) or relative.name in IGNORED_NAMES
+
+
+def entries_under(folder: Path) -> list[Path]:
+    """Everything below `folder` that is not a folder (files, links, special files), skipping hidden ones,
+    __MACOSX and platform metadata files. Links to folders are listed, never followed."""
     found = []
-    for path in sorted(folder.rglob("*")):
-        parts = path.relative_to(folder).parts
-        if any(part.startswith(".") or part == "__MACOSX" for part in parts) or path.name in IGNORED_NAMES:
-            continue
-        if path.is_file():
-            found.append(path)
-    return found
+    for top, dirs, files in os.walk(folder):  # os.walk does not follow links to folders
+        here = Path(top)
+        links = [name for name in dirs if (here / name).is_symlink()]
+        dirs[:] = sorted(name for name in dirs if name not in links)
+        found += [here / name for name in files + links]
+    return sorted(path for path in found if not _ignored(path.relative_to(folder)))
+
+
+def files_under(folder: Path) -> list[Path]:
+    """Regular files below `folder` (links to files included), skipping hidden ones, __MACOSX and platform metadata files."""
+    return [path for path in entries_under(folder) if path.is_file()]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
 def find_truth(ref: Path) -> Path:
@@ -51,21 +65,47 @@ def find_truth(ref: Path) -> Path:
     for kind in ((COMPILED_SUFFIX, STRINGS_SUFFIX), TRUTH_SUFFIXES):
         matches = [path for path in files if path.name.lower().endswith(kind)]
         if len(matches) == 1:
+            if not _inside(matches[0], ref):
+                raise TruthError(f"the truth file {matches[0].relative_to(ref)} is a link to a file outside {ref}")
             return matches[0]
         if matches:
             raise TruthError(f"several truth files under {ref}: {', '.join(str(m.relative_to(ref)) for m in matches)}; keep one")
     raise TruthError(f"no truth file under {ref} (expected {COMPILED_SUFFIX}, {STRINGS_SUFFIX} or one of {', '.join(TRUTH_SUFFIXES)})")
 
 
+def _not_a_plain_upload(path: Path, res: Path) -> str | None:
+    """Why the uploaded entry `path` may not be read (a link, a hard link, a special file), or None.
+
+    Nothing of what a link points at is named or read: only the upload's own name.
+    """
+    name = path.relative_to(res)
+    try:
+        status = path.lstat()
+    except OSError as error:
+        return f"{name} cannot be read ({error.strerror or error})"
+    if stat.S_ISLNK(status.st_mode):
+        return f"{name} is a symbolic link"
+    if not stat.S_ISREG(status.st_mode):
+        return f"{name} is not a regular file"
+    if status.st_nlink != 1:
+        return f"{name} is a hard link (a file with {status.st_nlink} names)"
+    if not _inside(path, res):
+        return f"{name} lies outside the upload"
+    return None
+
+
 def find_submission(res: Path) -> Path:
-    """The one file the participant uploaded (at any depth of res/)."""
-    files = files_under(res) if res.is_dir() else []
-    if not files:
+    """The one regular file the participant uploaded (at any depth of res/): no link, hard link or special file."""
+    entries = entries_under(res) if res.is_dir() else []
+    if not entries:
         raise SubmissionError("the upload holds no file: upload one CSV (plain, .gz or .zip)")
-    if len(files) > 1:
-        names = ", ".join(str(path.relative_to(res)) for path in files[:5]) + (", …" if len(files) > 5 else "")
-        raise SubmissionError(f"the upload holds {len(files)} files ({names}): upload exactly one CSV (plain, .gz or .zip)")
-    return files[0]
+    if len(entries) > 1:
+        names = ", ".join(str(path.relative_to(res)) for path in entries[:5]) + (", …" if len(entries) > 5 else "")
+        raise SubmissionError(f"the upload holds {len(entries)} files ({names}): upload exactly one CSV (plain, .gz or .zip)")
+    why = _not_a_plain_upload(entries[0], res)
+    if why:
+        raise SubmissionError(f"{why}: upload the CSV itself (plain, .gz or .zip)")
+    return entries[0]
 
 
 def write_scores(output: Path, scores: dict[str, float]) -> None:

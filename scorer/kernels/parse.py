@@ -40,6 +40,21 @@ def _problem(found, n_problems, counts, max_per_code, code, line, start, end, li
 
 
 @njit(cache=True, nogil=True)
+def blank_lines(buf, pos, n, line, max_per_code, counts, found, n_problems):
+    """The run of blank lines at pos (line is the one before): the first max_per_code are recorded one by one,
+    the rest counted at once, so a file of line ends streams at memory speed. Returns (pos, line, n_problems)."""
+    while pos < n and buf[pos] == 10 and counts[codes.BLANK_LINE] < max_per_code:
+        line += 1
+        n_problems = _problem(found, n_problems, counts, max_per_code, codes.BLANK_LINE, line, pos, pos, pos)
+        pos += 1
+    run = pos
+    while run < n and buf[run] == 10:
+        run += 1
+    counts[codes.BLANK_LINE] += run - pos
+    return run, line + run - pos, n_problems
+
+
+@njit(cache=True, nogil=True)
 def _utf8_error(buf, start, end):
     """Offset of the first byte that breaks UTF-8 in buf[start:end], or -1."""
     i = start
@@ -360,6 +375,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
     n_rows = 0
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
+        if buf[pos] == 10:
+            pos, line, n_problems = blank_lines(buf, pos, n, line, limits[1], counts, found, n_problems)
+            continue
         line += 1
         start = pos
         session, length = _digits(buf, start)

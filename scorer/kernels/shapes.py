@@ -14,7 +14,7 @@ from numba import njit
 
 from scorer.kernels import codes
 from scorer.kernels.kinds import LONG, VALUE
-from scorer.kernels.parse import _problem, skip_separators, split_line
+from scorer.kernels.parse import _problem, blank_lines, skip_separators, split_line
 from scorer.kernels.rank import score_row
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
@@ -113,6 +113,9 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
     n_rows = 0
     n_preds = 0
     while pos < n and n_rows < row_ints.shape[0] and n_preds < preds.shape[0]:
+        if buf[pos] == 10:
+            pos, line, n_problems = blank_lines(buf, pos, n, line, max_per_code, counts, found, n_problems)
+            continue
         line += 1
         line_start = pos
         pos, ok, n_problems = _fields(buf, pos, n, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
