@@ -14,6 +14,7 @@ Sources read (public repositories; nothing copied, the checks are written from w
   with output/ made 0777).
 - EvalAI: Cloud-CV/EvalAI-Starters remote_challenge_evaluation/main.py (evaluate(submission_file, codename);
   any exception becomes the participant's stderr as str(e)) and challenge_config.yaml.
+The platforms read their files with PyYAML, as these tests do (it comes with dask, of the test extra).
 """
 
 from __future__ import annotations
@@ -261,6 +262,21 @@ def test_the_emulated_container_cannot_override_permissions(codabench_zip, tmp_p
     assert "Traceback" not in done.stderr
 
 
+def test_max_seconds_replaces_the_configs_time_limit(tmp_path):
+    from scorer.adapters.codabench import grade
+    from scorer.cli import main
+
+    root = tmp_path / "run"
+    (root / "input" / "ref").mkdir(parents=True)
+    shutil.copy(TRUTH, root / "input" / "ref")
+    (root / "input" / "res").mkdir()
+    shutil.copy(SUBMISSION, root / "input" / "res")
+    outcome = grade(root / "input", root / "output", max_seconds=1e-9)
+    assert outcome.exit_code == 1 and "S028" in outcome.message and "limit of 1e-09 s" in outcome.message
+    assert grade(root / "input", root / "output", max_seconds=540).exit_code == 0
+    assert main(["codabench", str(root / "input"), str(root / "output"), "--max-seconds", "0"]) == 2
+
+
 # -- Codabench's unpacker ---------------------------------------------------------------------------------
 def codabench_unpacker_problems(folder: Path) -> list[str]:
     """What Codabench's unpacker (v2.py, base_unpacker.py) and worker would refuse in an unzipped bundle; [] if nothing."""
@@ -320,10 +336,13 @@ def codabench_unpacker_problems(folder: Path) -> list[str]:
         if number and (phases[number - 1].get("end") is None or phases[number - 1]["end"] >= phase["start"]):
             problems.append(f"phase {phase.get('name')}: phases must be sequential")
     boards = spec.get("leaderboards") or problems.append("no leaderboards") or []
-    for board in boards:
-        keys = [column.get("key") for column in board.get("columns", [])]
-        if len(set(keys)) != len(keys) or not all(column.get("sorting") in ("asc", "desc") for column in board["columns"]):
+    for board in boards:  # src/apps/leaderboards/models.py: Column key unique, title and key <= 36 characters
+        columns = board.get("columns", [])
+        keys = [column.get("key") for column in columns]
+        if len(set(keys)) != len(keys) or not all(column.get("sorting") in ("asc", "desc") for column in columns):
             problems.append(f"leaderboard {board.get('key')}: duplicate keys or a sorting other than asc/desc")
+        if any(len(str(column.get(field, ""))) > 36 for column in columns for field in ("title", "key")):
+            problems.append(f"leaderboard {board.get('key')}: a column title or key over 36 characters")
     return problems
 
 
