@@ -333,7 +333,7 @@ def codabench_unpacker_problems(folder: Path) -> list[str]:
         limit = phase.get("execution_time_limit")
         if not isinstance(limit, int) or not 0 < limit <= DEFAULT_QUEUE_LIMIT:
             problems.append(f"phase {phase.get('name')}: execution_time_limit {limit!r} is not within the default queue's {DEFAULT_QUEUE_LIMIT} s")
-        if number and (phases[number - 1].get("end") is None or phases[number - 1]["end"] >= phase["start"]):
+        if number and (phases[number - 1].get("end") is None or phase.get("start") is None or phases[number - 1]["end"] >= phase["start"]):
             problems.append(f"phase {phase.get('name')}: phases must be sequential")
     boards = spec.get("leaderboards") or problems.append("no leaderboards") or []
     for board in boards:  # src/apps/leaderboards/models.py: Column key unique, title and key <= 36 characters
@@ -503,3 +503,25 @@ def test_a_read_only_root_file_system_scores_with_a_temporary_numba_cache(tmp_pa
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["score"] == pytest.approx(strict_scores(SUBMISSION, TRUTH)["score"], abs=1e-12)
     assert list(scratch.iterdir()) == [], "the temporary cache is removed at exit"
+
+
+def test_without_numba_cache_dir_a_read_only_package_and_home_get_a_temporary_cache(tmp_path):
+    """pip-installed on a read-only root file system: numba would look beside the package and in ~/.cache."""
+    frozen = tmp_path / "ro"
+    shutil.copytree(ROOT / "scorer", frozen / "site" / "scorer", ignore=shutil.ignore_patterns("__pycache__"))
+    (frozen / "home").mkdir()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(PYTHONPATH=str(frozen / "site"), HOME=str(frozen / "home"), TMPDIR=str(scratch))
+    code = "import os, scorer.cli as cli; cli._numba_cache_fallback(); print(os.environ.get('NUMBA_CACHE_DIR'))"
+    subprocess.run(["chmod", "-R", "a-w", str(frozen)], check=True)
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, cwd=scratch, preexec_fn=_as_container, capture_output=True, text=True, timeout=60)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(frozen)], check=True)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).parent == scratch and list(scratch.iterdir()) == []
+    writable = subprocess.run([sys.executable, "-c", code], env=env, cwd=scratch, capture_output=True, text=True, timeout=60,
+                              preexec_fn=_as_container)  # the same, now that the package's folder is writable again
+    assert writable.stdout.strip() == "None", "a writable cache folder is left to numba"
