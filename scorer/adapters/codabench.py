@@ -116,8 +116,9 @@ def write_scores(output: Path, scores: dict[str, float]) -> None:
         (output / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
         (output / "scores.txt").write_text("".join(f"{key}: {value:.10g}\n" for key, value in scores.items()))
     except OSError as error:
-        hint = f" (this process runs as uid {os.getuid()}: run the grader image as its default user, root, or give the folder to that uid)"
-        raise UsageError(f"cannot write the scores to {output}: {error.strerror or error}{hint if getattr(os, 'getuid', lambda: 0)() else ''}") from None
+        uid = getattr(os, "getuid", lambda: 0)()
+        hint = f" (this process runs as uid {uid}: run the grader image as its default user, root, or give the folder to uid {uid})" if uid else ""
+        raise UsageError(f"cannot write the scores to {output}: {error.strerror or error}{hint}") from None
 
 
 def grade(input_dir: str | Path, output_dir: str | Path, competition: str = "otto", config: str | None = None,
