@@ -93,7 +93,9 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
     """A StringTruth written by save(), every array checked (scorer.truth_checks) before a kernel sees it;
     TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values.
 
-    `opened`: the file at path, opened from the private cache folder (scorer.truth.cached_copy)."""
+    `opened`: the file at path, opened from the private cache folder (scorer.truth.cached_copy). Only this user
+    can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
+    check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one."""
     from scorer.truth_checks import check_string_truth
 
     try:
@@ -107,7 +109,7 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
                             item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
-    check_string_truth(truth, path)
+    check_string_truth(truth, path, full=opened is None)
     if shape == "value" and (truth.grades is None or (np.diff(truth.indptr) != 1).any()):
         raise TruthError(f"compiled truth {path} does not hold one value per id (compiled for another shape than 'value'?)")
     return truth

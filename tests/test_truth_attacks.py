@@ -480,3 +480,81 @@ def test_the_cli_scores_with_a_refused_cache_and_says_why(tmp_path):
     assert json.loads(refused.stdout)["score"] == json.loads(private.stdout)["score"] > 0
     assert refused.stderr.count("is not used: the folder") == 1 and "Traceback" not in refused.stderr
     assert not list(shared.glob("*.npz"))
+
+
+# a cache entry's string tables: the checks that keep the kernels safe and a spot check; a given file: all
+
+def _table_with_a_lost_key(n_keys=200):
+    """A correct table of n_keys keys, then the unsampled key whose probe is shortest moved where it cannot be found."""
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import SPOT, hash_keys
+
+    table = StringTable.of([f"customer{value:06d}" for value in range(n_keys)])
+    sampled = set(np.unique(np.linspace(0, n_keys - 1, SPOT).astype(np.int64)).tolist())
+    size = len(table.table)
+    homes = (hash_keys(table.keys, table.starts, table.ends) & np.uint64(size - 1)).astype(np.int64)
+    for position in np.flatnonzero(table.table != -1):
+        key = int(table.table[position] & 0xFFFFFFFF)
+        hole = (position + 1) % size
+        if key not in sampled and position == homes[key] and table.table[hole] == -1:
+            moved = table.table.copy()
+            moved[hole], moved[position] = moved[position], -1  # one on from its home, behind the hole it left
+            return table, StringTable(table.keys, table.starts, table.ends, moved)
+    raise AssertionError("no key to move")
+
+
+def test_a_cache_entry_table_gets_the_safe_checks_a_given_file_the_full_one():
+    from scorer.truth_checks import check_table
+
+    good, lost = _table_with_a_lost_key()
+    assert check_table(good, "id", "x", full=False) == check_table(good, "id", "x") == 200
+    with pytest.raises(TruthError, match="not reachable"):
+        check_table(lost, "id", "x")  # a compiled file given as truth: every key
+    assert check_table(lost, "id", "x", full=False) == 200  # a cache entry: scores can be wrong, nothing unsafe
+
+
+@pytest.mark.parametrize("attack", ["id table with no empty entry", "id table entry past the ids", "id table entries moved",
+                                    "key past its buffer", "item code past the names"])
+def test_a_string_cache_entry_failing_the_safe_or_spot_checks_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack):
+    from scorer.string_truth import read_string_truth
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "s.csv"
+    source.write_text("customer_id,prediction\nA,0001 0002\nB,\nC,0002 0003\n")
+    first = read_string_truth(source, "list")
+    entry = cache_path(source, ["strings", "list", "all"], ".strings.npz")
+    craft(entry, entry, **STRING_ATTACKS[attack][0](entry))
+    again = read_string_truth(source, "list")
+    assert [again.name(i) for i in range(3)] == [first.name(i) for i in range(3)] and again.items.tolist() == [0, 1, 1, 2]
+    read_string_truth(entry, "list")  # the entry was written again, whole and correct (the full check)
+
+
+def test_the_spot_check_finds_a_table_built_with_another_hash():
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import check_table
+
+    table = StringTable.of([f"k{value}" for value in range(1000)])
+    slots = table.table.copy()
+    occupied = slots != -1
+    slots[occupied] ^= np.int64(1) << 40  # every tag changed, as by another hash: nothing is found
+    with pytest.raises(TruthError, match="not reachable"):
+        check_table(StringTable(table.keys, table.starts, table.ends, slots), "id", "x", full=False)
+
+
+def test_only_an_entry_of_the_private_cache_skips_the_full_table_check(tmp_path, monkeypatch):
+    import scorer.truth_checks as checks
+    from scorer.string_truth import read_string_truth
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "s.csv"
+    source.write_text("customer_id,prediction\nA,0001 0002\nB,\nC,0002 0003\n")
+    read_string_truth(source, "list")  # compiled into the cache
+    entry = cache_path(source, ["strings", "list", "all"], ".strings.npz")
+    given = tmp_path / "given.strings.npz"
+    given.write_bytes(entry.read_bytes())
+    seen = []
+    check = checks.check_table
+    monkeypatch.setattr(checks, "check_table", lambda table, what, path, full=True: seen.append((what, full)) or check(table, what, path, full))
+    read_string_truth(source, "list")
+    read_string_truth(given, "list")
+    assert seen == [("id", False), ("item", False), ("id", True), ("item", True)]
