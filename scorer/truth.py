@@ -457,7 +457,7 @@ def _cache_folder(stack: ExitStack, folder: Path, create: bool) -> int | None:
 def cached_copy(cached: Path | None, reader, *args, source: str):
     """The cache entry read by reader(cached, *args, source=..., opened=file) if there is a sound one in a private
     cache folder, else None: a missing, damaged or crafted entry is a miss, and so is one that is not this
-    user's regular file (a symlink is not followed, a FIFO never opened)."""
+    user's regular file (a symlink is not followed, a FIFO never waited on)."""
     if cached is None:
         return None
     with ExitStack() as stack:
