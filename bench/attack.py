@@ -27,7 +27,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
 import zipfile
 import zlib
@@ -306,20 +305,32 @@ def child_env(extra: dict) -> dict:
     return env
 
 
+# Linux keeps a process's peak RSS across exec, and a child forked from this bench starts from the bench's own
+# peak (after building a case's input, 100 MB and more): a small launcher forks the scorer and reports its figures.
+LAUNCHER = """
+import os, subprocess, sys, threading, time
+result, stop = sys.argv[1], float(sys.argv[2])
+started = time.monotonic()
+child = subprocess.Popen(sys.argv[3:])
+watchdog = threading.Timer(stop, child.kill)
+watchdog.start()
+_, status, usage = os.wait4(child.pid, 0)
+seconds = time.monotonic() - started
+watchdog.cancel()
+with open(result, "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {seconds} {usage.ru_maxrss / 1024}")
+"""
+
+
 def run_child(run: Run, folder: Path) -> tuple[int, float, float, str]:
     """Exit code, wall seconds, peak RSS (MB) and output of `python -m scorer.cli *run.argv`."""
-    out_path = folder / "output.txt"
+    out_path, result = folder / "output.txt", folder / "launcher.txt"
     with open(out_path, "wb") as out:
-        started = time.monotonic()
-        child = subprocess.Popen([sys.executable, "-m", "scorer.cli", *run.argv], stdout=out, stderr=subprocess.STDOUT,
-                                 env=child_env(run.env), cwd=folder)
-        watchdog = threading.Timer(HARD_STOP, child.kill)
-        watchdog.start()
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.monotonic() - started
-        watchdog.cancel()
-        child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, seconds, usage.ru_maxrss / 1024, out_path.read_text(errors="replace")
+        subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCHER, str(result), str(HARD_STOP),
+                        sys.executable, "-m", "scorer.cli", *run.argv],
+                       stdout=out, stderr=subprocess.STDOUT, env=child_env(run.env), cwd=folder, timeout=HARD_STOP + 30)
+    code, seconds, peak = result.read_text().split()
+    return int(code), float(seconds), float(peak), out_path.read_text(errors="replace")
 
 
 @dataclass
@@ -345,9 +356,9 @@ def judge(name: str, folder: Path) -> Outcome:
     """Build the case `name` in the empty folder, run it as a grader would and hold it to every bound."""
     try:
         run = CASES[name](folder)
-    except Exception as error:  # noqa: BLE001 - the case could not be set up here: say so, go on
+        code, seconds, peak, output = run_child(run, folder)
+    except Exception as error:  # noqa: BLE001 - the case could not be set up or measured here: say so, go on
         return Outcome(name, [f"{type(error).__name__}: {error}"])
-    code, seconds, peak, output = run_child(run, folder)
     faults = []
     if code != run.exit_code:
         faults.append(f"exit {code}, wanted {run.exit_code}")

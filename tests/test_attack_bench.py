@@ -37,3 +37,11 @@ def test_a_broken_bound_is_reported(tmp_path, monkeypatch):
     monkeypatch.setitem(attack.CASES, "max_seconds = nan", wanting_success)
     outcome = attack.judge("max_seconds = nan", tmp_path)
     assert outcome.faults == ["exit 2, wanted 0"] and "FAIL: exit 2, wanted 0" in outcome.row()
+
+
+def test_the_peak_memory_is_the_scorer_s_own_not_the_bench_s(tmp_path):
+    """Linux keeps a peak RSS across fork and exec: a bench that had grown past the bound must not fail a small child."""
+    ballast = b"x" * ((attack.MAX_MB + 100) << 20)
+    outcome = attack.judge("max_seconds = nan", tmp_path)
+    del ballast
+    assert outcome.faults == [] and outcome.peak < attack.MAX_MB, outcome.row()
