@@ -45,3 +45,25 @@ def test_the_peak_memory_is_the_scorer_s_own_not_the_bench_s(tmp_path):
     outcome = attack.judge("max_seconds = nan", tmp_path)
     del ballast
     assert outcome.faults == [] and outcome.peak < attack.MAX_MB, outcome.row()
+
+
+def test_the_time_limit_counts_bytes_of_csv_also_between_blocks(monkeypatch, tmp_path):
+    """The deadline checked after a block names the CSV bytes read (as the reader's checks do), not the gzip's."""
+    import gzip
+
+    import scorer
+    from scorer import engine
+    from scorer.submission import Deadline
+
+    counted = []
+
+    class Recording(Deadline):
+        def check(self, bytes_read: int) -> None:
+            counted.append(bytes_read)
+
+    monkeypatch.setattr(engine, "Deadline", Recording)
+    content = attack.HEADER + b"\n" * (1 << 20)
+    path = tmp_path / "blank.csv.gz"
+    path.write_bytes(gzip.compress(content, mtime=0))
+    scorer.validate(path)
+    assert counted == sorted(counted) and counted[-1] == len(content)  # a count of CSV bytes read so far
