@@ -129,7 +129,7 @@ class FramePass(Pass):
             if field == ITEM_FIELD:
                 words["value"] = "null" if code == codes.ITEM_NOT_INTEGER else repr(int(values[start]))
                 if code == codes.TOO_MANY_ITEMS:
-                    cut = int(np.count_nonzero(values[start:end] >= 0))  # roughly the items past K (nulls aside)
+                    cut = end - start  # the items from the first one past K, as the file's message counts them
                     words["value"], words["cut"] = f"{self.kmax_items + cut:,}", f"{cut:,}"
             elif len(id_bytes) or len(job.ids[1]):
                 words["value"] = _text(id_bytes[start:end].tobytes())
@@ -179,7 +179,7 @@ class FramePass(Pass):
 
         table = table.combine_chunks()
         n = table.num_rows
-        session_column, type_column = table.column("session").chunk(0) if n else None, table.column("type").combine_chunks()
+        type_column = table.column("type").combine_chunks()
         session = _session_codes(table.column("session"))
         kind = self._type_indexes(type_column)
         values, valid = _int64(table.column("aid").combine_chunks(), "aid")
