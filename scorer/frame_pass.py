@@ -141,7 +141,8 @@ class FramePass(Pass):
             elif code == codes.UNKNOWN_TYPE:
                 words["expected"] = ", ".join(self.competition.types)
             self.report.add(code, row=frames.row_of(line), field=self.fields[field], **words)
-        for code in np.flatnonzero(counts):
+        self.rows_with_errors += int(counts[codes.ROWS_WITH_ERRORS])
+        for code in np.flatnonzero(counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(counts[code] - kept[code]))
 
     def _wide_job(self, batch, form: str, start: int) -> _Job:

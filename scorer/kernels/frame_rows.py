@@ -141,7 +141,8 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
     rows' (sessions, type indexes, lines) (session < 0: NULL_SESSION / NEGATIVE_SESSION; type -1: unknown;
     lines empty: row r is line line_base + r + 1).
     lists: (offsets, validity, bit offset, values, validity, bit offset, line per value or empty).
-    A row with a bad item scores 0 and counts as present; a null list is an empty one.
+    A row with a bad item holds its slot and scores 0 (counted in counts[ROWS_WITH_ERRORS]), as a line with an
+    error does in parse_block; a null list is an empty one.
     """
     id_bytes, id_offsets, id_valid, id_bit = ids
     sessions_in, types_in, row_lines = keys
@@ -233,6 +234,8 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
+            if bad_item:
+                counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = indptr[slot], indptr[slot + 1]
             if t_start < t_end:
                 row_ints[n_rows, 4] = _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal,
