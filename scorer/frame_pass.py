@@ -123,7 +123,7 @@ class FramePass(Pass):
         id_bytes = job.ids[0]
         values = job.lists[3]
         kept = np.zeros(codes.N_CODES, np.int64)
-        for code, line, field, start, end in found.tolist():
+        for code, line, start, end, field in found.tolist():
             kept[code] += 1
             words = dict(self.format_keys)
             if field == ITEM_FIELD:
