@@ -120,6 +120,8 @@ class FramePass(Pass):
 
     def _report_found(self, job, counts: np.ndarray, found: np.ndarray) -> None:
         """The kernel's problem records as problems naming a row and a column, with the bad value."""
+        if not len(found) and not counts.any():
+            return
         id_bytes = job.ids[0]
         values = job.lists[3]
         kept = np.zeros(codes.N_CODES, np.int64)
