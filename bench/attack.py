@@ -4,7 +4,7 @@
     python bench/attack.py gzip blank # only the cases whose name holds one of these words
 
 Builds the inputs in a temporary folder and runs `python -m scorer.cli ...` (the Codabench scoring
-program, or `score --strict`), with a competition config whose max_seconds is 2. Prints per case the
+program, or `score --strict --untrusted`), with a competition config whose max_seconds is 2. Prints per case the
 exit code (and the one wanted), wall seconds, peak RSS of the child (os.wait4), and whether it ended
 within max_seconds + 2 s and 300 MB, gave the wanted exit code and passed the case's own check (no
 byte of the truth or of the environment quoted, the right truth scored, nothing planted imported).
@@ -86,7 +86,7 @@ def codabench(folder: Path, truth: Path, plant, competition: str = "otto") -> Ru
 
 
 def strict(folder: Path, submission: Path, truth: Path = OTTO_TRUTH, competition: str = "otto", wanted: int = 1, **limits) -> Run:
-    argv = ["score", str(submission), "--truth", str(truth), "--strict", "--no-progress",
+    argv = ["score", str(submission), "--truth", str(truth), "--strict", "--untrusted", "--no-progress",
             "--config", str(config(folder, competition, **limits))]
     budget = float(limits.get("seconds", MAX_SECONDS))
     return Run(argv, wanted, quotes_none(truth) if wanted == 1 and submission != truth else None,

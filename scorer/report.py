@@ -1,7 +1,7 @@
 """The analytics report: recall@k curves, intervals and breakdowns drawn with matplotlib.
 
 FILE.png is the figure; FILE.html is a self-contained page (the figure embedded as base64 PNG,
-plus the tables as text). matplotlib is an optional dependency: pip install 'scorer[report]'.
+plus the tables as text). matplotlib is an optional dependency: pip install 'recsys-scorer[report]'.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("--report needs matplotlib: pip install 'scorer[report]' (or pip install matplotlib)") from None
+        raise UsageError("--report needs matplotlib: pip install 'recsys-scorer[report]' (or pip install matplotlib)") from None
     return plt
 
 

@@ -17,6 +17,7 @@ from scorer.kernels import hot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

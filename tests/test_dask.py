@@ -23,6 +23,7 @@ from scorer.dask.tasks import RECORD_KEYS, grade_one
 from scorer.dask.truthcache import loads_here
 
 OTTO = load_competition("otto")
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -309,9 +310,9 @@ def test_without_dask_the_commands_say_how_to_install_it(case, tmp_path, monkeyp
     write_parts(tmp_path / "parts", [rows], ["csv"])
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now raises ImportError
     assert main(["grade", "x.csv", "--truth", str(truth_path)]) == 2
-    assert "pip install 'scorer[dask]'" in capsys.readouterr().err
+    assert "pip install 'recsys-scorer[dask]'" in capsys.readouterr().err
     assert main(["score", str(tmp_path / "parts"), "--truth", str(truth_path), "--engine", "dask"]) == 2
-    assert "pip install 'scorer[dask]'" in capsys.readouterr().err
+    assert "pip install 'recsys-scorer[dask]'" in capsys.readouterr().err
     assert main(["score", str(tmp_path / "parts"), "--truth", str(truth_path)]) == 0  # the local engine needs no Dask
 
 

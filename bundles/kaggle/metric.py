@@ -1,5 +1,5 @@
 """A Kaggle metric notebook's code. Attach the scorer wheel as a dataset and install it first, e.g.
-``!pip install --no-index --no-deps /kaggle/input/scorer-wheel/scorer-*.whl`` (numpy, numba, pandas and
+``!pip install --no-index --no-deps /kaggle/input/scorer-wheel/recsys_scorer-*.whl`` (numpy, numba, pandas and
 pyarrow are already in Kaggle's image). Create the solution with
 ``scorer export kaggle-solution TRUTH -o solution.csv --public 0.3``; the row id column is ``session_type``.
 """

@@ -1,12 +1,12 @@
 """Scale-out on Dask distributed: grade many submissions, or score a partitioned submission.
 
-Dask is an optional extra (`pip install 'scorer[dask]'`); nothing here imports it at module
+Dask is an optional extra (`pip install 'recsys-scorer[dask]'`); nothing here imports it at module
 level, so the base install stays light. `require()` imports it or explains how to install it.
 """
 
 from __future__ import annotations
 
-INSTALL_HINT = "pip install 'scorer[dask]'  (or: pip install 'dask[distributed]')"
+INSTALL_HINT = "pip install 'recsys-scorer[dask]'  (or: pip install 'dask[distributed]')"
 
 
 def require():
