@@ -191,7 +191,8 @@ def test_crafted_compiled_truth_exits_2_instead_of_crashing_or_misscoring(tmp_pa
     assert str(crafted) in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("attack", ["indptr past the items", "items unsorted", "lookup index past the sessions"])
+@pytest.mark.parametrize("attack", ["indptr past the items", "indptr decreasing", "lookup index past the sessions", "usage code",
+                                    "items as int32"])
 def test_crafted_cache_entry_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     source = tmp_path / "t.jsonl"
@@ -202,6 +203,22 @@ def test_crafted_cache_entry_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack
     rebuilt = load_truth(source, TYPES)
     assert rebuilt.labels(5, "orders") == [1, 2, 7] and rebuilt.lookup[1].tolist() == [0, -1, -1, 1, 2, -1, -1, 3]
     load_truth(entry, TYPES)  # the entry was written again, whole
+
+
+@pytest.mark.parametrize("attack", ["items unsorted", "items repeated", "sessions unsorted", "lookup with a stray entry"])
+def test_an_id_cache_entry_gets_the_safe_checks_a_given_file_the_full_one(tmp_path, attack):
+    from scorer.truth_checks import check_truth
+
+    crafted = craft(_compiled(tmp_path), tmp_path / "crafted.truth.npz", **ID_ATTACKS[attack][0])
+    arrays = read_npz(crafted)
+    truth = load_truth(_compiled(tmp_path), TYPES)
+    from dataclasses import replace
+
+    truth = replace(truth, sessions=arrays["sessions"], items=arrays["items"])
+    lookup = (2, arrays["lookup_table"])
+    with pytest.raises(TruthError, match=ID_ATTACKS[attack][1]):
+        check_truth(truth, crafted, lookup)  # a compiled file given as truth: every invariant
+    check_truth(truth, crafted, lookup, full=False)  # vouched-for bytes: scores could be wrong, nothing is unsafe
 
 
 def test_full_cache_disk_leaves_no_tmp_file_and_scores(tmp_path):
