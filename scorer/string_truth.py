@@ -112,7 +112,7 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
                             item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
-    check_compiled(mapped, "strings", lambda full: check_string_truth(truth, path, full), vouched=opened is not None, use_memo=use_memo)
+    check_compiled(mapped, "strings", lambda full: check_string_truth(truth, path, full=full), vouched=opened is not None, use_memo=use_memo)
     if shape == "value" and (truth.grades is None or (np.diff(truth.indptr) != 1).any()):
         raise TruthError(f"compiled truth {path} does not hold one value per id (compiled for another shape than 'value'?)")
     return truth

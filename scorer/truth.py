@@ -403,7 +403,7 @@ def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str 
         raise TruthError(f"compiled truth {path} has format version {meta.get('version')}, this scorer reads {CACHE_VERSION}: compile it again")
     if types is not None and truth.types != tuple(types):
         raise TruthError(f"compiled truth {path} has types {list(truth.types)}, the config has {list(types)}")
-    check_compiled(mapped, "truth", lambda full: check_truth(truth, path, lookup, full), vouched=opened is not None, use_memo=use_memo)
+    check_compiled(mapped, "truth", lambda full: check_truth(truth, path, lookup, full=full), vouched=opened is not None, use_memo=use_memo)
     if lookup is not None:
         truth.__dict__["lookup"] = (int(lookup[0]), lookup[1])  # the cached_property's value
     return truth
