@@ -193,3 +193,27 @@ def test_a_private_cache_is_used_as_it_is_without_compiling_again(tmp_path):
     assert loaded and all(str(cache / _subpath()) in line for line in loaded)
     assert "saved" not in again.stdout
     assert {path.name: path.stat().st_mtime_ns for path in (cache / _subpath()).glob("*.nb[ic]")} == files
+
+
+def test_numba_loaded_before_the_scorer_is_pointed_at_the_private_folder_too(tmp_path):
+    cache = _own_cache(tmp_path)
+    cache.chmod(0o777)
+    done = _decision(_env(cache), "import numba.core.config as config")
+    private = str(Path(os.environ["SCORER_CACHE_DIR"]) / "numba")
+    assert done.stdout.strip() == private and "writable by others" in done.stderr
+    done = _decision(_env(cache), "import numba.core.config as config\nimport scorer.kernels\nprint(config.CACHE_DIR)")
+    assert done.stdout.split() == [private, private]
+
+
+def test_a_refused_cache_without_any_private_folder_is_a_clear_error(tmp_path):
+    cache = _own_cache(tmp_path)
+    cache.chmod(0o777)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    os.chown(foreign, FOREIGN, -1)
+    no_temporary = "import tempfile; tempfile.mkdtemp = lambda **_: (_ for _ in ()).throw(OSError('no room'))\n"
+    code = f"import sys\n{no_temporary}from scorer.cli import main\nsys.exit(main({SCORE!r}))"
+    done = subprocess.run([sys.executable, "-c", code], env=_env(cache, SCORER_CACHE_DIR=str(foreign)),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("scorer: error: numba's cache"), done.stderr
+    assert "writable by others" in done.stderr and "Traceback" not in done.stderr
