@@ -80,6 +80,18 @@ def sniff_head(head: bytes) -> str:
     return "plain"
 
 
+def refusal(status: os.stat_result, *, untrusted: bool) -> str | None:
+    """Why a file of this status (lstat or fstat) is not read as a submission, or None: not a regular file;
+    untrusted (an upload), also a symbolic link or a file with other names (hard links)."""
+    if untrusted and stat.S_ISLNK(status.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(status.st_mode):
+        return "is not a regular file"
+    if untrusted and status.st_nlink != 1:
+        return f"has {status.st_nlink} hard links (names)"
+    return None
+
+
 def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
     """A read descriptor of `path` and its status, if it is a regular file; untrusted, also not a link and of one link.
 
@@ -97,10 +109,9 @@ def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
         raise SubmissionError(f"cannot open submission {path}: {error.strerror or error}") from None
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise SubmissionError(f"submission {path} is not a regular file")
-        if untrusted and status.st_nlink != 1:
-            raise SubmissionError(f"submission {path} has {status.st_nlink} hard links (names): upload a file of its own")
+        why = refusal(status, untrusted=untrusted)
+        if why:
+            raise SubmissionError(f"submission {path} {why}")
         if hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)
     except BaseException:
