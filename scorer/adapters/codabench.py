@@ -42,11 +42,9 @@ def entries_under(folder: Path) -> list[Path]:
     """Everything below `folder` that is not a folder (files, links, special files), skipping hidden ones,
     __MACOSX and platform metadata files. Links to folders are listed, never followed."""
     found = []
-    for top, dirs, files in os.walk(folder):  # os.walk does not follow links to folders
+    for top, dirs, files in os.walk(folder):  # a link to a folder is among dirs, and os.walk does not enter it
         here = Path(top)
-        links = [name for name in dirs if (here / name).is_symlink()]
-        dirs[:] = sorted(name for name in dirs if name not in links)
-        found += [here / name for name in files + links]
+        found += [here / name for name in files] + [here / name for name in dirs if (here / name).is_symlink()]
     return sorted(path for path in found if not _ignored(path.relative_to(folder)))
 
 
