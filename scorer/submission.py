@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.errors import SubmissionError
+from scorer.kernels.codes import LINE_TOO_LONG
 
 DEFAULT_BLOCK_BYTES = 8 << 20
 SLACK = 8  # zero bytes after each block's data, so kernels may read 8 bytes at a time
@@ -28,7 +29,7 @@ CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
 MAX_GZIP_MEMBERS = 1 << 20
 MAX_ZIP_ENTRIES = 1000  # files and folders; zipfile holds an object per entry of the directory
-UNREADABLE, TIME_LIMIT, LINE_TOO_LONG = 27, 28, 22
+UNREADABLE, TIME_LIMIT = 27, 28
 READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, NotImplementedError, struct.error, zlib.error, zipfile.BadZipFile)
 
 MAGIC = {
