@@ -24,20 +24,21 @@ IMAGE = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._
                    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?")
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+def _entries(folder: Path, prefix: str = "") -> list[tuple[Path, str]]:
+    """(file, its name in the zip: prefix + its path below folder) for every file under folder."""
+    files = sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+    return [(path, prefix + path.relative_to(folder).as_posix()) for path in files]
 
 
-def _add(archive: zipfile.ZipFile, folder: Path, prefix: str) -> None:
-    for path in _files(folder):
-        archive.write(path, f"{prefix}/{path.relative_to(folder).as_posix()}")
+def _add(archive: zipfile.ZipFile, entries: list[tuple[Path, str]]) -> None:
+    for path, name in entries:
+        archive.write(path, name)
 
 
 def _zipped(entries: list[tuple[Path, str]]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path, name in entries:
-            archive.write(path, name)
+        _add(archive, entries)
     return buffer.getvalue()
 
 
@@ -45,8 +46,7 @@ def reference_files(truth: Path | None) -> list[tuple[Path, str]]:
     """(file, name inside reference_data): the truth given, else the demo truth."""
     if truth is not None:
         return [(truth, truth.name)]
-    folder = HERE / "codabench" / "reference_data"
-    return [(path, path.relative_to(folder).as_posix()) for path in _files(folder)]
+    return _entries(HERE / "codabench" / "reference_data")
 
 
 def _with_line(text: str, after: str, line: str) -> str:
@@ -62,10 +62,9 @@ def codabench(out: Path, image: str, truth: Path | None = None) -> None:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("competition.yaml", competition)
         archive.write(source / "logo.png", "logo.png")
-        _add(archive, source / "pages", "pages")
-        _add(archive, source / "scoring_program", "scoring_program")
-        for path, name in reference_files(truth):
-            archive.write(path, f"reference_data/{name}")
+        _add(archive, _entries(source / "pages", "pages/"))
+        _add(archive, _entries(source / "scoring_program", "scoring_program/"))
+        _add(archive, [(path, f"reference_data/{name}") for path, name in reference_files(truth)])
 
 
 def codalab(out: Path, image: str, truth: Path | None = None) -> None:
@@ -76,8 +75,7 @@ def codalab(out: Path, image: str, truth: Path | None = None) -> None:
         archive.write(HERE / "codabench" / "logo.png", "logo.png")
         for page in sorted(source.glob("*.html")):
             archive.write(page, page.name)
-        program = source / "scoring_program"
-        archive.writestr("scoring_program.zip", _zipped([(path, path.relative_to(program).as_posix()) for path in _files(program)]))
+        archive.writestr("scoring_program.zip", _zipped(_entries(source / "scoring_program")))
         archive.writestr("reference_data.zip", _zipped(reference_files(truth)))
 
 
@@ -86,10 +84,9 @@ def evalai(out: Path, image: str | None = None, truth: Path | None = None) -> No
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.write(source / "challenge_config.yaml", "challenge_config.yaml")
         archive.write(HERE / "codabench" / "logo.png", "logo.png")
-        _add(archive, source / "templates", "templates")
-        _add(archive, source / "annotations", "annotations")
-        script = source / "evaluation_script"
-        archive.writestr("evaluation_script.zip", _zipped([(path, path.relative_to(script).as_posix()) for path in _files(script)]))
+        _add(archive, _entries(source / "templates", "templates/"))
+        _add(archive, _entries(source / "annotations", "annotations/"))
+        archive.writestr("evaluation_script.zip", _zipped(_entries(source / "evaluation_script")))
 
 
 PLATFORMS = {"codabench": codabench, "codalab": codalab, "evalai": evalai}

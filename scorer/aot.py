@@ -252,10 +252,14 @@ def _string_kernel():
 
 def build(path: Path) -> None:
     """Compile the module into path (written whole or not at all, with its SHA-256 beside it)."""
+    with private_files.opened_folder(path.parent, create=True) as folder:  # not private: Untrusted, before compiling
+        _compile(folder, path.name)
+
+
+def _compile(folder: int, filename: str) -> None:
+    """Compile the module with pycc in a temporary folder of its own; write it, then its hash, as `filename` in the folder."""
     import warnings
 
-    with private_files.opened_folder(path.parent, create=True):  # a folder that is not private: Untrusted, at once
-        pass
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc's pending-deprecation notice: it is what exists for this today
         import numba.pycc.compiler as pycc_compiler
@@ -269,10 +273,8 @@ def build(path: Path) -> None:
             self.release_gil = True
 
     functions = vars(jit_kernels())
-    with ExitStack() as stack, warnings.catch_warnings():
+    with tempfile.TemporaryDirectory(prefix="scorer-aot-") as work, warnings.catch_warnings():  # made 0700
         warnings.simplefilter("ignore")
-        folder = stack.enter_context(private_files.opened_folder(path.parent, create=True))  # Untrusted: not built
-        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="scorer-aot-"))  # made 0700 for this build alone
         cc = CC(NAME)
         cc.output_dir = work
         cc.target_cpu = _cpu()
@@ -291,5 +293,5 @@ def build(path: Path) -> None:
             pycc_compiler.Flags = plain
         (built,) = Path(work).glob(f"{NAME}*")
         data = built.read_bytes()
-        private_files.write(folder, path.name, data)  # the module first, then its hash: never a hash without it
-        private_files.write(folder, path.name + ".sha256", f"{private_files.sha256(data)}  {path.name}\n".encode())
+        private_files.write(folder, filename, data)  # the module first, then its hash: never a hash without it
+        private_files.write(folder, filename + ".sha256", f"{private_files.sha256(data)}  {filename}\n".encode())

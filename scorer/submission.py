@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.errors import SubmissionError
+from scorer.kernels.codes import LINE_TOO_LONG
 
 DEFAULT_BLOCK_BYTES = 8 << 20
 SLACK = 8  # zero bytes after each block's data, so kernels may read 8 bytes at a time
@@ -28,7 +29,7 @@ CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
 MAX_GZIP_MEMBERS = 1 << 20
 MAX_ZIP_ENTRIES = 1000  # files and folders; zipfile holds an object per entry of the directory
-UNREADABLE, TIME_LIMIT, LINE_TOO_LONG = 27, 28, 22
+UNREADABLE, TIME_LIMIT = 27, 28
 READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, NotImplementedError, struct.error, zlib.error, zipfile.BadZipFile)
 
 MAGIC = {
@@ -80,6 +81,18 @@ def sniff_head(head: bytes) -> str:
     return "plain"
 
 
+def refusal(status: os.stat_result, *, untrusted: bool) -> str | None:
+    """Why a file of this status (lstat or fstat) is not read as a submission, or None: not a regular file;
+    untrusted (an upload), also a symbolic link or a file with other names (hard links)."""
+    if untrusted and stat.S_ISLNK(status.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(status.st_mode):
+        return "is not a regular file"
+    if untrusted and status.st_nlink != 1:
+        return f"has {status.st_nlink} hard links (names)"
+    return None
+
+
 def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
     """A read descriptor of `path` and its status, if it is a regular file; untrusted, also not a link and of one link.
 
@@ -97,10 +110,9 @@ def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
         raise SubmissionError(f"cannot open submission {path}: {error.strerror or error}") from None
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise SubmissionError(f"submission {path} is not a regular file")
-        if untrusted and status.st_nlink != 1:
-            raise SubmissionError(f"submission {path} has {status.st_nlink} hard links (names): upload a file of its own")
+        why = refusal(status, untrusted=untrusted)
+        if why:
+            raise SubmissionError(f"submission {path} {why}")
         if hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)
     except BaseException:

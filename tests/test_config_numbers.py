@@ -13,6 +13,14 @@ BASE = ("name = 'x'\n[submission]\nheader=['session_type','labels']\nid_pattern=
         "[scoring]\ntypes=['clicks','carts','orders']\nk=20\nmetric='recall@20'\nweights={weights}\n[limits]\n{limits}\n")
 
 
+def _score_with_config(files, tmp_path, weights: str = "[1, 1, 1]", limits: str = "") -> int:
+    """`scorer score`'s exit code with BASE as the config, its weights and limits filled in."""
+    sub, tru = files(TRUTH, full_rows(TRUTH))
+    path = tmp_path / "bad.toml"
+    path.write_text(BASE.format(weights=weights, limits=limits))
+    return main(["score", str(sub), "--truth", str(tru), "--config", str(path)])
+
+
 @pytest.mark.parametrize("limits, message", [
     ("max_seconds = nan", "key 'limits.max_seconds' must be a finite positive number, got nan"),
     ("max_seconds = -nan", "key 'limits.max_seconds' must be a finite positive number, got nan"),
@@ -27,10 +35,7 @@ BASE = ("name = 'x'\n[submission]\nheader=['session_type','labels']\nid_pattern=
     ("max_decompressed_bytes = 0", "key 'limits.max_decompressed_bytes' must be a finite positive number, got 0"),
 ])
 def test_a_limit_that_is_not_a_finite_positive_number_is_named_exit_2(files, tmp_path, capsys, limits, message):
-    sub, tru = files(TRUTH, full_rows(TRUTH))
-    path = tmp_path / "bad.toml"
-    path.write_text(BASE.format(weights="[1, 1, 1]", limits=limits))
-    assert main(["score", str(sub), "--truth", str(tru), "--config", str(path)]) == 2
+    assert _score_with_config(files, tmp_path, limits=limits) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -44,10 +49,7 @@ def test_a_limit_that_is_not_a_finite_positive_number_is_named_exit_2(files, tmp
     ("[1.5e308, 1.5e308, 0]", "key 'scoring.weights' must add up to a finite positive total, got [1.5e+308, 1.5e+308, 0]"),
 ])
 def test_weights_that_are_not_finite_and_in_range_are_named_exit_2(files, tmp_path, capsys, weights, message):
-    sub, tru = files(TRUTH, full_rows(TRUTH))
-    path = tmp_path / "bad.toml"
-    path.write_text(BASE.format(weights=weights, limits=""))
-    assert main(["score", str(sub), "--truth", str(tru), "--config", str(path)]) == 2
+    assert _score_with_config(files, tmp_path, weights=weights) == 2
     assert message in capsys.readouterr().err
 
 

@@ -254,6 +254,21 @@ def test_an_unreadable_parquet_part_means_no_score_and_names_the_part(case, tmp_
     assert [p.message.split(":")[0] for p in result.problems if p.code == "S027"] == ["part-02.parquet"]
 
 
+def test_a_part_that_raises_on_every_attempt_is_named_in_one_line(client, case, tmp_path):
+    truth_path, rows, _ = case
+    directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:]], ["csv", "csv"])
+
+    def task(path, *args):
+        if path.endswith("part-01.csv"):
+            raise ValueError("the parser met something odd\nsecond line of detail")
+        return score_part(path, *args)
+
+    result = score_dataset(directory, truth_path, client=client, retries=0, task=task)
+    assert result.score is None
+    assert [p.message for p in result.problems if p.code == "S027"] == [
+        "part-01.csv: the part could not be scored on any attempt: ValueError: the parser met something odd"]
+
+
 # -- the command line ------------------------------------------------------------------------------
 
 def test_cli_grade_against_a_running_scheduler(client, case, tmp_path, capsys):

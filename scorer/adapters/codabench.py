@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from scorer.api import resolve_competition, score
 from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.result import Result
 from scorer.string_truth import STRINGS_SUFFIX
+from scorer.submission import refusal
 from scorer.truth import COMPILED_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
@@ -42,11 +42,9 @@ def entries_under(folder: Path) -> list[Path]:
     """Everything below `folder` that is not a folder (files, links, special files), skipping hidden ones,
     __MACOSX and platform metadata files. Links to folders are listed, never followed."""
     found = []
-    for top, dirs, files in os.walk(folder):  # os.walk does not follow links to folders
+    for top, dirs, files in os.walk(folder):  # a link to a folder is among dirs, and os.walk does not enter it
         here = Path(top)
-        links = [name for name in dirs if (here / name).is_symlink()]
-        dirs[:] = sorted(name for name in dirs if name not in links)
-        found += [here / name for name in files + links]
+        found += [here / name for name in files] + [here / name for name in dirs if (here / name).is_symlink()]
     return sorted(path for path in found if not _ignored(path.relative_to(folder)))
 
 
@@ -76,24 +74,14 @@ def find_truth(ref: Path) -> Path:
 
 
 def _not_a_plain_upload(path: Path, res: Path) -> str | None:
-    """Why the uploaded entry `path` may not be read (a link, a hard link, a special file), or None.
-
-    Nothing of what a link points at is named or read: only the upload's own name.
+    """Why the uploaded entry `path` may not be read (scorer.submission.refusal: a link, a hard link, a special
+    file), or None. Its status is the entry's own (lstat): nothing a link points at is named or read.
     """
-    name = path.relative_to(res)
     try:
-        status = path.lstat()
+        why = refusal(path.lstat(), untrusted=True)
     except OSError as error:
-        return f"{name} cannot be read ({error.strerror or error})"
-    if stat.S_ISLNK(status.st_mode):
-        return f"{name} is a symbolic link"
-    if not stat.S_ISREG(status.st_mode):
-        return f"{name} is not a regular file"
-    if status.st_nlink != 1:
-        return f"{name} is a hard link (a file with {status.st_nlink} names)"
-    if not _inside(path, res):
-        return f"{name} lies outside the upload"
-    return None
+        why = f"cannot be read ({error.strerror or error})"
+    return f"{path.relative_to(res)} {why}" if why else None
 
 
 def find_submission(res: Path) -> Path:

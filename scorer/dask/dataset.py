@@ -8,7 +8,7 @@ from pathlib import Path
 from scorer.competition import Competition
 from scorer.dask.partitioned import UNREADABLE, Partial, reduce, score_part
 from scorer.dask.parts import list_parts
-from scorer.errors import UsageError
+from scorer.errors import UsageError, one_line
 from scorer.problems import Report
 from scorer.truth import Truth
 
@@ -74,7 +74,7 @@ def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threa
             else:
                 report = Report(strict=options[1], max_per_code=options[2], fatal=True)
                 error = future.exception()
-                report.add(UNREADABLE, f"{name}: the part could not be scored on any attempt: {type(error).__name__}: {error}")
+                report.add(UNREADABLE, f"{name}: the part could not be scored on any attempt: {one_line(error)}")
                 partials.append(Partial(name, report))
             future.release()
         return partials

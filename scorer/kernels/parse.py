@@ -40,6 +40,17 @@ def _problem(found, n_problems, counts, max_per_code, code, line, start, end, li
 
 
 @njit(cache=True, nogil=True)
+def first_field_end(buf, start, end):
+    """Where the line buf[start:end]'s first field ends: its first comma, else the line's end less a final CR."""
+    comma = start
+    while comma < end and buf[comma] != 44:
+        comma += 1
+    if comma == end and end > start and buf[end - 1] == 13:
+        comma -= 1
+    return comma
+
+
+@njit(cache=True, nogil=True)
 def blank_lines(buf, pos, n, line, max_per_code, counts, found, n_problems):
     """The run of blank lines at pos (line is the one before): the first max_per_code are recorded one by one,
     the rest counted at once, so a file of line ends streams at memory speed. Returns (pos, line, n_problems)."""
@@ -324,12 +335,8 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     bounds = scratch[3]
     ok, n_problems = split_line(buf, start, end, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
     if not ok:
-        comma = start
-        while comma < end and buf[comma] != 44:
-            comma += 1
-        if comma == end and end > start and buf[end - 1] == 13:
-            comma -= 1
-        session, type_index, n_problems = _read_id(buf, start, comma, idspec, line, start, False,
+        id_end = first_field_end(buf, start, end)
+        session, type_index, n_problems = _read_id(buf, start, id_end, idspec, line, start, False,
                                                    counts, found, n_problems, max_per_code)
         if end == start or session < 0 or type_index < 0:
             return end + 1, -1, -1, 0, n_problems

@@ -14,7 +14,7 @@ from numba import njit
 
 from scorer.kernels import codes
 from scorer.kernels.kinds import LIST, LONG, VALUE
-from scorer.kernels.parse import _problem, blank_lines, skip_separators, split_line
+from scorer.kernels.parse import _problem, blank_lines, first_field_end, skip_separators, split_line
 from scorer.kernels.rank import score_row
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
@@ -41,11 +41,7 @@ def _fields(buf, start, n, line, max_line_bytes, max_per_code, counts, found, n_
         return next_start, ROW, n_problems
     ok, n_problems = split_line(buf, start, end, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
     if not ok:
-        comma = start
-        while comma < end and buf[comma] != 44:
-            comma += 1
-        if comma == end and end > start and buf[end - 1] == 13:
-            comma -= 1
+        comma = first_field_end(buf, start, end)
         if comma == start or buf[start] == 34:  # a blank line, no id, or a quoted one: no row
             return next_start, NO_ROW, n_problems
         bounds[0] = start
