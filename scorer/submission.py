@@ -57,11 +57,6 @@ class LimitExceeded(SubmissionError):
         self.words = words
 
 
-def time_limit(max_seconds: float, bytes_read: int) -> LimitExceeded:
-    return LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {max_seconds:g} s "
-                                     f"(stopped after reading {bytes_read:,} bytes of CSV)")
-
-
 class Deadline:
     """Raises the time limit once `max_seconds` have passed since `started` (time.monotonic())."""
 
@@ -71,7 +66,8 @@ class Deadline:
 
     def check(self, bytes_read: int) -> None:
         if time.monotonic() > self.at:
-            raise time_limit(self.max_seconds, bytes_read)
+            raise LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {self.max_seconds:g} s "
+                                            f"(stopped after reading {bytes_read:,} bytes of CSV)")
 
 
 def sniff_head(head: bytes) -> str:

@@ -21,7 +21,7 @@ import pytest
 from conftest import TYPES, submission_text, truth_lines
 from scorer.adapters import participant_message
 from scorer.adapters.codabench import grade
-from scorer.adapters.evalai import SubmissionRejected, evaluate
+from scorer.adapters.evalai import EvaluationFailed, SubmissionRejected, evaluate
 from scorer.adapters.kaggle import MAX_MESSAGE, HostVisibleError, ParticipantVisibleError
 from scorer.adapters.kaggle import score as kaggle_score
 from scorer.api import score as api_score
@@ -319,22 +319,37 @@ def test_evalai_evaluate_returns_the_leaderboard_split(good):
     assert out == {"result": [{"test_split": expected}], "submission_result": expected}
 
 
-def test_evalai_bundle_script_is_importable_and_maps_phases(good, monkeypatch):
+@pytest.fixture
+def evalai_script(monkeypatch):
+    """bundles/evalai/evaluation_script imported as EvalAI imports it (a package), with PHASE_SPLITS left for it to fill."""
     import scorer.adapters.evalai
 
-    monkeypatch.setattr(scorer.adapters.evalai, "PHASE_SPLITS", {})  # the script fills it in
-    submission, truth = good
-    spec = importlib.util.spec_from_file_location(
-        "evaluation_script", ROOT / "bundles" / "evalai" / "evaluation_script" / "__init__.py",
-        submodule_search_locations=[str(ROOT / "bundles" / "evalai" / "evaluation_script")])
+    monkeypatch.setattr(scorer.adapters.evalai, "PHASE_SPLITS", {})
+    folder = ROOT / "bundles" / "evalai" / "evaluation_script"
+    spec = importlib.util.spec_from_file_location("evaluation_script", folder / "__init__.py", submodule_search_locations=[str(folder)])
     module = importlib.util.module_from_spec(spec)
     sys.modules["evaluation_script"] = module
     try:
         spec.loader.exec_module(module)
-        out = module.evaluate(str(truth), str(submission), "dev", submission_metadata={"id": 1})
+        yield module
     finally:
         sys.modules.pop("evaluation_script", None)
+
+
+def test_evalai_bundle_script_is_importable_and_maps_phases(good, evalai_script):
+    submission, truth = good
+    out = evalai_script.evaluate(str(truth), str(submission), "dev", submission_metadata={"id": 1})
     assert list(out["result"][0]) == ["dev_split"] and out["submission_result"]["score"] == cli_strict(submission, truth)["score"]
+
+
+def test_evalai_bundle_script_takes_the_competition_from_the_environment(good, evalai_script, monkeypatch, capsys):
+    submission, truth = good
+    monkeypatch.setenv("SCORER_COMPETITION", "no-such-competition")  # the host's mistake, said on the host's stderr
+    with pytest.raises(EvaluationFailed):
+        evalai_script.evaluate(str(truth), str(submission), "dev")
+    assert "unknown competition 'no-such-competition'" in capsys.readouterr().err
+    out = evalai_script.evaluate(str(truth), str(submission), "dev", competition="otto")  # the keyword still wins
+    assert out["submission_result"]["score"] == cli_strict(submission, truth)["score"]
 
 
 # -- every bad fixture, through every adapter -----------------------------------------------------

@@ -53,9 +53,8 @@ def check_shape(competition: Competition) -> None:
 
 def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threads: int, retries: int, reruns,
                 untrusted: bool) -> list[Partial]:
-    from distributed import wait
-
     from scorer.dask.attempts import Tracker
+    from scorer.dask.futures import failure, settle
 
     shipped = client.scatter(loaded, broadcast=True) if isinstance(truth, Truth) else str(Path(truth).resolve())
     tracker = Tracker(client, "part")
@@ -63,17 +62,17 @@ def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threa
         futures = [client.submit(task, str(part.absolute()), name, shipped, *options, threads, untrusted,  # a link stays a link
                                  key=tracker.key(index), retries=retries, pure=False)
                    for index, (part, name) in enumerate(zip(parts, names))]
-        wait(futures)
+        settle(futures)
         runs = tracker.read([future.key for future in futures])["runs"]
         if reruns is not None:
             reruns.extend((name, runs[f.key]) for f, name in zip(futures, names) if len(runs.get(f.key, [])) > 1)
         partials = []
         for future, name in zip(futures, names):
-            if future.status == "finished":
+            error = failure(future)
+            if error is None:
                 partials.append(future.result())
             else:
                 report = Report(strict=options[1], max_per_code=options[2], fatal=True)
-                error = future.exception()
                 report.add(UNREADABLE, f"{name}: the part could not be scored on any attempt: {one_line(error)}")
                 partials.append(Partial(name, report))
             future.release()

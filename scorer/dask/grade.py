@@ -8,6 +8,7 @@ from pathlib import Path
 
 from scorer.competition import Competition
 from scorer.dask.attempts import Tracker
+from scorer.dask.futures import failure
 from scorer.dask.tasks import grade_one, warm
 from scorer.errors import one_line
 
@@ -61,12 +62,10 @@ class Grading:
             tracker.close()
 
     def _record(self, index: int, future, outcome, workers: list[str] | None) -> dict:
-        # as_completed(raise_errors=False) hands a failed task's outcome as a (type, exception, traceback) tuple, a
-        # cancelled one's as the CancelledError: the exception itself comes from the future
-        failure = future.exception() if future.status == "error" else outcome if isinstance(outcome, BaseException) else None
-        if failure is not None:
+        error = failure(future)  # as_completed(raise_errors=False) hands a failure's outcome as a tuple or the CancelledError
+        if error is not None:
             record = {"file": self.names[index], "valid": False, "score": None,
-                      "error": f"the task failed on every attempt: {one_line(failure)}"}
+                      "error": f"the task failed on every attempt: {one_line(error)}"}
         else:
             record = dict(outcome, file=self.names[index])
         record.update(index=index, attempts=len(workers or []) if self.counting else None, workers=workers if self.counting else None)

@@ -12,5 +12,5 @@ evalai.PHASE_SPLITS.update({"dev": "dev_split", "test": "test_split"})
 
 
 def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):
-    kwargs.setdefault("competition", "otto")
+    """The adapter's evaluate: competition= (default $SCORER_COMPETITION, else "otto") and config= pass through."""
     return evalai.evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs)

@@ -1,0 +1,28 @@
+"""How a Dask task ended, read from its future on the client: shared by grading and partitioned scoring."""
+
+from __future__ import annotations
+
+from concurrent.futures import CancelledError
+
+
+def settle(futures) -> None:
+    """Wait until every future has finished, failed or been cancelled (distributed.wait raises on a cancelled one)."""
+    from distributed import as_completed
+
+    for _ in as_completed(futures, raise_errors=False):
+        pass
+
+
+def failure(future) -> BaseException | None:
+    """Why a settled task has no result: the exception it raised, the CancelledError if it was cancelled; else None.
+
+    future.exception() covers only the first: for a cancelled future it returns None (older Dask: raises).
+    """
+    if future.status == "error":
+        return future.exception()
+    if future.cancelled():
+        try:
+            future.result()
+        except CancelledError as cancelled:  # distributed's FutureCancelledError derives from it
+            return cancelled
+    return None

@@ -1,0 +1,53 @@
+"""A task cancelled on the cluster (by an operator, or the scheduler) gets a one-line failure, never a crash."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from scorer.competition import load_competition
+from scorer.dask.dataset import score_dataset
+from scorer.dask.grade import Grading
+from scorer.dask.partitioned import score_part
+from scorer.dask.tasks import grade_one
+from test_dask import case, client, write, write_parts  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow
+
+
+def _cancel_itself(victim, then):
+    """A task that, for `victim`, cancels its own key for every client (as `client.cancel(force=True)` does); else runs `then`."""
+
+    def task(path, *args):
+        if path.endswith(victim):
+            from distributed import get_client, get_worker
+            from distributed.client import Future
+
+            here = get_client()
+            here.cancel([Future(get_worker().get_current_task(), here)], force=True, reason="an operator cancelled it")
+            time.sleep(1)  # the cancellation reaches the scheduler before this attempt could finish
+        return then(path, *args)
+
+    return task
+
+
+def test_a_cancelled_part_is_named_in_one_line(client, case, tmp_path):
+    truth_path, rows, _ = case
+    directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:]], ["csv", "csv"])
+    result = score_dataset(directory, truth_path, client=client, retries=0, task=_cancel_itself("part-01.csv", score_part))
+    assert result.score is None
+    [message] = [p.message for p in result.problems if p.code == "S027"]
+    assert message.startswith("part-01.csv: the part could not be scored on any attempt: FutureCancelledError: ")
+    assert message.endswith("cancelled for reason: an operator cancelled it.") and "\n" not in message
+
+
+def test_a_cancelled_submission_gets_a_one_line_error(client, case, tmp_path):
+    truth_path, rows, _ = case
+    files = [write(tmp_path / "good.csv", rows), write(tmp_path / "gone.csv", rows)]
+    records = {r["index"]: r for r in Grading(client, files, truth_path, load_competition("otto"), retries=0, warm=False,
+                                              task=_cancel_itself("gone.csv", grade_one))}
+    assert records[1]["error"].startswith("the task failed on every attempt: FutureCancelledError: ")
+    assert records[1]["error"].endswith("cancelled for reason: an operator cancelled it.")
+    assert records[1]["valid"] is False and records[1]["score"] is None
+    assert "error" not in records[0] and records[0]["score"] is not None
