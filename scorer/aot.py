@@ -149,7 +149,9 @@ def signatures() -> dict:
     row_ints, row_values = kernel.rows()
     block = np.zeros(16, np.uint8)
     counts, found = np.zeros(4, np.int64), np.zeros((4, 5), np.int64)
-    parse_args = (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, kernel.limits, scratch_for(kernel.kmax),
+    from scorer.beyond import NO_SIDE
+
+    parse_args = (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, NO_SIDE, kernel.limits, scratch_for(kernel.kmax),
                   row_ints, row_values, counts, found, 0)
     slots = np.zeros(4, np.int64)
     merge_args = (row_ints, row_values, 0, 0, slots, np.zeros((4, 0)), slots, found, 0, found, 0)

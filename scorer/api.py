@@ -61,20 +61,20 @@ def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
 
 def score(submission: str | Path, truth: str | Path | Truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
-          block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False) -> Result:
+          block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False, items=None) -> Result:
     """Score a submission file against ground truth.
 
     Lenient (default): score what is there; missing, repeated and unknown rows are warnings.
     Strict: those are errors, and any error means no score (result.score is None).
     Raises ConfigError / TruthError for a bad config or truth; a bad submission never raises:
-    its problems are in result.problems.
+    its problems are in result.problems. items: a scorer.items.ItemSide for the beyond-accuracy metrics.
     """
     started = time.monotonic()
     _check_options(max_per_code, threads, block_bytes)
     competition = resolve_competition(competition, config)
     truth = resolve_truth(truth, competition)
     report = Report(strict=strict, max_per_code=max_per_code)
-    engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress)
+    engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress, items=items)
     try:
         outcome = engine.run(submission)
     except SubmissionError as error:
@@ -130,6 +130,10 @@ def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray)
     """One metric of one type; rating metrics average only the rows the submission has."""
     if metric.family == "catalog":
         return outcome.coverage
+    if metric.family == "beyond":
+        from scorer.beyond import aggregate
+
+        return aggregate(metric, outcome, t, n_types, sizes)
     sums = outcome.figures.sums(t, n_types) if metric.sums_suffice else None
     if sums is not None:
         return metric.from_sum(float(sums[j]), sizes)

@@ -15,6 +15,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels import codes
+from scorer.kernels.beyond import side_row
 from scorer.kernels.load import load8
 from scorer.kernels.rank import contains, locate, row_figures
 
@@ -364,10 +365,11 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
 
 
 @njit(cache=True, nogil=True)
-def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_ints, row_values, counts, found, n_problems):
+def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
 
     `line` is the number of the line before pos. Returns (pos, line, rows written, problems kept).
+    `side`: the beyond-accuracy metrics' arrays (scorer.kernels.beyond; no kinds: nothing to do).
     row_ints columns: slot (session_index * n_types + type, or -1 if the session is not in the
     truth), session, type, line, hit ranks (bit r set: the item at 0-based rank r < 63 is a hit).
 
@@ -478,6 +480,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
                 row_ints[n_rows, 4] = hit_ranks
                 if any_hit and row_values.shape[1] > 0:
                     row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, row_values[n_rows])
+            if side[0].shape[0] > 0:
+                side_row(side, items, n_items, row_ints[n_rows, 4], type_index, n_rows)
         n_rows += 1
     return pos, line, n_rows, n_problems
 
