@@ -18,8 +18,9 @@ from scorer.kernels.kinds import SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDI
 from scorer.kernels.rows import ROWS_PER_CALL
 
 _NONE = np.empty(0, np.int64)
-NO_SIDE = (_NONE, _NONE, np.empty(0), np.empty(0), np.empty(0), _NONE, _NONE, np.empty((0, 0)), 0.0,
-           np.zeros((0, 0, 0), np.int64), np.empty((0, 0)), _NONE, np.empty(0))  # parse_block's `side` without such metrics
+NO_SIDE = (_NONE, _NONE, _NONE, np.empty(0), np.empty((0, 0)), 0, np.zeros((0, 0, 0), np.int64), np.empty((0, 0)), _NONE,
+           np.empty(0))  # parse_block's `side` without such metrics (the types of a real one)
+SIDE_OUTPUT = 7  # the rows' output array in `side`
 
 
 @dataclass
@@ -54,8 +55,8 @@ class SideKernel:
         self.columns.update({str(m): g for g, m in enumerate(gini)})
         self.n_types, self.kmax = len(competition.types), competition.k
         it = self.items
-        self.spec = (np.array([m.side_kind for m in side], np.int64), np.array([m.k for m in side], np.int64), it.popularity,
-                     it.self_info, it.long_tail, it.popularity_rank, it.category, it.embedding, float(it.unknown_self_info))
+        self.spec = (np.array([m.side_kind for m in side], np.int64), np.array([m.k for m in side], np.int64), it.packed,
+                     it.popularity, it.embedding, it.unknown_word)
         self.n_gini = len(gini)
         self.slot_side = np.zeros((n_sessions * self.n_types, 1 + len(side)), np.float64) if side else None
         self.local = threading.local()
@@ -75,7 +76,7 @@ class SideKernel:
             out = self.spare.pop()
         except IndexError:
             out = np.empty((ROWS_PER_CALL, self.slot_side.shape[1]), np.float64)
-        return (*self.spec, exposure, out, np.empty(self.kmax, np.int64), np.empty(self.items.embedding.shape[1]))
+        return (*self.spec, exposure, out, np.empty(self.kmax, np.int64), np.empty(max(self.kmax, self.items.embedding.shape[1])))
 
     def absorb(self, parsed) -> None:
         """Rows of the truth into the per-slot array (in line order: a repeated row's last figures stay)."""
@@ -98,20 +99,21 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float
     if side is None:
         return float("nan")
     name, k = metric.kind.name, metric.k
-    if name == "auc":
-        return auc_at_k(outcome.slot_hits[t::n_types], sizes, k, side.items.catalogue)
     if name == "gini":
         listed = side.items.popularity_rank < len(side.items.popularity)
         return gini(side.exposure[side.columns[str(metric)], t][listed])
     rows = side.slot_side[t::n_types]
     n = np.minimum(rows[:, 0], k)
-    present = outcome.slot_line[t::n_types] > 0
-    if name == "gauc":
-        return gauc(outcome.slot_hits[t::n_types], n, k)
     figure = rows[:, side.columns[str(metric)]]
+    if name in ("auc", "gauc"):
+        hits = np.bitwise_count(outcome.slot_hits[t::n_types] & np.int64((1 << k) - 1)).astype(np.float64)
+        if name == "gauc":
+            return gauc(hits, figure, n)
+        return auc_at_k(hits, figure + hits * (k - n), sizes, k, side.items.catalogue)  # ranks past the list: misses
     if name == "serendipity":
         counted = np.count_nonzero(sizes)
         return float(figure[sizes > 0].sum() / (k * counted)) if counted else float("nan")
+    present = outcome.slot_line[t::n_types] > 0
     use = present & (n >= (2 if name == "diversity" else 1))
     if not use.any():
         return float("nan")
@@ -119,37 +121,25 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float
     return float(per_row.mean())
 
 
-def _hits_and_pairs(hits: np.ndarray, k: int, n: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: hits within the first k ranks, and Σ over the misses within k (within n, if given) of the hits ranked before them."""
-    h = np.zeros(len(hits), np.int64)
-    before = np.zeros(len(hits), np.int64)
-    for r in range(k):
-        bit = (hits >> r) & 1
-        before += (1 - bit) * h * (1 if n is None else (r < n))
-        h += bit
-    return h, before
+def auc_at_k(hits: np.ndarray, before: np.ndarray, sizes: np.ndarray, k: int, catalogue: int) -> float:
+    """implicit's AUC@K: mean over rows with truth of the limited AUC against the catalogue's items.
 
-
-def auc_at_k(hits: np.ndarray, sizes: np.ndarray, k: int, catalogue: int) -> float:
-    """implicit's AUC@K: mean over rows with truth of the limited AUC against the catalogue's items."""
-    h, before = _hits_and_pairs(hits, k)
+    hits: hits within k; before: Σ over the misses within k (ranks past the list included) of the hits before them."""
     negatives = catalogue - sizes
     use = (sizes > 0) & (negatives > 0)
     if not use.any():
         return float("nan")
-    p, neg = sizes[use].astype(np.float64), negatives[use].astype(np.float64)
-    hu = h[use]
-    return float(((before[use] + (hu + p) / 2.0 * (neg - (k - hu))) / (p * neg)).mean())
+    p, neg, h = sizes[use].astype(np.float64), negatives[use].astype(np.float64), hits[use]
+    return float(((before[use] + (h + p) / 2.0 * (neg - (k - h))) / (p * neg)).mean())
 
 
-def gauc(hits: np.ndarray, n: np.ndarray, k: int) -> float:
+def gauc(hits: np.ndarray, before: np.ndarray, n: np.ndarray) -> float:
     """Impression-weighted mean of per-row AUC over the row's own list (rows with a hit and a miss)."""
-    h, before = _hits_and_pairs(hits, k, n)
-    misses = n - h
-    use = (h > 0) & (misses > 0)
+    misses = n - hits
+    use = (hits > 0) & (misses > 0)
     if not use.any():
         return float("nan")
-    auc = before[use] / (h[use] * misses[use])  # before: the (hit, miss) pairs with the hit ranked first
+    auc = before[use] / (hits[use] * misses[use])  # before: the (hit, miss) pairs with the hit ranked first
     return float((n[use] * auc).sum() / n[use].sum())
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from scorer.competition import Competition
 from scorer.figures import SlotFigures
-from scorer.beyond import NO_SIDE, SideKernel
+from scorer.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.heap import bound_heap
 from scorer.kernels import codes, hot
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
@@ -95,7 +95,7 @@ class _Kernel(RowArrays):
             pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric, side,
                                                         self.limits, scratch, row_ints, row_values, counts, found, n_problems)
             chunks.append((row_ints, row_values, n_rows))
-            sides.append(side[10])
+            sides.append(side[SIDE_OUTPUT])
         return _Parsed(data[:end], chunks, counts, found, n_problems, line, sides)  # messages quote no byte past the block
 
 

@@ -45,12 +45,38 @@ class ItemSide:
     source: str = ""
 
     @property
+    def packed(self) -> np.ndarray:
+        """One int64 per item (a single random load in the kernel): self-information in fixed point (SELF_INFO_SCALE)
+        in bits 0-31, category + 1 in bits 32-55 (0: none), min(popularity rank, 63) in bits 56-61, long tail in bit 62."""
+        if self._packed is None:
+            self._packed = pack(self.self_info, self.category, self.popularity_rank, self.long_tail)
+        return self._packed
+
+    @property
+    def unknown_word(self) -> int:
+        """The packed word of an id beyond the table: unknown self-information, no category, rank 63, long tail."""
+        return int(pack(np.array([self.unknown_self_info]), np.array([-1]), np.array([63]), np.array([1.0]))[0])
+
+    _packed: np.ndarray | None = None
+
+    @property
     def has_category(self) -> bool:
         return bool((self.category >= 0).any())
 
     @property
     def has_embedding(self) -> bool:
         return self.embedding.shape[1] > 0
+
+
+SELF_INFO_SCALE = 2.0**26  # self-information is kept to 2^-26 ≈ 1.5e-8 bits (it is below 64: pop ≤ Σ pop < 2^53)
+MAX_CATEGORIES = 2**24 - 1
+
+
+def pack(self_info: np.ndarray, category: np.ndarray, rank: np.ndarray, long_tail: np.ndarray) -> np.ndarray:
+    """The kernel's per-item word (see ItemSide.packed)."""
+    fixed = np.rint(self_info * SELF_INFO_SCALE).astype(np.int64)
+    return (fixed | ((category + 1).astype(np.int64) << 32) | (np.minimum(rank, 63).astype(np.int64) << 56)
+            | (long_tail.astype(np.int64) << 62))
 
 
 def from_popularity(ids: np.ndarray, popularity: np.ndarray, category: np.ndarray | None = None,
@@ -114,6 +140,8 @@ def read_items(path: str | Path) -> ItemSide:
     popularity = (_integers(path, table, _column(table, "popularity"), 0, 2**53).astype(np.float64)
                   if _column(table, "popularity") else np.zeros(len(ids)))
     category = _categories(path, table, _column(table, "category")) if _column(table, "category") else None
+    if category is not None and category.max(initial=0) >= MAX_CATEGORIES:
+        raise UsageError(f"{path}: column 'category' has more than {MAX_CATEGORIES:,} distinct values")
     emb_names = [name for name in table.column_names if name.lower().startswith("emb")]
     n = int(ids.max()) + 1
     if n * (8 * (4 + len(emb_names))) > MAX_TABLE_BYTES:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.kernels.kinds import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1, SIDE_DIVERSITY_CATEGORY,
-                                  SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_LENGTH, SIDE_LONG_TAIL, SIDE_NOVELTY, SIDE_POPULARITY,
+                                  SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_PAIRS, SIDE_LONG_TAIL, SIDE_NOVELTY, SIDE_POPULARITY,
                                   SIDE_SERENDIPITY)
 
 RANKING, SET, VALUE, CATALOG, BEYOND = "ranking", "set", "value", "catalog", "beyond"
@@ -70,11 +70,11 @@ REGISTRY: dict[str, MetricKind] = {
         MetricKind("auc", ROW_NONE,
                    "mean_N [Σ_{misses j<k} hits before j + (h + |T|)/2 · (C − |T| − (k − h))] / (|T| · (C − |T|)); C = catalogue "
                    "size; ranks past the list are misses (implicit's ranking_metrics_at_k)",
-                   family=BEYOND, options=(), needs_items=True),
+                   family=BEYOND, options=(), side=SIDE_PAIRS, needs_items=True),
         MetricKind("gauc", ROW_NONE,
                    "Σ_u w_u·AUC_u / Σ_u w_u over rows with a hit and a miss in L; AUC_u = share of (hit, miss) pairs of L with "
                    "the hit ranked first; w_u = n (impressions) (Zhou et al. 2018, DIN)",
-                   family=BEYOND, options=(), side=SIDE_LENGTH),
+                   family=BEYOND, options=(), side=SIDE_PAIRS),
         MetricKind("novelty", ROW_NONE, "mean_R (1/n) Σ_{i∈L} −log2 p(i)  (Zhou et al. 2010; Vargas & Castells 2011)",
                    family=BEYOND, options=(), side=SIDE_NOVELTY, needs_items=True),
         MetricKind("diversity", ROW_NONE,

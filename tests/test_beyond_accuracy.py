@@ -143,7 +143,7 @@ def test_every_metric_matches_its_slow_reference(tmp_path, seed):
         for name, text in METRICS.items():
             expected = _reference(name, lists, truths, t, popularity, category, embedding)
             got = result.metrics[t][text]
-            assert got is not None and got == pytest.approx(expected, rel=1e-9, abs=1e-12), (t, text)
+            assert got is not None and got == pytest.approx(expected, rel=1e-9, abs=1e-7), (t, text)  # self-information is kept to 2^-26
 
 
 def test_aot_module_gives_the_same_side_figures(tmp_path):

@@ -1,23 +1,34 @@
-"""The side figures of a row for the beyond-accuracy metrics, from dense item arrays looked up by item id.
+"""The side figures of a row for the beyond-accuracy metrics, from per-item words looked up by item id.
 
 parse_block calls side_row (inlined) for each row of the truth only when such a metric is
-configured: `side` then holds the kinds and cut-offs, the item arrays (scorer.items.ItemSide),
-the exposure counts of this thread and the rows' output. Column 0 of a row is its item count;
-column j + 1 holds metric j's figure (see SIDE_* in kinds.py). Ids beyond the tables are
-unknown items: self-information `unknown_info`, popularity 0, long tail, no category, no embedding.
+configured: `side` then holds the kinds and cut-offs, the items' packed words
+(scorer.items.ItemSide.packed: one random load per item serves every metric), popularity and
+embeddings (loaded only by arp and diversity by embedding), this thread's exposure counts and
+the rows' output. Column 0 of a row is its item count; column j + 1 holds metric j's figure
+(SIDE_* in kinds.py). Ids beyond the table take `unknown_word`: unknown self-information, no
+category, popularity 0, long tail, no embedding.
 """
 
 from numba import njit
 
 from scorer.kernels.kinds import (SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_LONG_TAIL,
-                                  SIDE_NOVELTY, SIDE_POPULARITY, SIDE_SERENDIPITY)
+                                  SIDE_NOVELTY, SIDE_PAIRS, SIDE_POPULARITY, SIDE_SERENDIPITY)
+
+SELF_INFO_UNIT = 2.0**-26  # scorer.items.SELF_INFO_SCALE
 
 
 @njit(cache=True, nogil=True, inline="always")
 def side_row(side, items, n_items, hit_ranks, type_index, row):
     """Write row `row` of the side figures: the items are items[:n_items], hit_ranks the row's hit-rank mask."""
-    kinds, ks, popularity, self_info, long_tail, rank, category, embedding, unknown_info, exposure, out, codes, total_vector = side
-    n_table = popularity.shape[0]
+    kinds, ks, packed, popularity, embedding, unknown_word, exposure, out, words, total_vector = side
+    n_table = packed.shape[0]
+    longest = 0
+    for j in range(kinds.shape[0]):
+        longest = max(longest, ks[j])
+    longest = min(longest, n_items)
+    for r in range(longest):  # one load per item, whatever the metrics
+        item = items[r]
+        words[r] = packed[item] if 0 <= item < n_table else unknown_word
     out[row, 0] = n_items
     g = 0
     for j in range(kinds.shape[0]):
@@ -25,39 +36,38 @@ def side_row(side, items, n_items, hit_ranks, type_index, row):
         k = min(ks[j], n_items)
         figure = 0.0
         if kind == SIDE_NOVELTY:
+            fixed = 0
             for r in range(k):
-                item = items[r]
-                figure += self_info[item] if 0 <= item < n_table else unknown_info
-        elif kind == SIDE_POPULARITY:
-            for r in range(k):
-                item = items[r]
-                if 0 <= item < n_table:
-                    figure += popularity[item]
+                fixed += words[r] & 0xFFFFFFFF
+            figure = fixed * SELF_INFO_UNIT
         elif kind == SIDE_LONG_TAIL:
             for r in range(k):
-                item = items[r]
-                figure += long_tail[item] if 0 <= item < n_table else 1.0
+                figure += (words[r] >> 62) & 1
         elif kind == SIDE_SERENDIPITY:
             for r in range(k):
+                if (hit_ranks >> r) & 1 and ((words[r] >> 56) & 63) >= ks[j]:
+                    figure += 1.0
+        elif kind == SIDE_PAIRS:
+            hits = 0
+            for r in range(k):
                 if (hit_ranks >> r) & 1:
-                    item = items[r]
-                    if not (0 <= item < n_table and rank[item] < ks[j]):
-                        figure += 1.0
+                    hits += 1
+                else:
+                    figure += hits
         elif kind == SIDE_DIVERSITY_CATEGORY:
             for r in range(k):  # the codes sorted (insertion), then equal runs give the same-category pairs
-                item = items[r]
-                code = category[item] if 0 <= item < n_table else -1
-                if code < 0:
+                code = (words[r] >> 32) & 0xFFFFFF
+                if code == 0:
                     code = -1 - r  # an unknown category equals no other
                 q = r
-                while q > 0 and codes[q - 1] > code:
-                    codes[q] = codes[q - 1]
+                while q > 0 and total_vector[q - 1] > code:
+                    total_vector[q] = total_vector[q - 1]
                     q -= 1
-                codes[q] = code
+                total_vector[q] = code
             same = 0.0
             run = 1
             for r in range(1, k):
-                if codes[r] == codes[r - 1]:
+                if total_vector[r] == total_vector[r - 1]:
                     run += 1
                 else:
                     same += run * (run - 1) / 2.0
@@ -65,6 +75,11 @@ def side_row(side, items, n_items, hit_ranks, type_index, row):
             same += run * (run - 1) / 2.0
             pairs = k * (k - 1) / 2.0
             figure = 1.0 - same / pairs if pairs > 0 else 0.0
+        elif kind == SIDE_POPULARITY:
+            for r in range(k):
+                item = items[r]
+                if 0 <= item < n_table:
+                    figure += popularity[item]
         elif kind == SIDE_DIVERSITY_EMBEDDING:
             dims = embedding.shape[1]
             for c in range(dims):
@@ -89,4 +104,3 @@ def side_row(side, items, n_items, hit_ranks, type_index, row):
                     exposure[g, type_index, item] += 1
             g += 1
         out[row, j + 1] = figure
-

@@ -54,4 +54,4 @@ SIDE_SERENDIPITY = 4  # hits within k outside the popularity top k
 SIDE_DIVERSITY_CATEGORY = 5  # 1 − share of the row's pairs within k of the same category
 SIDE_DIVERSITY_EMBEDDING = 6  # 1 − mean cosine of the row's pairs within k
 SIDE_EXPOSURE = 7  # no figure: counts each item shown within k        (gini)
-SIDE_LENGTH = 8  # no figure: the item count in column 0 suffices      (gauc)
+SIDE_PAIRS = 8  # Σ over the misses within min(k, n) of the hits ranked before them  (auc, gauc)
