@@ -19,7 +19,7 @@ from scorer.kernels.rows import ROWS_PER_CALL
 
 _NONE = np.empty(0, np.int64)
 NO_SIDE = (_NONE, _NONE, _NONE, np.empty(0), np.empty((0, 0)), 0, np.zeros((0, 0, 0), np.int64), np.empty((0, 0)), _NONE,
-           np.empty(0))  # parse_block's `side` without such metrics (the types of a real one)
+           np.empty(0), np.zeros((3, 0), np.int64))  # parse_block's `side` without such metrics (the types of a real one)
 SIDE_OUTPUT = 7  # the rows' output array in `side`
 
 
@@ -76,7 +76,8 @@ class SideKernel:
             out = self.spare.pop()
         except IndexError:
             out = np.empty((ROWS_PER_CALL, self.slot_side.shape[1]), np.float64)
-        return (*self.spec, exposure, out, np.empty(self.kmax, np.int64), np.empty(max(self.kmax, self.items.embedding.shape[1])))
+        table = np.full((3, 64), -1, np.int64)  # diversity's per-row category tally: stamps (the row), codes, counts
+        return (*self.spec, exposure, out, np.empty(self.kmax, np.int64), np.empty(self.items.embedding.shape[1]), table)
 
     def absorb(self, parsed) -> None:
         """Rows of the truth into the per-slot array (in line order: a repeated row's last figures stay)."""

@@ -9,7 +9,9 @@ the rows' output. Column 0 of a row is its item count; column j + 1 holds metric
 category, popularity 0, long tail, no embedding.
 """
 
+import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels.kinds import (SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_LONG_TAIL,
                                   SIDE_NOVELTY, SIDE_PAIRS, SIDE_POPULARITY, SIDE_SERENDIPITY)
@@ -18,15 +20,17 @@ SELF_INFO_UNIT = 2.0**-26  # scorer.items.SELF_INFO_SCALE
 
 
 @njit(cache=True, nogil=True, inline="always")
-def side_row(side, items, n_items, hit_ranks, type_index, row):
-    """Write row `row` of the side figures: the items are items[:n_items], hit_ranks the row's hit-rank mask."""
-    kinds, ks, packed, popularity, embedding, unknown_word, exposure, out, words, total_vector = side
+def side_row(kinds, ks, packed, popularity, embedding, unknown_word, exposure, out, words, total_vector, table,
+             items, n_items, hit_ranks, type_index, row):
+    """Write row `row` of the side figures (`side` unpacked): the items are items[:n_items], hit_ranks the row's hit-rank mask."""
     n_table = packed.shape[0]
+    stamps, keys, tally = table[0], table[1], table[2]
     longest = 0
     for j in range(kinds.shape[0]):
-        longest = max(longest, ks[j])
+        if kinds[j] == SIDE_NOVELTY or kinds[j] == SIDE_LONG_TAIL or kinds[j] == SIDE_DIVERSITY_CATEGORY:
+            longest = max(longest, ks[j])
     longest = min(longest, n_items)
-    for r in range(longest):  # one load per item, whatever the metrics
+    for r in range(longest):  # one load per item for all the metrics that read the words
         item = items[r]
         words[r] = packed[item] if 0 <= item < n_table else unknown_word
     out[row, 0] = n_items
@@ -44,35 +48,38 @@ def side_row(side, items, n_items, hit_ranks, type_index, row):
             for r in range(k):
                 figure += (words[r] >> 62) & 1
         elif kind == SIDE_SERENDIPITY:
-            for r in range(k):
-                if (hit_ranks >> r) & 1 and ((words[r] >> 56) & 63) >= ks[j]:
+            bits = hit_ranks & ((np.int64(1) << k) - 1)
+            while bits != 0:  # only the hits' words are read
+                r = trailing_zeros(bits)
+                bits &= bits - 1
+                item = items[r]
+                word = packed[item] if 0 <= item < n_table else unknown_word
+                if ((word >> 56) & 63) >= ks[j]:
                     figure += 1.0
         elif kind == SIDE_PAIRS:
-            hits = 0
-            for r in range(k):
-                if (hit_ranks >> r) & 1:
-                    hits += 1
-                else:
-                    figure += hits
+            bits = hit_ranks & ((np.int64(1) << k) - 1)
+            h = 0
+            while bits != 0:  # the hit at rank r has (k − 1 − r) ranks after it, of which the later hits are no misses
+                r = trailing_zeros(bits)
+                bits &= bits - 1
+                figure += k - 1 - r
+                h += 1
+            figure -= h * (h - 1) / 2.0
         elif kind == SIDE_DIVERSITY_CATEGORY:
-            for r in range(k):  # the codes sorted (insertion), then equal runs give the same-category pairs
+            same = 0  # pairs of equal codes, counted in a 64-slot open-addressing table stamped with the row
+            for r in range(k):
                 code = (words[r] >> 32) & 0xFFFFFF
                 if code == 0:
-                    code = -1 - r  # an unknown category equals no other
-                q = r
-                while q > 0 and total_vector[q - 1] > code:
-                    total_vector[q] = total_vector[q - 1]
-                    q -= 1
-                total_vector[q] = code
-            same = 0.0
-            run = 1
-            for r in range(1, k):
-                if total_vector[r] == total_vector[r - 1]:
-                    run += 1
-                else:
-                    same += run * (run - 1) / 2.0
-                    run = 1
-            same += run * (run - 1) / 2.0
+                    continue  # an unknown category equals no other
+                slot = (code * np.int64(0x9E3779B97F4A7C15)) >> np.int64(58) & 63
+                while stamps[slot] == row and keys[slot] != code:
+                    slot = (slot + 1) & 63
+                if stamps[slot] != row:
+                    stamps[slot] = row
+                    keys[slot] = code
+                    tally[slot] = 0
+                same += tally[slot]
+                tally[slot] += 1
             pairs = k * (k - 1) / 2.0
             figure = 1.0 - same / pairs if pairs > 0 else 0.0
         elif kind == SIDE_POPULARITY:

@@ -381,6 +381,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     kinds, ks, kmax, discount, ideal = metric
     max_line_bytes = limits[0]
     items, relevant, seen, _ = scratch
+    side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
     n_rows = 0
@@ -480,8 +481,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 row_ints[n_rows, 4] = hit_ranks
                 if any_hit and row_values.shape[1] > 0:
                     row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, row_values[n_rows])
-            if side[0].shape[0] > 0:
-                side_row(side, items, n_items, row_ints[n_rows, 4], type_index, n_rows)
+            if side_kinds.shape[0] > 0:
+                side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table,
+                         items, n_items, row_ints[n_rows, 4], type_index, n_rows)
         n_rows += 1
     return pos, line, n_rows, n_problems
 
