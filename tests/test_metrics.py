@@ -171,7 +171,7 @@ def test_errors_name_the_problem(text, words):
 
 def test_supported_names_come_from_the_registry():
     with pytest.raises(ValueError) as error:
-        parse_metric("auc@5")
+        parse_metric("auprc@5")
     for name in REGISTRY:
         assert name.replace("@k", "@K").split("@")[0] in supported() and name.split("@")[0] in str(error.value)
 
