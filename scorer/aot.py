@@ -25,7 +25,7 @@ from pathlib import Path
 
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "kernels/shapes.py",
-           "kernels/strings.py", "aot.py")
+           "kernels/strings.py", "kernels/beyond.py", "beyond.py", "aot.py")  # beyond.py: the types of parse_block's `side`
 _tried: dict[Path, object] = {}
 
 
