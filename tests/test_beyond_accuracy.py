@@ -218,3 +218,17 @@ def test_beyond_metrics_need_the_id_type_shape():
     with pytest.raises(ConfigError, match="needs shape 'id_type'"):
         competition_from_dict({"name": "x", "submission": {"header": ["customer_id", "prediction"], "shape": "list"},
                                "scoring": {"k": 12, "metric": "map@12", "diagnostics": ["novelty@12"]}})
+
+
+def test_the_compiled_module_is_rebuilt_when_the_side_types_change():
+    """The side tuple's types come from scorer/beyond.py and its kernel from kernels/beyond.py: a stale module would crash."""
+    from scorer import aot
+
+    assert {"kernels/beyond.py", "beyond.py"} <= set(aot.SOURCES)
+
+
+def test_bootstrap_leaves_beyond_metrics_out_of_its_ratios():
+    from scorer.bootstrap import ratio_parts
+    from scorer.metrics import parse_metric
+
+    assert ratio_parts(parse_metric("novelty@20"), np.ones(3), np.ones(3)) is None
