@@ -36,7 +36,7 @@ from scorer.private_files import Untrusted
 
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "kernels/shapes.py",
-           "kernels/strings.py", "aot.py")
+           "kernels/strings.py", "kernels/beyond.py", "beyond.py", "aot.py")  # beyond.py: the types of parse_block's `side`
 _tried: dict[Path, object] = {}
 
 
@@ -218,7 +218,9 @@ def signatures() -> dict:
     row_ints, row_values = kernel.rows()
     block = np.zeros(16, np.uint8)
     counts, found = np.zeros(4, np.int64), np.zeros((4, 5), np.int64)
-    parse_args = (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, kernel.limits, scratch_for(kernel.kmax),
+    from scorer.beyond import NO_SIDE
+
+    parse_args = (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, NO_SIDE, kernel.limits, scratch_for(kernel.kmax),
                   row_ints, row_values, counts, found, 0)
     slots = np.zeros(4, np.int64)
     merge_args = (row_ints, row_values, 0, 0, slots, np.zeros((4, 0)), slots, found, 0, found, 0)

@@ -69,7 +69,7 @@ def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
 def score(submission, truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
           block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False,
-          untrusted: bool = False) -> Result:
+          untrusted: bool = False, items=None) -> Result:
     """Score a submission against ground truth.
 
     The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
@@ -82,6 +82,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     untrusted: the submission is an upload a grader reads: a symbolic link or a file of several hard
     links is refused (S027). Off by default (a participant's own file may be reached through links);
     every platform adapter and `scorer grade` set it.
+    items: a scorer.items.ItemSide for the beyond-accuracy metrics (file submissions).
     """
     started = time.monotonic()
     _check_options(max_per_code, threads, block_bytes)
@@ -91,8 +92,10 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     from scorer.frames import is_frame
 
     if is_frame(submission):
+        if items is not None or any(metric.family == "beyond" for metric in competition.metrics):
+            raise UsageError("beyond-accuracy metrics are computed for file submissions only, not yet for data frames")
         return _score_frame(submission, competition, truth, report, strict, threads, started)
-    engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress)
+    engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress, items=items)
     try:
         outcome = engine.run(submission, untrusted)
     except SubmissionError as error:
@@ -178,6 +181,10 @@ def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray)
     """One metric of one type; rating metrics average only the rows the submission has."""
     if metric.family == "catalog":
         return outcome.coverage
+    if metric.family == "beyond":
+        from scorer.beyond import aggregate
+
+        return aggregate(metric, outcome, t, n_types, sizes)
     sums = outcome.figures.sums(t, n_types) if metric.sums_suffice else None
     if sums is not None:
         return metric.from_sum(float(sums[j]), sizes)

@@ -31,7 +31,7 @@ def ratio_parts(metric: Metric, values: np.ndarray, sizes: np.ndarray) -> tuple[
     hitrate [h > 0] / [s ∈ N]; f1@k (2h / (k + |T|)) / [s ∈ N]; map, ndcg, mrr, f1: figure / [s ∈ N];
     N = sessions with truth (empty=skip) or all sessions (empty=zero).
     """
-    if getattr(metric, "family", "ranking") in ("value", "catalog"):
+    if getattr(metric, "family", "ranking") in ("value", "catalog", "beyond"):
         return None
     sizes = np.asarray(sizes, np.float64)
     values = np.asarray(values, np.float64)

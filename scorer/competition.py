@@ -187,6 +187,8 @@ def competition_from_dict(data: dict, source: str = "<config>") -> Competition:
         if (parsed.family == "value") != (shape == "value"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: "
                               "rmse and mae need shape 'value', and shape 'value' takes only rmse and mae")
+        if parsed.family == "beyond" and (shape != "id_type" or parsed.k > 63):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
         if parsed.family == "catalog" and shape not in ("list", "long"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from scorer.competition import Competition
 from scorer.figures import SlotFigures
+from scorer.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.heap import bound_heap
 from scorer.kernels import codes, hot
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
@@ -39,6 +40,7 @@ class PassResult:
     slot_hits: np.ndarray  # int64 per slot: bit r set when the item at 0-based rank r (< 63) is a hit
     counts: dict = field(default_factory=dict)
     coverage: float = float("nan")  # coverage@K (string shapes): share of the truth's items in some row's top K
+    side: object = None  # scorer.beyond.SideFigures of the beyond-accuracy metrics, None without them
 
     @property
     def slot_values(self) -> np.ndarray:
@@ -54,12 +56,13 @@ class _Parsed:
     found: np.ndarray
     n_problems: int
     last_line: int  # block-local number of the block's last line
+    sides: list = field(default_factory=list)  # per chunk: the rows' side figures (beyond-accuracy metrics)
 
 
 class _Kernel(RowArrays):
     """The competition and truth as the arrays the kernel takes."""
 
-    def __init__(self, competition: Competition, truth: Truth, max_per_code: int):
+    def __init__(self, competition: Competition, truth: Truth, max_per_code: int, items=None):
         prefix, middle, suffix = competition.id_literals()
         as_bytes = lambda text: np.frombuffer(text.encode(), np.uint8).copy()  # noqa: E731
         names = [name.encode() for name in competition.types]
@@ -76,6 +79,7 @@ class _Kernel(RowArrays):
         self.max_per_code = max_per_code
         self.kmax = kmax
         self.spare: list[tuple[np.ndarray, np.ndarray]] = []
+        self.side = SideKernel(competition, items, truth.n_sessions) if any(m.family == "beyond" for m in competition.metrics) else None
 
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> _Parsed:
         """Parse data[start:end] (followed by SLACK zero bytes); first_line is the block-local number of its first line."""
@@ -84,12 +88,15 @@ class _Kernel(RowArrays):
         scratch = scratch_for(self.kmax)
         pos, line, n_problems, chunks = start, first_line - 1, 0, []
         parse_block = hot.kernels().parse_block
+        sides = []
         while pos < end:
             row_ints, row_values = self.rows()
-            pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric,
+            side = NO_SIDE if self.side is None else self.side.for_call()
+            pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric, side,
                                                         self.limits, scratch, row_ints, row_values, counts, found, n_problems)
             chunks.append((row_ints, row_values, n_rows))
-        return _Parsed(data[:end], chunks, counts, found, n_problems, line)  # messages quote no byte past the block
+            sides.append(side[SIDE_OUTPUT])
+        return _Parsed(data[:end], chunks, counts, found, n_problems, line, sides)  # messages quote no byte past the block
 
 
 def _text(raw: bytes, limit: int = 60) -> str:
@@ -111,7 +118,7 @@ def _context(line: bytes, start: int, end: int) -> dict:
 
 class Pass:
     def __init__(self, competition: Competition, truth: Truth, report: Report,
-                 block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = None):
+                 block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = None, items=None):
         self.competition = competition
         self.truth = truth
         self.report = report
@@ -121,7 +128,7 @@ class Pass:
         self.has_truth = truth.n_sessions > 0  # without truth, repeated rows are found by sorting the row keys
         self.row_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         if competition.shape == "id_type":
-            self.kernel = _Kernel(competition, truth, report.max_per_code)
+            self.kernel = _Kernel(competition, truth, report.max_per_code, items)
         else:
             from scorer.shapes import ShapeKernel
 
@@ -252,6 +259,8 @@ class Pass:
         if not isinstance(self.kernel, _Kernel):
             self.kernel.collect(parsed, line_offset)
         else:
+            if self.kernel.side is not None:
+                self.kernel.side.absorb(parsed)
             self.kernel.release(parsed)
         kept = np.zeros(codes.N_CODES, np.int64)
         data = parsed.data
@@ -400,4 +409,5 @@ class Pass:
         coverage = self.kernel.coverage_of() if not isinstance(self.kernel, _Kernel) else float("nan")
         stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
-        return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage)
+        side = self.kernel.side.finish() if isinstance(self.kernel, _Kernel) and self.kernel.side is not None else None
+        return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage, side)

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1
+from scorer.kernels.kinds import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1, SIDE_DIVERSITY_CATEGORY,
+                                  SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_PAIRS, SIDE_LONG_TAIL, SIDE_NOVELTY, SIDE_POPULARITY,
+                                  SIDE_SERENDIPITY)
 
-RANKING, SET, VALUE, CATALOG = "ranking", "set", "value", "catalog"
+RANKING, SET, VALUE, CATALOG, BEYOND = "ranking", "set", "value", "catalog", "beyond"
 EMPTY = ("skip", "zero")
 
 
@@ -29,12 +31,14 @@ class MetricKind:
     name: str
     row_kind: int
     summary: str  # the formula, for help texts and README
-    family: str = RANKING  # ranking (needs @K), set (whole row), value (rating), catalog (over all rows)
+    family: str = RANKING  # ranking (needs @K), set (whole row), value (rating), catalog (over all rows), beyond (scorer.beyond)
     options: tuple[tuple[str, tuple[str, ...]], ...] = (("empty", EMPTY),)  # (name, allowed values; first = default)
+    side: int = 0  # beyond: the side figure the kernel adds per row (SIDE_*), 0 for none
+    needs_items: bool = False  # beyond: needs --items or --train
 
     @property
     def takes_k(self) -> bool:
-        return self.family in (RANKING, CATALOG)
+        return self.family in (RANKING, CATALOG, BEYOND)
 
     def default(self, option: str) -> str:
         return dict(self.options)[option][0]
@@ -61,6 +65,32 @@ REGISTRY: dict[str, MetricKind] = {
         MetricKind("f1", ROW_SET_F1, "mean_N 2·h / (|P| + |T|), P = the row's distinct predictions (set F1)", family=SET),
         MetricKind("coverage", ROW_NONE, "|∪ over rows of top_k ∩ catalog| / |catalog|; catalog = the items of the truth",
                    family=CATALOG, options=()),
+        # Beyond accuracy (scorer.beyond; README "Beyond-accuracy metrics"). L = the row's first k items (n = |L|),
+        # pop(i) = training interactions, p(i) = max(pop(i), 1) / Σ pop, R = rows with at least one item (two: diversity).
+        MetricKind("auc", ROW_NONE,
+                   "mean_N [Σ_{misses j<k} hits before j + (h + |T|)/2 · (C − |T| − (k − h))] / (|T| · (C − |T|)); C = catalogue "
+                   "size; ranks past the list are misses (implicit's ranking_metrics_at_k)",
+                   family=BEYOND, options=(), side=SIDE_PAIRS, needs_items=True),
+        MetricKind("gauc", ROW_NONE,
+                   "Σ_u w_u·AUC_u / Σ_u w_u over rows with a hit and a miss in L; AUC_u = share of (hit, miss) pairs of L with "
+                   "the hit ranked first; w_u = n (impressions) (Zhou et al. 2018, DIN)",
+                   family=BEYOND, options=(), side=SIDE_PAIRS),
+        MetricKind("novelty", ROW_NONE, "mean_R (1/n) Σ_{i∈L} −log2 p(i)  (Zhou et al. 2010; Vargas & Castells 2011)",
+                   family=BEYOND, options=(), side=SIDE_NOVELTY, needs_items=True),
+        MetricKind("diversity", ROW_NONE,
+                   "mean_R 2/(n(n−1)) Σ_{i<j∈L} d(i, j); d = 1 − [same category] (by=category) or 1 − cos(e_i, e_j) "
+                   "(by=embedding) (intra-list diversity, Ziegler et al. 2005)",
+                   family=BEYOND, options=(("by", ("category", "embedding")),), side=SIDE_DIVERSITY_CATEGORY, needs_items=True),
+        MetricKind("serendipity", ROW_NONE,
+                   "mean_N |hits in L not in PM_k| / k; PM_k = the k most popular training items (Ge et al. 2010)",
+                   family=BEYOND, options=(), side=SIDE_SERENDIPITY, needs_items=True),
+        MetricKind("arp", ROW_NONE, "mean_R (1/n) Σ_{i∈L} pop(i)  (average recommendation popularity, Yin et al. 2012)",
+                   family=BEYOND, options=(), side=SIDE_POPULARITY, needs_items=True),
+        MetricKind("aplt", ROW_NONE, "mean_R |L ∩ long tail| / n; long tail = all but the 20% most popular items "
+                   "(Abdollahpouri et al. 2019)", family=BEYOND, options=(), side=SIDE_LONG_TAIL, needs_items=True),
+        MetricKind("gini", ROW_NONE, "Σ_{j=1..C} (2j − C − 1)·x_j / (C·Σ x); x ascending exposure counts (rows showing the item "
+                   "in their first k) of the C catalogue items (RecBole GiniIndex)",
+                   family=BEYOND, options=(), side=SIDE_EXPOSURE, needs_items=True),
         MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=()),
         MetricKind("mae", ROW_NONE, "mean over rows with truth and a prediction of |ŷ − y|", family=VALUE, options=()),
     )
@@ -101,6 +131,13 @@ class Metric:
     def family(self) -> str:
         return self.kind.family
 
+    @property
+    def side_kind(self) -> int:
+        """The side figure the kernel adds per row for this metric (SIDE_*), 0 for none."""
+        if self.kind.side == SIDE_DIVERSITY_CATEGORY and self.option("by") == "embedding":
+            return SIDE_DIVERSITY_EMBEDDING
+        return self.kind.side
+
     def __str__(self) -> str:
         text = self.name if self.k is None else f"{self.name}@{self.k}"
         if self.options:
@@ -123,8 +160,8 @@ class Metric:
                 return float("nan")
             mean = float(np.where(use, row_values, 0.0).sum() / n)
             return float(np.sqrt(mean)) if name == "rmse" else mean
-        if family == CATALOG:
-            raise ValueError(f"{self} is counted over the whole file, not per row")
+        if family in (CATALOG, BEYOND):
+            raise ValueError(f"{self} is counted from the item side and the whole file, not from per-row figures")
         if self.sums_suffice:
             return self.from_sum(float(row_values.sum()), truth_sizes)
         n = self._rows_counted(truth_sizes)

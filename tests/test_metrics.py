@@ -158,7 +158,7 @@ def test_default_options_are_dropped_and_order_is_canonical():
 @pytest.mark.parametrize("text, words", [
     ("recall@", "bad metric syntax"), ("@20", "bad metric syntax"), ("recall@20(denominator)", "bad metric syntax"),
     ("recall@2x", "bad metric syntax"), (20, "bad metric syntax"),
-    ("auc@20", "unknown metric 'auc'"), ("precison@5", "unknown metric 'precison'"),
+    ("auprc@20", "unknown metric 'auprc'"), ("precison@5", "unknown metric 'precison'"),
     ("recall", "needs a cut-off"), ("rmse@5", "takes no @K"), ("recall@0", "at least 1"),
     ("ndcg@5(gain=cubic)", "not one of linear, exp"), ("mrr@5(gain=exp)", "unknown option 'gain'"),
     ("map@5(empty=zero,empty=skip)", "given twice"),
@@ -171,7 +171,7 @@ def test_errors_name_the_problem(text, words):
 
 def test_supported_names_come_from_the_registry():
     with pytest.raises(ValueError) as error:
-        parse_metric("auc@5")
+        parse_metric("auprc@5")
     for name in REGISTRY:
         assert name.replace("@k", "@K").split("@")[0] in supported() and name.split("@")[0] in str(error.value)
 

@@ -24,6 +24,9 @@ def add_arguments(parser) -> None:
     from scorer.analytics import add_arguments as add_analytics
 
     add_analytics(parser)  # --bootstrap, --split, --seed, --level, --breakdown, --sessions, --report
+    from scorer.items import add_arguments as add_items
+
+    add_items(parser)  # --items, --train, --metrics
 
 
 def run(args) -> int:
@@ -36,7 +39,10 @@ def run(args) -> int:
 
             result = score_directory(args)
         else:
-            result = score(args.submission, args.truth, args.competition, strict=args.strict, **engine_options(args))
+            from scorer.items import from_args
+
+            competition, items = from_args(args, args.competition)
+            result = score(args.submission, args.truth, competition, strict=args.strict, items=items, **engine_options(args))
     except TruthError as error:
         if _looks_like_a_submission(args.truth, args):
             raise TruthError(f"{error} — arguments swapped? {args.truth} looks like a submission "

@@ -45,3 +45,13 @@ LONG = 3
 VALUE = 5
 SQUARED = 1  # value_kinds: the per-row figure of rmse
 ABSOLUTE = 2  # and of mae
+
+# The side figures of the beyond-accuracy metrics (scorer.kernels.beyond), one column per metric after the row's item count.
+SIDE_NOVELTY = 1  # Σ_{i≤k} −log2 p(item_i)
+SIDE_POPULARITY = 2  # Σ_{i≤k} pop(item_i)                          (arp)
+SIDE_LONG_TAIL = 3  # Σ_{i≤k} [item_i in the long tail]             (aplt)
+SIDE_SERENDIPITY = 4  # hits within k outside the popularity top k
+SIDE_DIVERSITY_CATEGORY = 5  # 1 − share of the row's pairs within k of the same category
+SIDE_DIVERSITY_EMBEDDING = 6  # 1 − mean cosine of the row's pairs within k
+SIDE_EXPOSURE = 7  # no figure: counts each item shown within k        (gini)
+SIDE_PAIRS = 8  # Σ over the misses within min(k, n) of the hits ranked before them  (auc, gauc)

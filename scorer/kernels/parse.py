@@ -15,6 +15,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels import codes
+from scorer.kernels.beyond import side_row
 from scorer.kernels.load import load8
 from scorer.kernels.rank import contains, locate, row_figures
 
@@ -386,10 +387,11 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
 
 
 @njit(cache=True, nogil=True)
-def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_ints, row_values, counts, found, n_problems):
+def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
 
     `line` is the number of the line before pos. Returns (pos, line, rows written, problems kept).
+    `side`: the beyond-accuracy metrics' arrays (scorer.kernels.beyond; no kinds: nothing to do).
     row_ints columns: slot (session_index * n_types + type, or -1 if the session is not in the
     truth), session, type, line, hit ranks (bit r set: the item at 0-based rank r < 63 is a hit).
 
@@ -401,6 +403,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
     kinds, ks, kmax, discount, ideal = metric
     max_line_bytes = limits[0]
     items, relevant, seen, _ = scratch
+    side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
     n_rows = 0
@@ -503,6 +506,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, limits, scratch, row_i
                 row_ints[n_rows, 4] = hit_ranks
                 if any_hit and row_values.shape[1] > 0:
                     row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, row_values[n_rows])
+            if side_kinds.shape[0] > 0:
+                side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table,
+                         items, n_items, row_ints[n_rows, 4], type_index, n_rows)
         n_rows += 1
     return pos, line, n_rows, n_problems
 
