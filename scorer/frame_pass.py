@@ -174,7 +174,7 @@ class FramePass(Pass):
         row = np.arange(n, dtype=np.int64)
         if "rank" in table.column_names:
             rank = table.column("rank").combine_chunks()
-            if not (pa.types.is_integer(rank.type) or pa.types.is_floating(rank.type)):
+            if not (pa.types.is_integer(rank.type) or pa.types.is_floating(rank.type) or pa.types.is_null(rank.type)):
                 raise UsageError(f"column 'rank' must hold numbers, got {rank.type}")
             unranked = rank.is_null().to_numpy(zero_copy_only=False)
             rank = pc.fill_null(rank.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False)
@@ -214,7 +214,7 @@ class FramePass(Pass):
         ids = _as_text(table.column(id_name).combine_chunks(), id_name)
         labels = table.column(labels_name).combine_chunks()
         if frames.is_list(labels.type):
-            labels = pc.binary_join(_as_text(labels, labels_name), " ")
+            labels = pc.binary_join(_as_text(labels, labels_name), pa.scalar(" ", pa.large_string()))
         else:
             labels = _as_text(labels, labels_name)
         text = lambda value: pa.scalar(value, pa.large_string())  # noqa: E731
@@ -311,7 +311,7 @@ def _lists(column, name: str):
         column = column.cast(pa.large_list(column.type.value_type))
     values = column.values
     if not pa.types.is_int64(values.type):
-        if not pa.types.is_integer(values.type):
+        if not (pa.types.is_integer(values.type) or pa.types.is_null(values.type)):  # null: lists of nulls only
             raise UsageError(f"column {name!r} must be a list of integers, got {column.type}")
         try:
             values = values.cast(pa.int64())

@@ -113,7 +113,7 @@ def _strings_truth(table, competition, source: str):
     for name in table.column_names:
         column = table.column(name)
         if is_list(column.type):
-            column = pc.binary_join(column.cast(pa.large_list(pa.large_string())), " ")
+            column = pc.binary_join(column.cast(pa.large_list(pa.large_string())), pa.scalar(" ", pa.large_string()))
         columns[name] = pc.fill_null(column.cast(pa.large_string()), "")
     frame = pa.table(columns).to_pandas()
     return _read_strings(Path(source), competition.shape, competition.types[0], frame=frame)

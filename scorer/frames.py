@@ -72,7 +72,7 @@ def strings(array):
     if pa.types.is_dictionary(kind):
         array = array.cast(kind.value_type)
         kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind):
+    if pa.types.is_null(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind):
         return array.cast(pa.large_string())
     return None
 
