@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -26,7 +27,7 @@ from scorer.problems import CATALOGUE
 ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}
 ITEM_FIELD = 2
 ROW_CODES = {10, 12}  # the engine's messages about whole rows, which speak of lines
-CHUNK_ROWS = 1 << 20  # rows per kernel job
+CHUNK_ROWS = 1 << 18  # rows per kernel job (a record batch is cut into pieces of this many)
 
 
 @dataclass
@@ -85,14 +86,26 @@ class FramePass(Pass):
             return job, chunks, counts, found[:n_problems]
 
         pieces = [(job, first, min(first + CHUNK_ROWS, job.n)) for job in jobs for first in range(0, job.n, CHUNK_ROWS)]
-        if self.threads > 1 and len(pieces) > 1:
-            with ThreadPoolExecutor(self.threads) as pool:
-                done = list(pool.map(run, pieces))  # in order: rows merge as they come in the frame
-        else:
-            done = [run(piece) for piece in pieces]
-        for job, chunks, counts, found in done:
-            self._merge(chunks)
-            self._report_found(job, counts, found)
+        if self.threads == 1 or len(pieces) == 1:
+            for piece in pieces:
+                self._absorb_piece(*run(piece))
+            return
+        pending: deque = deque()
+        with ThreadPoolExecutor(self.threads) as pool:
+            try:
+                for piece in pieces:  # at most `threads` pieces in flight; they merge in frame order
+                    pending.append(pool.submit(run, piece))
+                    while len(pending) > self.threads:
+                        self._absorb_piece(*pending.popleft().result())
+                while pending:
+                    self._absorb_piece(*pending.popleft().result())
+            finally:
+                for future in pending:
+                    future.cancel()
+
+    def _absorb_piece(self, job, chunks, counts, found) -> None:
+        self._merge(chunks)
+        self._report_found(job, counts, found)
 
     def _merge(self, chunks) -> None:
         from scorer.kernels import hot
