@@ -21,7 +21,6 @@ from scorer import frames
 from scorer.engine import Pass, PassResult, _text
 from scorer.errors import UsageError
 from scorer.kernels import codes
-from scorer.kernels.rows import ROWS_PER_CALL
 from scorer.problems import CATALOGUE
 
 ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}

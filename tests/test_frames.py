@@ -92,19 +92,43 @@ def where(result, header: bool):
     return out
 
 
+STORED = """name = "stored"
+[submission]
+header = ["session_type", "labels"]
+id_pattern = "s{session}-{type}"
+[scoring]
+types = ["clicks", "carts", "orders"]
+weights = [0.2, 0.3, 0.5]
+k = 20
+metric = "f1"
+diagnostics = ["map@20", "mrr@20"]
+"""  # figures stored per row (set F1), ids not of the plain form
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases(), form=st.sampled_from(["pandas", "polars_parts", "arrow_text", "arrow"]), strict=st.booleans(),
-       threads=st.sampled_from([1, 2]), chunk=st.sampled_from([3, 1 << 20]))
-def test_frame_scores_as_its_csv(tmp_path, monkeypatch, case, form, strict, threads, chunk):
+       threads=st.sampled_from([1, 2]), chunk=st.sampled_from([3, 1 << 20]), stored=st.booleans())
+def test_frame_scores_as_its_csv(tmp_path, monkeypatch, case, form, strict, threads, chunk, stored):
     monkeypatch.setattr(frame_pass, "CHUNK_ROWS", chunk)
     truth, rows = case
     (tmp_path / "t.jsonl").write_text(truth_lines(truth))
     (tmp_path / "s.csv").write_text(submission_text(csv_rows(rows, errors_empty=False)))
     (tmp_path / "e.csv").write_text(submission_text(csv_rows(rows, errors_empty=True)))
     options = dict(strict=strict, threads=threads, max_per_code=1000)
+    if stored:
+        (tmp_path / "stored.toml").write_text(STORED)
+        options["competition"] = scorer.load_competition(path=tmp_path / "stored.toml")
+        pattern = lambda text: "s" + text.replace("_", "-", 1)  # noqa: E731
+        for name in ("s.csv", "e.csv"):
+            lines = (tmp_path / name).read_text().splitlines()
+            (tmp_path / name).write_text("\n".join(lines[:1] + [pattern(line) for line in lines[1:]]) + "\n")
     as_written = scorer.score(tmp_path / "s.csv", tmp_path / "t.jsonl", **options)
     errors_zero = scorer.score(tmp_path / "e.csv", tmp_path / "t.jsonl", **options)
-    got = scorer.score(frames_of(rows, form), tmp_path / "t.jsonl", **options)
+    frame = frames_of(rows, form)
+    if stored and form != "polars_parts":
+        ids = [f"s{'' if s is None else s}-{t}" for s, t, _ in rows]
+        frame = frame.assign(session_type=ids) if form == "pandas" else frame.set_column(0, "session_type", pa.array(ids))
+    got = scorer.score(frame, tmp_path / "t.jsonl", **options)
     expected = as_written if form == "arrow_text" else errors_zero  # text rows are the CSV's lines exactly
     assert same_figures(got, expected)
     assert got.counts == as_written.counts

@@ -62,12 +62,12 @@ def _plain_id(buf, start, end, middle, type_names, type_offsets):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal, out):
-    """The hit-rank mask of a row against the truth [t_start, t_end) (out: its figures when stored), worked out
+def _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal, row_values, n_rows):
+    """The hit-rank mask of a row against the truth [t_start, t_end) (row_values[n_rows]: its figures when stored), worked out
     as parse_block works it out: from the truth's side through the filter of the row's items when only the mask
     is kept and the truth is small, else item by item. relevant[r] enters as "first occurrence", leaves as "hit"."""
     hit_ranks = np.int64(0)
-    if out.shape[0] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
+    if row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
         for q in range(t_start, t_end):
             target = truth_items[q]
             if seen[_filter_slot(target)] == stamp:
@@ -85,8 +85,9 @@ def _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, ki
             any_hit = True
             if r < 63:
                 hit_ranks |= np.int64(1) << np.int64(r)
-    if any_hit and out.shape[0] > 0:
-        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, out)
+    if any_hit and row_values.shape[1] > 0:
+        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal,
+                    row_values[n_rows])
     return hit_ranks
 
 
@@ -227,15 +228,15 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
         row_ints[n_rows, 2] = type_index
         row_ints[n_rows, 3] = line
         row_ints[n_rows, 4] = 0
-        out = row_values[n_rows]
-        for j in range(out.shape[0]):
-            out[j] = 0.0
+        for j in range(row_values.shape[1]):  # no view of the row: a view costs a reference count per row
+            row_values[n_rows, j] = 0.0
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
             t_start, t_end = indptr[slot], indptr[slot + 1]
             if t_start < t_end:
-                row_ints[n_rows, 4] = _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal, out)
+                row_ints[n_rows, 4] = _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal,
+                                            row_values, n_rows)
         n_rows += 1
         row += 1
     return row, n_rows, n_problems
