@@ -4,8 +4,8 @@
 
 Reads bench/data/submission.csv (made by make_otto.py) into a polars frame with a list[i64] labels column,
 then in this one run measures:
-  - scorer.score(polars frame): the first call (numba compile or cache load included) and warm calls, and the
-    peak extra memory of a warm call (RSS sampled every millisecond, and tracemalloc's peak);
+  - scorer.score(polars frame): the first call (numba compile or cache load included) and warm calls (wall and
+    CPU time), and the peak extra memory of a warm call (RSS sampled every millisecond, and tracemalloc's peak);
   - polars write_csv of the frame with its labels joined by spaces, then scorer.score(file);
   - pandas to_csv of the same joined frame, then scorer.score(file);
 checks that all three give the same score to the last bit, and prints the ratios.
@@ -34,7 +34,7 @@ def rss() -> int:
 
 
 def peak_extra(call):
-    """(result, seconds, peak RSS over the start in bytes, tracemalloc peak in bytes) of call()."""
+    """(result, seconds, CPU seconds of the process, peak RSS over the start in bytes, tracemalloc peak in bytes) of call()."""
     gc.collect()
     base, peak, done = rss(), [0], threading.Event()
 
@@ -46,14 +46,14 @@ def peak_extra(call):
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     tracemalloc.start()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = call()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     done.set()
     sampler.join()
-    return result, seconds, max(peak[0], rss()) - base, traced
+    return result, seconds, cpu, max(peak[0], rss()) - base, traced
 
 
 def main() -> None:
@@ -79,12 +79,12 @@ def main() -> None:
     first = time.perf_counter() - first
     warm = []
     for _ in range(args.runs):
-        result, seconds, extra_rss, traced = peak_extra(lambda: scorer.score(frame, truth))
-        warm.append((seconds, extra_rss, traced))
+        result, seconds, cpu, extra_rss, traced = peak_extra(lambda: scorer.score(frame, truth))
+        warm.append((seconds, extra_rss, traced, cpu))
         assert result.score == from_frame.score
     frame_s = min(w[0] for w in warm)
     print(f"scorer.score(polars frame): first call {first:.2f} s; warm {', '.join(f'{w[0]:.3f}' for w in warm)} s "
-          f"(best {frame_s:.3f} s); peak extra memory of a warm call: RSS {max(w[1] for w in warm) / 2**20:.0f} MB, "
+          f"(best {frame_s:.3f} s, CPU {min(w[3] for w in warm):.3f} s over 2 threads); peak extra memory of a warm call: RSS {max(w[1] for w in warm) / 2**20:.0f} MB, "
           f"tracemalloc {max(w[2] for w in warm) / 2**20:.0f} MB")
 
     with tempfile.TemporaryDirectory() as scratch:
