@@ -225,3 +225,26 @@ def test_frames_do_not_import_polars_for_pandas():
 def test_a_frame_of_other_columns_is_a_usage_error():
     with pytest.raises(UsageError, match="expected 'session_type' and 'labels'"):
         scorer.score(pd.DataFrame({"a": [1]}), scorer.load_truth(pd.DataFrame({"session": [1], "type": ["clicks"], "aid": [1]})))
+
+
+def test_record_batch_reader_and_validation_without_truth():
+    table = pa.table({"session_type": ["1_clicks", "2_carts", "1_clicks"], "labels": [[1], None, [2]]})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=1))
+    result = scorer.validate(reader)
+    repeat = next(p for p in result.problems if p.code == "S010")
+    assert (repeat.row, repeat.line) == (2, None) and "repeats row 0" in repeat.message
+    assert result.counts["rows_read"] == 3  # the null list is a row with no predictions
+
+
+def test_rows_are_positions_whatever_the_pandas_index(tmp_path):
+    (tmp_path / "t.jsonl").write_text(truth_lines({1: {"carts": [5]}}))
+    frame = pd.DataFrame({"session_type": ["1_carts", "1_views"], "labels": [[5], [1]]}, index=[10, 20])
+    assert {(p.code, p.row) for p in scorer.validate(frame, tmp_path / "t.jsonl").problems} >= {("S005", 1)}
+
+
+def test_a_null_list_is_an_empty_field(tmp_path):
+    (tmp_path / "t.jsonl").write_text(truth_lines({1: {"carts": [5], "clicks": 3}}))
+    (tmp_path / "s.csv").write_text(submission_text(["1_clicks,3", "1_carts,", "1_orders,"]))
+    frame = pl.DataFrame({"session_type": ["1_clicks", "1_carts", "1_orders"], "labels": [[3], None, None]})
+    got, expected = scorer.score(frame, tmp_path / "t.jsonl", strict=True), scorer.score(tmp_path / "s.csv", tmp_path / "t.jsonl", strict=True)
+    assert same_figures(got, expected) and got.score is not None and got.report.counts == expected.report.counts == {}
