@@ -11,14 +11,10 @@ __all__ = ["score", "validate", "load_truth", "load_competition"]
 
 def __getattr__(name):
     # Imported lazily so that `import scorer` (and the CLI's start) stays light.
-    if name in ("score", "validate"):
+    if name in ("score", "validate", "load_truth"):
         from scorer import api
 
         return getattr(api, name)
-    if name == "load_truth":
-        from scorer.truth import load_truth
-
-        return load_truth
     if name == "load_competition":
         from scorer.competition import load_competition
 

@@ -14,7 +14,8 @@ from scorer.errors import SubmissionError, UsageError
 from scorer.problems import Report
 from scorer.result import Result
 from scorer.submission import DEFAULT_BLOCK_BYTES, LimitExceeded
-from scorer.truth import Truth, load_truth
+from scorer.truth import Truth
+from scorer.truth import load_truth as read_truth_file
 
 UNREADABLE = 27
 
@@ -40,7 +41,13 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
         from scorer.string_truth import read_string_truth
 
         return read_string_truth(truth, competition.shape, competition.types[0])
-    return load_truth(truth, competition.types)
+    from scorer.frames import is_frame
+
+    if is_frame(truth):
+        from scorer.frame_truth import truth_from_frame
+
+        return truth_from_frame(truth, competition)
+    return read_truth_file(truth, competition.types)
 
 
 MAX_PER_CODE = 10_000  # problems kept per code: the kernel's record table has this many rows per code and block
@@ -59,10 +66,13 @@ def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
             raise UsageError(f"{name} must be a whole number from 1 to {upper:,}, got {value!r}")
 
 
-def score(submission: str | Path, truth: str | Path | Truth, competition: str | Competition = "otto", *,
+def score(submission, truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
           block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False) -> Result:
-    """Score a submission file against ground truth.
+    """Score a submission against ground truth.
+
+    The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
+    or RecordBatchReader (see scorer.frame_pass for the forms); the truth is a file, a Truth or a frame.
 
     Lenient (default): score what is there; missing, repeated and unknown rows are warnings.
     Strict: those are errors, and any error means no score (result.score is None).
@@ -74,6 +84,10 @@ def score(submission: str | Path, truth: str | Path | Truth, competition: str | 
     competition = resolve_competition(competition, config)
     truth = resolve_truth(truth, competition)
     report = Report(strict=strict, max_per_code=max_per_code)
+    from scorer.frames import is_frame
+
+    if is_frame(submission):
+        return _score_frame(submission, competition, truth, report, strict, threads, started)
     engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress)
     try:
         outcome = engine.run(submission)
@@ -87,7 +101,34 @@ def score(submission: str | Path, truth: str | Path | Truth, competition: str | 
     return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started)
 
 
-def validate(submission: str | Path, truth: str | Path | Truth | None = None, competition: str | Competition = "otto", *,
+def _score_frame(frame, competition: Competition, truth: Truth, report: Report, strict: bool, threads: int, started: float) -> Result:
+    from scorer.frame_pass import FramePass
+    from scorer.frames import as_arrow, describe
+
+    table = as_arrow(frame)
+    outcome = FramePass(competition, truth, report, threads=threads, progress=False).run_frame(table)
+    return _result(competition, truth, report, outcome, describe(frame, table), strict, time.monotonic() - started)
+
+
+def load_truth(source, types=None, use_cache: bool = True, *, competition: str | Competition = "otto",
+               config: str | Path | None = None) -> Truth:
+    """Ground truth from a file (JSONL, Parquet, CSV, compiled) or a data frame, for a competition (types default
+    to the competition's)."""
+    competition = resolve_competition(competition, config)
+    from scorer.frames import is_frame
+
+    if is_frame(source):
+        from scorer.frame_truth import truth_from_frame
+
+        return truth_from_frame(source, competition, tuple(types) if types is not None else None)
+    if competition.shape != "id_type":
+        from scorer.string_truth import read_string_truth
+
+        return read_string_truth(source, competition.shape, competition.types[0], use_cache=use_cache)
+    return read_truth_file(source, tuple(types) if types is not None else competition.types, use_cache)
+
+
+def validate(submission, truth: str | Path | Truth | None = None, competition: str | Competition = "otto", *,
              config: str | Path | None = None, strict: bool = True, **options) -> Result:
     """Find every problem in a submission (strict by default, as a grader judges it)."""
     competition = resolve_competition(competition, config)

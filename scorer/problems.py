@@ -73,9 +73,19 @@ class Problem:
     column: int | None = None
     context: str | None = None  # the line's text (or a window of it), for a caret in text output
     caret: tuple[int, int] | None = None  # (start, width) of the offending part within context
+    row: int | None = None  # a frame's problems: the 0-based position of the row, and the column's name
+    field: str | None = None
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "line": self.line, "column": self.column, "message": self.message}
+        where = {"row": self.row, "field": self.field} if self.row is not None or self.field is not None else {}
+        return {"code": self.code, "severity": self.severity, "line": self.line, "column": self.column, **where, "message": self.message}
+
+    @property
+    def where(self) -> str:
+        """'line 3:5', 'row 2, column 'labels'' or 'file'."""
+        if self.row is not None:
+            return f"row {self.row}" + (f", column {self.field!r}" if self.field else "")
+        return f"line {self.line}" + (f":{self.column}" if self.column else "") if self.line else "file"
 
 
 @dataclass
@@ -94,14 +104,15 @@ class Report:
         return WARNING if entry.lenient_warning and not self.strict else entry.severity
 
     def add(self, number: int, value: str = "", line: int | None = None, column: int | None = None,
-            context: str | None = None, caret: tuple[int, int] | None = None, count: int = 1, **words) -> None:
+            context: str | None = None, caret: tuple[int, int] | None = None, count: int = 1, row: int | None = None,
+            field: str | None = None, **words) -> None:
         """Record `count` occurrences of a problem, keeping this one if the code has room."""
         entry = CATALOGUE[number]
         self.counts[entry.code] = self.counts.get(entry.code, 0) + count
         kept = self.kept.setdefault(entry.code, [])
         if len(kept) < (1 if entry.once else self.max_per_code):
             message = entry.template.format(value=value, **words)
-            kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret))
+            kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret, row, field))
             self.covered[entry.code] = self.covered.get(entry.code, 0) + count
 
     def count_only(self, number: int, count: int) -> None:

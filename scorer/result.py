@@ -104,8 +104,7 @@ def render_problems(report: Report) -> str:
         more = f" (showing {len(kept)})" if row["count"] > row["shown"] else ""
         out.append(f"{row['code']} {row['severity']}: {row['title']} — {row['count']:,} in all{more}")
         for problem in kept:
-            where = f"line {problem.line}" + (f":{problem.column}" if problem.column else "") if problem.line else "file"
-            out.append(f"  {where}: {problem.message}")
+            out.append(f"  {problem.where}: {problem.message}")
             if problem.context is not None and problem.caret is not None:
                 start, width = problem.caret
                 out.append(f"    | {problem.context}")

@@ -181,13 +181,14 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
     return truth
 
 
-def _read_strings(path: Path, shape: str, type_name: str) -> StringTruth:
-    if shape != "value":
+def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringTruth:
+    """The truth of a file, or of a pandas frame of strings read from elsewhere (frame given; path names it)."""
+    if shape != "value" and frame is None:
         fast = _read_plain_rows(path, type_name)
         if fast is not None:
             return fast
     import pandas as pd
-    frame = _read_frame(path)
+    frame = _read_frame(path) if frame is None else frame
     columns = list(frame.columns)
     if len(columns) not in (2, 3) or (shape == "value" and len(columns) != 2):
         expected = "id,value" if shape == "value" else "id,items (space-separated) or id,item,grade"

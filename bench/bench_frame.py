@@ -1,0 +1,125 @@
+"""Benchmark scoring a data frame in place against writing it to CSV first, at full OTTO size.
+
+    python bench/bench_frame.py [--data bench/data] [--runs 3]
+
+Reads bench/data/submission.csv (made by make_otto.py) into a polars frame with a list[i64] labels column,
+then in this one run measures:
+  - scorer.score(polars frame): the first call (numba compile or cache load included) and warm calls (wall and
+    CPU time), and the peak extra memory of a warm call (RSS sampled every millisecond, and tracemalloc's peak);
+  - polars write_csv of the frame with its labels joined by spaces, then scorer.score(file);
+  - pandas to_csv of the same joined frame, then scorer.score(file);
+checks that all three give the same score to the last bit, and prints the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+HERE = Path(__file__).parent
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * PAGE
+
+
+def peak_extra(call):
+    """(result, seconds, CPU seconds of the process, peak RSS over the start in bytes, tracemalloc peak in bytes) of call()."""
+    gc.collect()
+    base, peak, done = rss(), [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.001)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    tracemalloc.start()
+    started, cpu = time.perf_counter(), time.process_time()
+    result = call()
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    _, traced = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    done.set()
+    sampler.join()
+    return result, seconds, cpu, max(peak[0], rss()) - base, traced
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not (args.data / "submission.csv").is_file():
+        subprocess.run([sys.executable, str(HERE / "make_otto.py"), "--out", str(args.data)], check=True)
+    import polars as pl
+
+    import scorer
+
+    truth = scorer.load_truth(args.data / "test_labels.jsonl", competition="otto")
+    started = time.perf_counter()
+    joined = pl.read_csv(args.data / "submission.csv", schema={"session_type": pl.String, "labels": pl.String})
+    frame = joined.with_columns(pl.col("labels").str.split(" ").cast(pl.List(pl.Int64)))
+    print(f"setup: read the CSV and made the list[i64] frame in {time.perf_counter() - started:.1f} s: {frame.height:,} rows, "
+          f"{frame.estimated_size() / 2**20:,.0f} MiB")
+
+    first = time.perf_counter()
+    from_frame = scorer.score(frame, truth)
+    first = time.perf_counter() - first
+    warm = []
+    for _ in range(args.runs):
+        result, seconds, cpu, extra_rss, traced = peak_extra(lambda: scorer.score(frame, truth))
+        warm.append((seconds, extra_rss, traced, cpu))
+        assert result.score == from_frame.score
+    frame_s = min(w[0] for w in warm)
+    print(f"scorer.score(polars frame): first call {first:.2f} s; warm {', '.join(f'{w[0]:.3f}' for w in warm)} s "
+          f"(best {frame_s:.3f} s, CPU {min(w[3] for w in warm):.3f} s over 2 threads); peak extra memory of a warm call: RSS {max(w[1] for w in warm) / 2**20:.0f} MB, "
+          f"tracemalloc {max(w[2] for w in warm) / 2**20:.0f} MB")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "submission.csv"
+        started = time.perf_counter()
+        labels_joined = frame.with_columns(pl.col("labels").cast(pl.List(pl.String)).list.join(" "))
+        join_s = time.perf_counter() - started
+        started = time.perf_counter()
+        labels_joined.write_csv(path)
+        polars_write = time.perf_counter() - started
+        started = time.perf_counter()
+        from_polars_csv = scorer.score(path, truth)
+        score_file = time.perf_counter() - started
+        path.unlink()
+        del labels_joined
+
+        table = joined.to_pandas()
+        started = time.perf_counter()
+        table.to_csv(path, index=False)
+        pandas_write = time.perf_counter() - started
+        del table
+        started = time.perf_counter()
+        from_pandas_csv = scorer.score(path, truth)
+        score_pandas_file = time.perf_counter() - started
+
+    assert from_frame.score == from_polars_csv.score == from_pandas_csv.score, (from_frame.score, from_polars_csv.score, from_pandas_csv.score)
+    polars_total = polars_write + score_file
+    pandas_total = pandas_write + score_pandas_file
+    print(f"polars: list.join {join_s:.2f} s (not counted), write_csv {polars_write:.2f} s + scorer.score(file) {score_file:.2f} s "
+          f"= {polars_total:.2f} s")
+    print(f"pandas: to_csv {pandas_write:.2f} s + scorer.score(file) {score_pandas_file:.2f} s = {pandas_total:.2f} s")
+    print(f"score {from_frame.score!r}, the same to the last bit from the frame and from both CSV files")
+    print(f"ratio: scoring the frame in place is {polars_total / frame_s:.1f}x faster than polars write_csv + score, "
+          f"{pandas_total / frame_s:.1f}x faster than pandas to_csv + score")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""Score the rows of a data frame (OTTO's shape) straight from its Arrow buffers.
+
+A row is an id (a `session_type` string, or a session and a type index worked out beforehand) and a
+list of int64 items (list offsets, values, validity bitmaps). frame_rows writes the same row records
+as parse_block (scorer.kernels.parse): slot, session, type, line (= row index + 1), hit ranks, and the
+stored figures. An id that is not of the plain form is read by parse.py's own helpers, and a row is scored as
+parse_block scores it (rank.contains, rank.row_figures), so the frame and the CSV paths agree to the last bit
+(tests/test_frames.py holds them to it). The hot parts are written inline: as numba calls with array
+arguments they cost ten times the loop.
+
+Problem records are rows of `found`: (code, line, field, start, end). field 0 is the id (or session)
+column, 1 the type column, 2 the labels (or item) column; start/end are byte offsets within the id
+string for id problems, the index of the value in the list values for item problems (end: the list's end
+for TOO_MANY_ITEMS).
+"""
+
+import numpy as np
+from numba import njit
+
+from scorer.kernels import codes
+from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _find, _matches, _parse_int, _problem, _type_index
+from scorer.kernels.rank import contains, locate, row_figures
+
+ID_FIELD = 0
+TYPE_FIELD = 1
+ITEM_FIELD = 2
+NULL_SESSION = -1  # the session column's codes for a row without a usable session (precomputed forms)
+NEGATIVE_SESSION = -2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _valid(bitmap, bit_offset, i):
+    """Is entry i set in an Arrow validity bitmap (an empty bitmap: no nulls)?"""
+    if bitmap.shape[0] == 0:
+        return True
+    j = bit_offset + i
+    return (bitmap[j >> 3] >> (j & 7)) & 1 == 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _plain_id(buf, start, end, middle, type_names, type_offsets):
+    """(session, type index) of an id of the plain form `{session}{middle}{type}` (one middle byte, no prefix or
+    suffix, at most 18 digits), or (-1, -1) for anything else (then _read_id reads it and names the problem)."""
+    session = np.int64(0)
+    p = start
+    while p < end and 48 <= buf[p] <= 57 and p - start < 18:
+        session = session * 10 + np.int64(buf[p] - 48)
+        p += 1
+    if p == start or p >= end or buf[p] != middle:
+        return np.int64(-1), -1
+    p += 1
+    for t in range(type_offsets.shape[0] - 1):
+        if end - p == type_offsets[t + 1] - type_offsets[t]:
+            same = True
+            for j in range(end - p):
+                if buf[p + j] != type_names[type_offsets[t] + j]:
+                    same = False
+                    break
+            if same:
+                return session, t
+    return np.int64(-1), -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal, row_values, n_rows):
+    """The hit-rank mask of a row against the truth [t_start, t_end) (row_values[n_rows]: its figures when stored), worked out
+    as parse_block works it out: from the truth's side through the filter of the row's items when only the mask
+    is kept and the truth is small, else item by item. relevant[r] enters as "first occurrence", leaves as "hit"."""
+    hit_ranks = np.int64(0)
+    if row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
+        for q in range(t_start, t_end):
+            target = truth_items[q]
+            if seen[_filter_slot(target)] == stamp:
+                for r in range(n_items):
+                    if items[r] == target:  # its first occurrence: the one that counts
+                        hit_ranks |= np.int64(1) << np.int64(r)
+                        break
+        return hit_ranks
+    any_hit = False
+    n_distinct = 0
+    for r in range(n_items):
+        n_distinct += relevant[r]
+        relevant[r] = relevant[r] and contains(truth_items, t_start, t_end, items[r])
+        if relevant[r]:
+            any_hit = True
+            if r < 63:
+                hit_ranks |= np.int64(1) << np.int64(r)
+    if any_hit and row_values.shape[1] > 0:
+        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal,
+                    row_values[n_rows])
+    return hit_ranks
+
+
+@njit(cache=True, nogil=True)
+def _read_id(buf, id_start, id_end, line, idspec, max_per_code, counts, found, n_problems):
+    """(session, type index, n_problems) of one id string, as parse._careful_line reads the id field;
+    session -1 when the id gives no row."""
+    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
+    session = np.int64(-1)
+    type_index = -1
+    inner_start = id_start + id_prefix.shape[0]
+    inner_end = id_end - id_suffix.shape[0]
+    if inner_end < inner_start or not _matches(buf, id_start, id_end, id_prefix) or not _matches(buf, inner_end, id_end, id_suffix):
+        n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, ID_FIELD, id_start, id_end)
+        return session, type_index, n_problems
+    single_type = type_offsets.shape[0] == 2 and id_middle.shape[0] == 0
+    split = 0 if single_type else _find(buf, inner_start, inner_end, id_middle)
+    if split < 0:
+        n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, ID_FIELD, id_start, id_end)
+        return session, type_index, n_problems
+    if single_type:
+        session_start, session_end = inner_start, inner_end
+        type_index = 0
+    else:
+        if session_first:
+            session_start, session_end = inner_start, split
+            type_start, type_end = split + id_middle.shape[0], inner_end
+        else:
+            type_start, type_end = inner_start, split
+            session_start, session_end = split + id_middle.shape[0], inner_end
+        type_index = _type_index(buf, type_start, type_end, type_names, type_offsets)
+        if type_index < 0:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, ID_FIELD, type_start, type_end)
+    value, status = _parse_int(buf, session_start, session_end)
+    if status == 0:
+        session = value
+    else:
+        code = codes.SESSION_NOT_INTEGER if status == 1 else codes.SESSION_OUT_OF_RANGE
+        n_problems = _problem(found, n_problems, counts, max_per_code, code, line, ID_FIELD, session_start, session_end)
+    if type_index < 0:
+        session = np.int64(-1)
+    return session, type_index, n_problems
+
+
+@njit(cache=True, nogil=True)
+def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, max_per_code, scratch,
+               row_ints, row_values, counts, found, n_problems):
+    """Score rows [row, stop) until they end or row_ints is full; returns (next row, rows written, problems kept).
+
+    ids: (bytes, offsets, validity, bit offset) of the id strings, or empty arrays when keys hold the
+    rows' (sessions, type indexes, lines) (session < 0: NULL_SESSION / NEGATIVE_SESSION; type -1: unknown;
+    lines empty: row r is line line_base + r + 1).
+    lists: (offsets, validity, bit offset, values, validity, bit offset, line per value or empty).
+    A row with a bad item scores 0 and counts as present; a null list is an empty one.
+    """
+    id_bytes, id_offsets, id_valid, id_bit = ids
+    sessions_in, types_in, row_lines = keys
+    list_offsets, list_valid, list_bit, values, value_valid, value_bit, value_line = lists
+    sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
+    kinds, ks, kmax, discount, ideal = metric
+    items, relevant, seen = scratch
+    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
+    plain = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
+    middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
+    has_nulls = value_valid.shape[0] > 0
+    n_rows = 0
+    capacity = row_ints.shape[0]
+    while row < stop and n_rows < capacity:
+        line = row_lines[row] if row_lines.shape[0] > 0 else line_base + row + 1
+        if id_offsets.shape[0] > 0:
+            id_start, id_end = np.int64(id_offsets[row]), np.int64(id_offsets[row + 1])
+            if not _valid(id_valid, id_bit, row):
+                id_end = id_start  # a null id reads as an empty one
+            session, type_index = np.int64(-1), -1
+            if plain:
+                session, type_index = _plain_id(id_bytes, id_start, id_end, middle, type_names, type_offsets)
+            if type_index < 0:
+                session, type_index, n_problems = _read_id(id_bytes, id_start, id_end, line, idspec, max_per_code, counts, found, n_problems)
+        else:
+            session, type_index = sessions_in[row], types_in[row]
+            if type_index < 0:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, TYPE_FIELD, row, row)
+            if session < 0:
+                code = codes.SESSION_NOT_INTEGER if session == NULL_SESSION else codes.SESSION_OUT_OF_RANGE
+                n_problems = _problem(found, n_problems, counts, max_per_code, code, line, ID_FIELD, row, row)
+            if type_index < 0:
+                session = np.int64(-1)
+        # the items: only the first kmax take part; duplicates keep their place but count once
+        n_items = 0
+        n_tokens = 0
+        bad_item = False
+        duplicate_seen = False
+        stamp = np.uint8(line & 255)
+        if _valid(list_valid, list_bit, row):
+            list_end = np.int64(list_offsets[row + 1])
+            for p in range(np.int64(list_offsets[row]), list_end):
+                value = values[p]
+                if value < 0 or (has_nulls and not _valid(value_valid, value_bit, p)):
+                    bad_item = True
+                    code = codes.ITEM_NOT_INTEGER if has_nulls and not _valid(value_valid, value_bit, p) else codes.ITEM_OUT_OF_RANGE
+                    where = value_line[p] if value_line.shape[0] > 0 else line
+                    n_problems = _problem(found, n_problems, counts, max_per_code, code, where, ITEM_FIELD, p, p)
+                    continue
+                n_tokens += 1
+                if n_tokens == kmax + 1:
+                    where = value_line[p] if value_line.shape[0] > 0 else line
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, where, ITEM_FIELD, p, list_end)
+                if n_items < kmax:
+                    first = True  # parse._first_time written out: as a call it costs 20 times the loop (array arguments)
+                    h = _filter_slot(value)
+                    if seen[h] == stamp:
+                        for j in range(n_items):
+                            if items[j] == value:
+                                first = False
+                                break
+                    seen[h] = stamp
+                    if not first and not duplicate_seen:
+                        duplicate_seen = True
+                        where = value_line[p] if value_line.shape[0] > 0 else line
+                        n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, ITEM_FIELD, p, p)
+                    items[n_items] = value
+                    relevant[n_items] = first
+                    n_items += 1
+        if session < 0:
+            row += 1
+            continue
+        if bad_item:
+            n_items = 0
+        index = np.int64(NOT_FOUND)
+        if lookup_table.shape[0] > 0:
+            offset = session - lookup_base
+            if 0 <= offset < lookup_table.shape[0]:
+                index = np.int64(lookup_table[offset])
+        else:
+            index = locate(sessions, 0, sessions.shape[0], session)
+        row_ints[n_rows, 0] = -1
+        row_ints[n_rows, 1] = session
+        row_ints[n_rows, 2] = type_index
+        row_ints[n_rows, 3] = line
+        row_ints[n_rows, 4] = 0
+        for j in range(row_values.shape[1]):  # no view of the row: a view costs a reference count per row
+            row_values[n_rows, j] = 0.0
+        if index != NOT_FOUND:
+            slot = index * n_types + type_index
+            row_ints[n_rows, 0] = slot
+            t_start, t_end = indptr[slot], indptr[slot + 1]
+            if t_start < t_end:
+                row_ints[n_rows, 4] = _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal,
+                                            row_values, n_rows)
+        n_rows += 1
+        row += 1
+    return row, n_rows, n_problems
+
+
+def scratch_for(kmax):
+    """frame_rows' work arrays: the row's items, their flags, the 256-entry filter of the items seen in the row."""
+    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(256, np.uint8))
