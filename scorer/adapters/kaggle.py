@@ -142,6 +142,9 @@ def _id_regex(comp: Competition) -> str:
 
 def parse_ids(ids: pa.Array, comp: Competition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(well_formed, session, type index) of each id; session and type are 0 where not well formed."""
+    quick = _parse_good_ids(ids, comp)
+    if quick is not None:
+        return quick
     found = pc.extract_regex(ids, _id_regex(comp))
     ok = pc.is_valid(found).to_numpy(zero_copy_only=False)
     session = np.zeros(len(ids), np.int64)
@@ -156,6 +159,24 @@ def parse_ids(ids: pa.Array, comp: Competition) -> tuple[np.ndarray, np.ndarray,
         if "{type}" in comp.id_pattern:
             kinds[rows] = pc.index_in(picked.field("type"), pa.array(list(comp.types))).to_numpy(zero_copy_only=False)
     return ok, session, kinds
+
+
+def _parse_good_ids(ids: pa.Array, comp: Competition):
+    """parse_ids without a regular expression, for ids such as OTTO's ("{session}_{type}") when every one is well
+    formed (split at the first middle literal); None otherwise."""
+    prefix, middle, suffix = id_literals(comp.id_pattern)
+    if prefix or suffix or not middle or "{type}" not in comp.id_pattern or not comp.session_first or len(ids) == 0:
+        return None
+    parts = pc.split_pattern(ids, middle, max_splits=1)
+    if ids.null_count or pc.min(pc.list_value_length(parts)).as_py() != 2:
+        return None
+    digits, names = pc.list_element(parts, 0), pc.list_element(parts, 1)
+    kinds = pc.index_in(names, pa.array(list(comp.types), names.type))
+    length = pc.binary_length(digits)
+    if (kinds.null_count or not pc.all(pc.string_is_ascii(digits)).as_py() or not pc.all(pc.utf8_is_digit(digits)).as_py()
+            or pc.min(length).as_py() < 1 or pc.max(length).as_py() > 18):  # 18 digits always fit in an int64
+        return None
+    return np.ones(len(ids), np.bool_), pc.cast(digits, pa.int64()).to_numpy(), kinds.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 # -- frames as text (the slow way, for odd columns) ----------------------------------------------
