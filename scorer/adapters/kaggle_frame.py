@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -146,26 +148,43 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
 
 
 def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
+    """Batches are made into text on this thread while the kernel parses the one before on another."""
     run = _SplitPass(competition, truth, report)
     gaps = gaps_of(row_numbers(submission.index))
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
-    for first in range(0, len(submission), batch_rows):
-        part = submission.iloc[first : first + batch_rows]
-        part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
-        fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]
-        buffer, size = _lines(fields, part_gaps)
-        file_bytes += size
-        if file_bytes > competition.limits.max_file_bytes:
-            file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
-            raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
-        parsed = run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1)
-        if _needs_quotes(parsed, buffer, len(part) + (int(part_gaps.sum()) if part_gaps is not None else 0)):
+    pending: deque = deque()
+
+    def absorb(fields, part_gaps, expected: int, buffer: bytearray, parsing) -> None:
+        nonlocal lines_before
+        parsed = parsing.result()
+        if _needs_quotes(parsed, buffer, expected):
             run.kernel.release(parsed)
             buffer, size = _lines([quoted(field) for field in fields], part_gaps)
             parsed = run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
-        deadline.check(file_bytes)
+
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            for first in range(0, len(submission), batch_rows):
+                part = submission.iloc[first : first + batch_rows]
+                part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
+                fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]
+                buffer, size = _lines(fields, part_gaps)
+                file_bytes += size
+                if file_bytes > competition.limits.max_file_bytes:
+                    file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
+                    raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
+                expected = len(part) + (int(part_gaps.sum()) if part_gaps is not None else 0)
+                pending.append((fields, part_gaps, expected, buffer, pool.submit(run.kernel.parse, np.frombuffer(buffer, np.uint8), 0, size, 1)))
+                while len(pending) > 1:
+                    absorb(*pending.popleft())
+                deadline.check(file_bytes)
+            while pending:
+                absorb(*pending.popleft())
+        finally:
+            for *_, parsing in pending:
+                parsing.cancel()
     return run._finish()
 
 
