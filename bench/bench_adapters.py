@@ -6,7 +6,8 @@
 Prints, for the same truth and submission: `scorer.score` (strict) on the file; the Kaggle metric per Usage
 split on frames read by pandas once (as Kaggle hands them over: `--strings object` reads text columns as
 pandas 2, Kaggle's version, does; `arrow` as pandas 3 does), with seconds per call and the peak memory over
-the frames (peak resident size during the call less the size before it); the Codabench program on a compiled
+the frames (peak resident size during the call less the size before it) and the CPU time of its threads
+(on a shared machine the wall time also counts waiting); the Codabench program on a compiled
 truth; and checks that the scores agree.
 """
 
@@ -50,16 +51,17 @@ def _status(field: str) -> int:
 
 
 def measured(function, *args):
-    """(value, seconds, peak bytes over the resident size before the call, or None where the peak cannot be reset)."""
+    """(value, seconds, CPU seconds of every thread, peak bytes over the resident size before the call, or None
+    where the peak cannot be reset)."""
     try:
         Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current resident size
         before = _status("VmRSS")
     except OSError:
         before = None
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     value = function(*args)
-    seconds = time.perf_counter() - started
-    return value, seconds, (_status("VmHWM") - before) if before is not None else None
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return value, seconds, cpu, (_status("VmHWM") - before) if before is not None else None
 
 
 def read_csv(path: Path, strings: str) -> pd.DataFrame:
@@ -82,11 +84,11 @@ def kaggle_splits(solution: Path, submission: Path, public: float, strings: str)
     slowest, worst_peak = 0.0, 0
     for usage in ("Public", "Private"):
         part = frame[frame["Usage"] == usage].drop(columns="Usage")
-        value, seconds, peak = measured(kaggle.score, part, sub, "session_type")
+        value, seconds, cpu, peak = measured(kaggle.score, part, sub, "session_type")
         slowest = max(slowest, seconds)
         worst_peak = max(worst_peak, peak or 0)
         memory = f"peak +{peak / 2**20:,.0f} MiB" if peak is not None else "peak n/a"
-        print(f"{'kaggle.score, ' + usage + f' ({len(part):,} rows)':<46} {seconds:8.2f} s   {memory}   score {value:.6f}")
+        print(f"{'kaggle.score, ' + usage + f' ({len(part):,} rows)':<46} {seconds:8.2f} s   CPU {cpu:.2f} s   {memory}   score {value:.6f}")
     whole = timed("kaggle.score, all rows in one split", kaggle.score, frame.drop(columns="Usage"), sub, "session_type")
     verdict = "within" if slowest <= TARGET_SECONDS and worst_peak <= TARGET_BYTES else "over"
     print(f"kaggle: slowest split call {slowest:.2f} s, peak +{worst_peak / 2**20:,.0f} MiB ({verdict} the target of "

@@ -101,13 +101,18 @@ def lines_data(lines: pa.Array, gaps: np.ndarray | None = None) -> tuple[bytearr
     bytes (as the kernel reads them)."""
     if gaps is not None and len(gaps):
         lines = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps)), lines, _text(""))
-    lines = _combined(pc.binary_join_element_wise(lines, _text(""), _text("\n")))
-    offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
-    start, end = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
-    buffer = bytearray(end - start + SLACK)
+    if len(lines) == 0:
+        return bytearray(SLACK), 0
+    lines = _combined(lines)
+    whole = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines), _text("\n"))
+    offsets = np.frombuffer(whole.buffers()[1], np.int64)[whole.offset : whole.offset + 2]
+    start, end = int(offsets[0]), int(offsets[1])
+    buffer = bytearray(end - start + 1 + SLACK)
+    view = np.frombuffer(buffer, np.uint8)
     if end > start:
-        np.frombuffer(buffer, np.uint8)[: end - start] = np.frombuffer(lines.buffers()[2], np.uint8)[start:end]
-    return buffer, end - start
+        view[: end - start] = np.frombuffer(whole.buffers()[2], np.uint8)[start:end]
+    view[end - start] = ord("\n")
+    return buffer, end - start + 1
 
 
 # -- the pass -------------------------------------------------------------------------------------
@@ -148,19 +153,19 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
 
 
 def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
-    """Batches are made into text on this thread while the kernel parses the one before on another."""
+    """The columns of a batch become strings on this thread while another joins the batch before into lines and
+    parses them."""
     run = _SplitPass(competition, truth, report)
     gaps = gaps_of(row_numbers(submission.index))
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
     pending: deque = deque()
 
-    def absorb(fields, part_gaps, expected: int, buffer: bytearray, parsing) -> None:
+    def absorb(fields, part_gaps, expected: int, parsing) -> None:
         nonlocal lines_before
-        parsed = parsing.result()
+        parsed, buffer = parsing.result()
         if _needs_quotes(parsed, buffer, expected):
             run.kernel.release(parsed)
-            buffer, size = _lines([quoted(field) for field in fields], part_gaps)
-            parsed = run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1)
+            parsed, _ = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
 
@@ -169,14 +174,14 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
             for first in range(0, len(submission), batch_rows):
                 part = submission.iloc[first : first + batch_rows]
                 part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
-                fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]
-                buffer, size = _lines(fields, part_gaps)
-                file_bytes += size
+                fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]  # holds the GIL: Python objects
+                size = sum(int(pc.sum(pc.binary_length(field)).as_py() or 0) for field in fields) + 2 * len(part)
+                file_bytes += size + (int(part_gaps.sum()) if part_gaps is not None else 0)
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
                 expected = len(part) + (int(part_gaps.sum()) if part_gaps is not None else 0)
-                pending.append((fields, part_gaps, expected, buffer, pool.submit(run.kernel.parse, np.frombuffer(buffer, np.uint8), 0, size, 1)))
+                pending.append((fields, part_gaps, expected, pool.submit(_lines_parsed, run, fields, part_gaps)))
                 while len(pending) > 1:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
@@ -197,8 +202,10 @@ def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarr
     return total
 
 
-def _lines(fields: list[pa.Array], gaps: np.ndarray | None) -> tuple[bytearray, int]:
-    return lines_data(pc.binary_join_element_wise(*fields, _text(",")), gaps)
+def _lines_parsed(run: _SplitPass, fields: list[pa.Array], gaps: np.ndarray | None):
+    """(the kernel's parse of the fields' lines, their buffer); Arrow compute and the kernel release the GIL."""
+    buffer, size = lines_data(pc.binary_join_element_wise(*fields, _text(",")), gaps)
+    return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
 
 
 def _needs_quotes(parsed, buffer: bytearray, expected_lines: int) -> bool:
