@@ -307,7 +307,7 @@ class Pass:
                         done, future = pending.popleft()
                         absorb(future.result())
                         reader.release(done)
-                deadline.check(block.end_offset)
+                deadline.check(reader.bytes_read)  # bytes of CSV, as the reader's own checks count
             while pending:
                 absorb(pending.popleft()[1].result())
         except LimitExceeded as error:

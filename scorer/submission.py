@@ -57,7 +57,8 @@ class LimitExceeded(SubmissionError):
 
 
 def time_limit(max_seconds: float, bytes_read: int) -> LimitExceeded:
-    return LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {max_seconds:g} s (stopped after {bytes_read:,} bytes)")
+    return LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {max_seconds:g} s "
+                                     f"(stopped after reading {bytes_read:,} bytes of CSV)")
 
 
 class Deadline:
