@@ -1,20 +1,24 @@
 """Every attack of issue 12 ("Grader hardening"), each run the way a grader runs scorer, one child process each.
 
-    python bench/attack.py            # all cases, about two minutes
+    python bench/attack.py            # warm-up, then all cases: about two minutes
     python bench/attack.py gzip blank # only the cases whose name holds one of these words
+    python bench/attack.py --no-warmup
 
-Builds the inputs in a temporary folder and runs `python -m scorer.cli ...` (the Codabench scoring
-program, or `score --strict`), with a competition config whose max_seconds is 2. Prints per case the
+First runs `scorer warmup` (as a grader's image does), so no case pays for numba compiling a kernel. Then
+builds the inputs in a temporary folder and runs `python -m scorer.cli ...` (the Codabench scoring
+program, or `score --strict --untrusted`), with a competition config whose max_seconds is 2. Prints per case the
 exit code (and the one wanted), wall seconds, peak RSS of the child (os.wait4), and whether it ended
 within max_seconds + 2 s and 300 MB, gave the wanted exit code and passed the case's own check (no
 byte of the truth or of the environment quoted, the right truth scored, nothing planted imported).
-Exits 1 if a case failed. Timings depend on the machine's load.
+Ends with "N of M cases met every bound" and exits 1 if a case failed. Timings depend on the machine's load.
+tests/test_attack_bench.py runs the QUICK cases through judge().
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -23,7 +27,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
 import zipfile
 import zlib
@@ -86,7 +89,7 @@ def codabench(folder: Path, truth: Path, plant, competition: str = "otto") -> Ru
 
 
 def strict(folder: Path, submission: Path, truth: Path = OTTO_TRUTH, competition: str = "otto", wanted: int = 1, **limits) -> Run:
-    argv = ["score", str(submission), "--truth", str(truth), "--strict", "--no-progress",
+    argv = ["score", str(submission), "--truth", str(truth), "--strict", "--untrusted", "--no-progress",
             "--config", str(config(folder, competition, **limits))]
     budget = float(limits.get("seconds", MAX_SECONDS))
     return Run(argv, wanted, quotes_none(truth) if wanted == 1 and submission != truth else None,
@@ -243,21 +246,26 @@ PyMODINIT_FUNC PyInit_%s(void) {
 
 
 def planted_module(folder: Path) -> Run:
-    """A module of our own at the path of the ahead-of-time kernels: scoring must not import it."""
+    """A module of our own, with its SHA-256 recorded as a build records it, at the path of the ahead-of-time
+    kernels in a cache folder anyone can write to (a shared cache root): scoring must not import it, and must say so."""
     cache, marker = folder / "cache", folder / "imported"
     env = child_env({"SCORER_CACHE_DIR": str(cache)})
     path = Path(subprocess.run([sys.executable, "-c", "from scorer import aot; print(aot.module_path())"],
                                capture_output=True, text=True, env=env, check=True).stdout.strip())
     path.parent.mkdir(parents=True)
+    path.parent.chmod(0o777)
     source = folder / "plant.c"
     source.write_text(PLANT % path.name.split(".")[0].split("-")[0])
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise RuntimeError("no C compiler to build the planted module")
     subprocess.run([compiler, "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}", str(source), "-o", str(path)], check=True)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n")
     run = strict(folder, OTTO_SUBMISSION, wanted=0)
     run.env = {"SCORER_CACHE_DIR": str(cache), "SCORER_ATTACK_MARKER": str(marker)}
     run.seconds = 30  # the JIT kernels load instead (numba's import and cache)
+    run.check = lambda output: None if f"kernels in {path.parent} were not loaded" in output else "no word of the planted module"
     run.after = lambda: "the planted module was imported" if marker.exists() else None
     return run
 
@@ -285,6 +293,10 @@ CASES = {
     "max_seconds = nan": nan_seconds,
     "planted ahead-of-time module": planted_module,
 }
+# the cases that compile no kernel and end in about a second each: tests/test_attack_bench.py runs them
+QUICK = ("symlink to truth (otto)", "hard link to truth (otto)", "symlink to /proc/self/environ", "symlink to truth (hm)",
+         "hard link to truth (hm)", "zip with bad directory offset", "truth line of 100k nested [",
+         "truth.npz offsets out of range", "truth.npz decreasing indptr", "truth.npz unsorted items", "max_seconds = nan")
 
 
 def child_env(extra: dict) -> dict:
@@ -293,58 +305,106 @@ def child_env(extra: dict) -> dict:
     return env
 
 
+# Linux keeps a process's peak RSS across exec, and a child forked from this bench starts from the bench's own
+# peak (after building a case's input, 100 MB and more): a small launcher forks the scorer and reports its figures.
+LAUNCHER = """
+import os, subprocess, sys, threading, time
+result, stop = sys.argv[1], float(sys.argv[2])
+started = time.monotonic()
+child = subprocess.Popen(sys.argv[3:])
+watchdog = threading.Timer(stop, child.kill)
+watchdog.start()
+_, status, usage = os.wait4(child.pid, 0)
+seconds = time.monotonic() - started
+watchdog.cancel()
+with open(result, "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {seconds} {usage.ru_maxrss / 1024}")
+"""
+
+
 def run_child(run: Run, folder: Path) -> tuple[int, float, float, str]:
     """Exit code, wall seconds, peak RSS (MB) and output of `python -m scorer.cli *run.argv`."""
-    out_path = folder / "output.txt"
+    out_path, result = folder / "output.txt", folder / "launcher.txt"
     with open(out_path, "wb") as out:
-        started = time.monotonic()
-        child = subprocess.Popen([sys.executable, "-m", "scorer.cli", *run.argv], stdout=out, stderr=subprocess.STDOUT,
-                                 env=child_env(run.env), cwd=folder)
-        watchdog = threading.Timer(HARD_STOP, child.kill)
-        watchdog.start()
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.monotonic() - started
-        watchdog.cancel()
-        child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, seconds, usage.ru_maxrss / 1024, out_path.read_text(errors="replace")
+        subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCHER, str(result), str(HARD_STOP),
+                        sys.executable, "-m", "scorer.cli", *run.argv],
+                       stdout=out, stderr=subprocess.STDOUT, env=child_env(run.env), cwd=folder, timeout=HARD_STOP + 30)
+    code, seconds, peak = result.read_text().split()
+    return int(code), float(seconds), float(peak), out_path.read_text(errors="replace")
+
+
+@dataclass
+class Outcome:
+    """What one case did, and every bound it broke (none: it met them all)."""
+
+    name: str
+    faults: list[str]
+    code: int | None = None
+    wanted: int | None = None
+    seconds: float | None = None
+    peak: float | None = None
+    says: str = "-"
+
+    def row(self) -> str:
+        if self.code is None:
+            return f"{self.name:44} {'-':>9} {'-':>8} {'-':>8}  {'':14} not run: {'; '.join(self.faults)}"
+        verdict = "ok" if not self.faults else "FAIL: " + "; ".join(self.faults)
+        return f"{self.name:44} {self.code:>4} ({self.wanted}) {self.seconds:>8.2f} {self.peak:>8.0f}  {self.says:14} {verdict}"
+
+
+def judge(name: str, folder: Path) -> Outcome:
+    """Build the case `name` in the empty folder, run it as a grader would and hold it to every bound."""
+    try:
+        run = CASES[name](folder)
+        code, seconds, peak, output = run_child(run, folder)
+    except Exception as error:  # noqa: BLE001 - the case could not be set up or measured here: say so, go on
+        return Outcome(name, [f"{type(error).__name__}: {error}"])
+    faults = []
+    if code != run.exit_code:
+        faults.append(f"exit {code}, wanted {run.exit_code}")
+    if seconds > run.seconds:
+        faults.append(f"over {run.seconds:g} s")
+    if peak > MAX_MB:
+        faults.append(f"over {MAX_MB} MB")
+    for check in (run.check and (lambda: run.check(output)), run.after):
+        fault = check() if check else None
+        if fault:
+            faults.append(fault)
+    if "Traceback" in output or "internal error" in output:
+        faults.append("internal error: " + output.strip().splitlines()[-1][:80])
+    says = ",".join(list(dict.fromkeys(re.findall(r"\bS0\d\d\b", output)))[:3]) or "-"
+    return Outcome(name, faults, code, run.exit_code, seconds, peak, says)
+
+
+def warm_up() -> str:
+    """`scorer warmup` for the competitions the cases use, as a grader's image runs it: its last line, or why it failed."""
+    done = subprocess.run([sys.executable, "-m", "scorer.cli", "warmup", "--competition", "otto", "--competition", "hm"],
+                          capture_output=True, text=True, env=child_env({}))
+    lines = (done.stdout + done.stderr).strip().splitlines() or ["(no output)"]
+    return lines[-1] if done.returncode == 0 else f"failed (exit {done.returncode}): {lines[-1]}"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("only", nargs="*", help="run only the cases whose name holds one of these words")
+    parser.add_argument("--no-warmup", action="store_true", help="do not run `scorer warmup` first (timings then include numba compiling)")
     args = parser.parse_args()
-    chosen = {name: build for name, build in CASES.items() if not args.only or any(word in name for word in args.only)}
+    chosen = [name for name in CASES if not args.only or any(word in name for word in args.only)]
+    if not args.no_warmup:
+        started = time.monotonic()
+        said = warm_up()
+        print(f"warm-up ({time.monotonic() - started:.0f} s): {said}", flush=True)
+    print(f"bounds: the wanted exit code, at most max_seconds ({MAX_SECONDS} s unless the case names it) + 2 s, "
+          f"at most {MAX_MB} MB peak RSS, the case's own check\n")
     print(f"{'case':44} {'exit':>9} {'seconds':>8} {'peak MB':>8}  {'says':14} verdict")
     failed = []
-    for name, build in chosen.items():
+    for name in chosen:
         with tempfile.TemporaryDirectory(prefix="scorer-attack-") as tmp:
-            folder = Path(tmp)
-            try:
-                run = build(folder)
-            except Exception as error:  # noqa: BLE001 - the case could not be set up here: say so, go on
-                print(f"{name:44} {'-':>9} {'-':>8} {'-':>8}  {'':14} not run: {type(error).__name__}: {error}")
-                failed.append(name)
-                continue
-            code, seconds, peak, output = run_child(run, folder)
-            faults = []
-            if code != run.exit_code:
-                faults.append(f"exit {code}, wanted {run.exit_code}")
-            if seconds > run.seconds:
-                faults.append(f"over {run.seconds:g} s")
-            if peak > MAX_MB:
-                faults.append(f"over {MAX_MB} MB")
-            for check in (run.check and (lambda: run.check(output)), run.after):
-                fault = check() if check else None
-                if fault:
-                    faults.append(fault)
-            if "Traceback" in output or "internal error" in output:
-                faults.append("internal error: " + output.strip().splitlines()[-1][:80])
-            says = ",".join(list(dict.fromkeys(re.findall(r"\bS0\d\d\b", output)))[:3]) or "-"
-            print(f"{name:44} {code:>4} ({run.exit_code}) {seconds:>8.2f} {peak:>8.0f}  {says:14} "
-                  f"{'ok' if not faults else 'FAIL: ' + '; '.join(faults)}", flush=True)
-            if faults:
-                failed.append(name)
-    print(f"\n{len(chosen) - len(failed)} of {len(chosen)} cases passed" + (f"; failed: {', '.join(failed)}" if failed else ""))
+            outcome = judge(name, Path(tmp))
+        print(outcome.row(), flush=True)
+        if outcome.faults:
+            failed.append(name)
+    print(f"\n{len(chosen) - len(failed)} of {len(chosen)} cases met every bound" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
 
 

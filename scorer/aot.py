@@ -65,7 +65,7 @@ def _version_stamp(module: str) -> str:
     if spec is None or spec.origin is None:
         return module + ": missing"
     stat = os.stat(spec.origin)
-    return f"{spec.origin}:{stat.st_size}:{stat.st_mtime_ns}"
+    return f"{spec.origin}:{stat.st_size}:{int(stat.st_mtime)}"  # whole seconds: image layers keep no more
 
 
 def module_path() -> Path:

@@ -68,7 +68,8 @@ def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
 
 def score(submission, truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
-          block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False) -> Result:
+          block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False,
+          untrusted: bool = False) -> Result:
     """Score a submission against ground truth.
 
     The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
@@ -78,6 +79,9 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     Strict: those are errors, and any error means no score (result.score is None).
     Raises ConfigError / TruthError for a bad config or truth; a bad submission never raises:
     its problems are in result.problems.
+    untrusted: the submission is an upload a grader reads: a symbolic link or a file of several hard
+    links is refused (S027). Off by default (a participant's own file may be reached through links);
+    every platform adapter and `scorer grade` set it.
     """
     started = time.monotonic()
     _check_options(max_per_code, threads, block_bytes)
@@ -90,10 +94,10 @@ def score(submission, truth, competition: str | Competition = "otto", *,
         return _score_frame(submission, competition, truth, report, strict, threads, started)
     engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress)
     try:
-        outcome = engine.run(submission)
+        outcome = engine.run(submission, untrusted)
     except SubmissionError as error:
         if isinstance(error, LimitExceeded):
-            report.add(error.number, str(error), error.line, error.column, **error.words)
+            report.add(error.number, str(error), error.line, error.column, stopped=True, **error.words)
         else:
             report.add(UNREADABLE, str(error))
         report.fatal = True

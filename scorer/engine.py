@@ -266,11 +266,12 @@ class Pass:
         for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
 
-    def run(self, path) -> PassResult:
+    def run(self, path, untrusted: bool = False) -> PassResult:
         bound_heap()
         limits = self.competition.limits
         deadline = Deadline(limits.max_seconds, time.monotonic())  # checked between blocks and inside decompression
-        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline)
+        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,
+                             untrusted=untrusted)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -306,7 +307,7 @@ class Pass:
                         done, future = pending.popleft()
                         absorb(future.result())
                         reader.release(done)
-                deadline.check(block.end_offset)
+                deadline.check(reader.bytes_read)  # bytes of CSV, as the reader's own checks count
             while pending:
                 absorb(pending.popleft()[1].result())
         except LimitExceeded as error:

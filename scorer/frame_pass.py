@@ -120,16 +120,18 @@ class FramePass(Pass):
 
     def _report_found(self, job, counts: np.ndarray, found: np.ndarray) -> None:
         """The kernel's problem records as problems naming a row and a column, with the bad value."""
+        if not len(found) and not counts.any():
+            return
         id_bytes = job.ids[0]
         values = job.lists[3]
         kept = np.zeros(codes.N_CODES, np.int64)
-        for code, line, field, start, end in found.tolist():
+        for code, line, start, end, field in found.tolist():
             kept[code] += 1
             words = dict(self.format_keys)
             if field == ITEM_FIELD:
                 words["value"] = "null" if code == codes.ITEM_NOT_INTEGER else repr(int(values[start]))
                 if code == codes.TOO_MANY_ITEMS:
-                    cut = int(np.count_nonzero(values[start:end] >= 0))  # roughly the items past K (nulls aside)
+                    cut = end - start  # the items from the first one past K, as the file's message counts them
                     words["value"], words["cut"] = f"{self.kmax_items + cut:,}", f"{cut:,}"
             elif len(id_bytes) or len(job.ids[1]):
                 words["value"] = _text(id_bytes[start:end].tobytes())
@@ -141,7 +143,8 @@ class FramePass(Pass):
             elif code == codes.UNKNOWN_TYPE:
                 words["expected"] = ", ".join(self.competition.types)
             self.report.add(code, row=frames.row_of(line), field=self.fields[field], **words)
-        for code in np.flatnonzero(counts):
+        self.rows_with_errors += int(counts[codes.ROWS_WITH_ERRORS])
+        for code in np.flatnonzero(counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(counts[code] - kept[code]))
 
     def _wide_job(self, batch, form: str, start: int) -> _Job:
@@ -179,7 +182,7 @@ class FramePass(Pass):
 
         table = table.combine_chunks()
         n = table.num_rows
-        session_column, type_column = table.column("session").chunk(0) if n else None, table.column("type").combine_chunks()
+        type_column = table.column("type").combine_chunks()
         session = _session_codes(table.column("session"))
         kind = self._type_indexes(type_column)
         values, valid = _int64(table.column("aid").combine_chunks(), "aid")

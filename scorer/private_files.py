@@ -10,6 +10,7 @@ import os
 import stat
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO, Callable
 
 _NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)  # POSIX; elsewhere opened_folder refuses anyway
 _READ = os.O_RDONLY | _NO_LINK | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO in a file's place never blocks
@@ -86,13 +87,14 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write(folder: int, name: str, data: bytes) -> None:
-    """Write name in the folder whole or not at all: a fresh 0600 file (never an existing one), renamed over it."""
+def write(folder: int, name: str, data: bytes | Callable[[BinaryIO], object]) -> None:
+    """Write name in the folder whole or not at all: a fresh 0600 file (never an existing one), renamed over it.
+    data: the bytes, or a function that writes them to the open file (a large file need not be held in memory)."""
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o600, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            data(handle) if callable(data) else handle.write(data)
         os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         try:

@@ -59,6 +59,10 @@ CATALOGUE: dict[int, Kind] = {
     )
 }
 
+STOPPED_TEMPLATES: dict[int, str] = {  # a code's message when the problem also stopped reading (Report.add(stopped=True))
+    22: "line of {value} bytes, over the limit of {max_line_bytes:,}, with no end: reading stopped at this line",
+}
+
 
 def kind(code: int | str) -> Kind:
     return CATALOGUE[int(str(code).lstrip("S"))]
@@ -104,14 +108,16 @@ class Report:
         return WARNING if entry.lenient_warning and not self.strict else entry.severity
 
     def add(self, number: int, value: str = "", line: int | None = None, column: int | None = None,
-            context: str | None = None, caret: tuple[int, int] | None = None, count: int = 1, row: int | None = None,
-            field: str | None = None, **words) -> None:
-        """Record `count` occurrences of a problem, keeping this one if the code has room."""
+            context: str | None = None, caret: tuple[int, int] | None = None, count: int = 1, stopped: bool = False,
+            row: int | None = None, field: str | None = None, **words) -> None:
+        """Record `count` occurrences of a problem, keeping this one if the code has room; `stopped`: reading stopped there;
+        row and field: a frame's row and column (instead of line and column)."""
         entry = CATALOGUE[number]
         self.counts[entry.code] = self.counts.get(entry.code, 0) + count
         kept = self.kept.setdefault(entry.code, [])
         if len(kept) < (1 if entry.once else self.max_per_code):
-            message = entry.template.format(value=value, **words)
+            template = STOPPED_TEMPLATES.get(number, entry.template) if stopped else entry.template
+            message = template.format(value=value, **words)
             kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret, row, field))
             self.covered[entry.code] = self.covered.get(entry.code, 0) + count
 

@@ -76,25 +76,30 @@ class StringTruth(Truth):
     def name(self, index: int) -> str:
         return self.ids.name(index)
 
-    def save(self, path: str | Path) -> None:
-        """Write the compiled form: the arrays, hash tables included, so a load rebuilds nothing."""
+    def save(self, path: str | Path, folder: int | None = None) -> None:
+        """Write the compiled form: the arrays, hash tables included, so a load rebuilds nothing (with folder:
+        into that private folder, see scorer.truth.write_npz)."""
         shared = self.item_names.keys is self.ids.keys  # the fast reader keeps both in the file's bytes
         extra = {} if self.grades is None else {"grades": self.grades}
         if not shared:
             extra["item_keys"] = self.item_names.keys
-        write_npz(path, {"version": CACHE_VERSION, "kind": "strings", "types": list(self.types), "source": self.source},
+        write_npz(path, {"version": CACHE_VERSION, "kind": "strings", "types": list(self.types), "source": self.source}, folder=folder,
                   sessions=self.sessions, indptr=self.indptr, items=self.items, id_keys=self.ids.keys, id_starts=self.ids.starts,
                   id_ends=self.ids.ends, id_table=self.ids.table, item_starts=self.item_names.starts, item_ends=self.item_names.ends,
                   item_table=self.item_names.table, **extra)
 
 
-def read_compiled_strings(path: Path, shape: str | None = None, source: str | None = None) -> StringTruth:
+def read_compiled_strings(path: Path, shape: str | None = None, source: str | None = None, opened=None) -> StringTruth:
     """A StringTruth written by save(), every array checked (scorer.truth_checks) before a kernel sees it;
-    TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values."""
+    TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values.
+
+    `opened`: the file at path, opened from the private cache folder (scorer.truth.cached_copy). Only this user
+    can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
+    check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one."""
     from scorer.truth_checks import check_string_truth
 
     try:
-        data = read_npz(path)
+        data = read_npz(path if opened is None else opened)
         meta = json.loads(bytes(data["meta"]).decode())
         if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
             raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
@@ -104,7 +109,7 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
                             item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
-    check_string_truth(truth, path)
+    check_string_truth(truth, path, full=opened is None)
     if shape == "value" and (truth.grades is None or (np.diff(truth.indptr) != 1).any()):
         raise TruthError(f"compiled truth {path} does not hold one value per id (compiled for another shape than 'value'?)")
     return truth

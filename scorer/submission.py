@@ -1,7 +1,9 @@
 """Submission sources (plain, gzip, zip) read as blocks of whole lines, with size and time limits checked while streaming.
 
-A submission is opened once, without following a symbolic link, and must be a regular file with one
-link (a hard link may be another file's name); everything is then read from that descriptor.
+A submission is opened once and must be a regular file; everything is then read from that descriptor.
+An untrusted submission (a grader's upload) is opened without following a symbolic link and must
+have one link (a hard link may be another file's name); a trusted one (a participant's own file,
+scored locally) may be reached through links.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ class LimitExceeded(SubmissionError):
 
 
 def time_limit(max_seconds: float, bytes_read: int) -> LimitExceeded:
-    return LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {max_seconds:g} s (stopped after {bytes_read:,} bytes)")
+    return LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {max_seconds:g} s "
+                                     f"(stopped after reading {bytes_read:,} bytes of CSV)")
 
 
 class Deadline:
@@ -77,24 +80,26 @@ def sniff_head(head: bytes) -> str:
     return "plain"
 
 
-def open_regular(path: Path) -> tuple[int, os.stat_result]:
-    """A read descriptor of `path` and its status, if it is a regular file with one link and not a symbolic link.
+def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
+    """A read descriptor of `path` and its status, if it is a regular file; untrusted, also not a link and of one link.
 
     The checks are made on the opened descriptor, so what is checked is what is read. The messages
     name the path given, never what a link points at.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if untrusted:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)  # O_NONBLOCK: a FIFO does not wait for a writer; it is refused below
     except OSError as error:
-        if error.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+        if untrusted and error.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
             raise SubmissionError(f"submission {path} is a symbolic link: upload the file itself") from None
         raise SubmissionError(f"cannot open submission {path}: {error.strerror or error}") from None
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             raise SubmissionError(f"submission {path} is not a regular file")
-        if status.st_nlink != 1:
+        if untrusted and status.st_nlink != 1:
             raise SubmissionError(f"submission {path} has {status.st_nlink} hard links (names): upload a file of its own")
         if hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)
@@ -187,12 +192,16 @@ class Block:
 
 
 class BlockReader:
-    """Opens a submission and yields Blocks of whole lines, checking the size limits as it reads."""
+    """Opens a submission and yields Blocks of whole lines, checking the size limits as it reads.
+
+    `untrusted`: the file is an upload a grader reads (see open_regular).
+    """
 
     def __init__(self, path: str | Path, block_bytes: int = DEFAULT_BLOCK_BYTES,
                  max_file_bytes: int = 1 << 62, max_decompressed_bytes: int = 1 << 62, max_line_bytes: int = 1 << 20,
-                 deadline: Deadline | None = None):
+                 deadline: Deadline | None = None, untrusted: bool = False):
         self.path = Path(path)
+        self.untrusted = untrusted
         self.block_bytes = max(1, int(block_bytes))
         self.max_file_bytes = max_file_bytes
         self.max_decompressed_bytes = max_decompressed_bytes
@@ -204,7 +213,7 @@ class BlockReader:
         self.bytes_read = 0
 
     def _open(self):
-        fd, status = open_regular(self.path)
+        fd, status = open_regular(self.path, untrusted=self.untrusted)
         raw = open(fd, "rb", buffering=0)
         self.file_bytes = status.st_size
         if self.file_bytes > self.max_file_bytes:

@@ -13,15 +13,20 @@ import json
 import mmap
 import os
 import stat
+import sys
 import threading
 import zipfile
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
+from scorer import private_files
 from scorer.errors import TruthError
+from scorer.private_files import Untrusted
 
 CACHE_VERSION = 4  # the compiled format and the cache key: bump when either changes
 COMPILED_SUFFIX = ".truth.npz"
@@ -74,35 +79,41 @@ class Truth:
         slot = index * len(self.types) + self.types.index(type_name)
         return self.items[self.indptr[slot] : self.indptr[slot + 1]].tolist()
 
-    def save(self, path: str | Path) -> None:
-        """Write the compiled form (an uncompressed .npz, the session lookup table included) atomically."""
+    def save(self, path: str | Path, folder: int | None = None) -> None:
+        """Write the compiled form (an uncompressed .npz, the session lookup table included) atomically
+        (with folder, a private folder's descriptor: the file `path` names in it, see write_npz)."""
         extra = {} if self.usage is None else {"usage": self.usage}
         base, table = self.lookup
         write_npz(path, {"version": CACHE_VERSION, "types": list(self.types), "source": self.source, "lookup_base": base},
-                  sessions=self.sessions, indptr=self.indptr, items=self.items, lookup_table=table, **extra)
+                  folder=folder, sessions=self.sessions, indptr=self.indptr, items=self.items, lookup_table=table, **extra)
 
 
 ALIGN = 64  # where each array's data starts in a written .npz, so that read_npz can map it aligned
 
 
-def write_npz(path: str | Path, meta: dict, **arrays: np.ndarray) -> None:
+def write_npz(path: str | Path, meta: dict, folder: int | None = None, **arrays: np.ndarray) -> None:
     """Write arrays and a JSON meta record as an uncompressed .npz (np.load reads it) whose arrays' data start
-    at multiples of ALIGN, atomically (a reader never sees half a file, and a failed write leaves none)."""
+    at multiples of ALIGN, atomically (a reader never sees half a file, and a failed write leaves none).
+    With folder (a private folder's descriptor, scorer.private_files), the file named path.name in it, 0600."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, threads too
     arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays}
+    if folder is not None:
+        private_files.write(folder, path.name, lambda handle: _write_aligned(handle, arrays))
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, threads too
     try:
-        _write_aligned(tmp, arrays)
+        with open(tmp, "wb") as handle:
+            _write_aligned(handle, arrays)
         os.replace(tmp, path)
     except BaseException:  # a full disk, a signal: never leave the half-written file behind
         tmp.unlink(missing_ok=True)
         raise
 
 
-def _write_aligned(tmp: Path, arrays: dict[str, np.ndarray]) -> None:
+def _write_aligned(handle: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
     from numpy.lib import format as npy_format
 
-    with open(tmp, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in arrays.items():
             array = np.ascontiguousarray(array)
             header = io.BytesIO()
@@ -331,13 +342,15 @@ def read_table(path: Path, types: tuple[str, ...]) -> Truth:
     return truth
 
 
-def read_npz(path: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of an .npz. Those stored uncompressed (as write_npz stores them) are mapped copy-on-write
-    from the file: nothing is read until a page is used. Anything else is read by np.load."""
+def read_npz(path: str | Path | BinaryIO) -> dict[str, np.ndarray]:
+    """The arrays of an .npz (a path, or a file opened for binary reading). Those stored uncompressed (as
+    write_npz stores them) are mapped copy-on-write from the file: nothing is read until a page is used.
+    Anything else is read by np.load."""
     from numpy.lib import format as npy_format
 
     arrays = {}
-    with open(path, "rb") as handle, zipfile.ZipFile(handle) as archive:
+    opened = nullcontext(path) if hasattr(path, "read") else open(path, "rb")
+    with opened as handle, zipfile.ZipFile(handle) as archive:
         for info in archive.infolist():
             name = info.filename.removesuffix(".npy")
             handle.seek(info.header_offset)
@@ -353,23 +366,24 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
             if dtype.hasobject or 0 in shape:
                 arrays[name] = None
                 continue
-            mapped = np.asarray(np.memmap(path, dtype, mode="c", offset=handle.tell(), shape=shape, order="F" if fortran else "C"))
+            mapped = np.asarray(np.memmap(handle, dtype, mode="c", offset=handle.tell(), shape=shape, order="F" if fortran else "C"))
             arrays[name] = mapped if mapped.flags.aligned else mapped.copy()  # the kernels are compiled for aligned arrays
-    if any(array is None for array in arrays.values()):
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
+        if any(array is None for array in arrays.values()):
+            handle.seek(0)
+            with np.load(handle, allow_pickle=False) as data:
+                arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
     return arrays
 
 
-def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None) -> Truth:
+def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None, opened: BinaryIO | None = None) -> Truth:
     """A Truth written by Truth.save(), every array checked (scorer.truth_checks) before a kernel sees it.
 
     TruthError names the file and what is wrong. `source` replaces the recorded source (a cache entry
-    serves every copy of the same bytes)."""
+    serves every copy of the same bytes); `opened`: the file at path, already opened (a cache entry)."""
     from scorer.truth_checks import check_truth
 
     try:
-        data = read_npz(path)
+        data = read_npz(path if opened is None else opened)
         meta = json.loads(bytes(data["meta"]).decode())
         truth = Truth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or meta.get("source", str(path)),
                       data.get("usage"))
@@ -434,24 +448,53 @@ def cache_path(path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> Path | 
     return cache_dir() / f"{path.name[:100]}.{hashlib.sha256(key.encode()).hexdigest()[:24]}{suffix}"
 
 
-def cached_copy(cached: Path | None, reader, *args, source: str):
-    """The cache entry read by reader(cached, *args, source=...) if there is a sound one, else None (a missing,
-    damaged or crafted entry is a miss)."""
+_refused: set[Path] = set()  # cache folders this process said it does not use
+
+
+def _cache_folder(stack: ExitStack, folder: Path, create: bool) -> int | None:
+    """The cache folder's descriptor (open until the stack closes) if it is private (scorer.private_files: this
+    user's, not a symlink, not writable by others; made 0700); else None, and a folder that is there but not
+    private is named on stderr, once per process. A missing or unmakeable folder is just no cache."""
     try:
-        if cached is None or not cached.is_file():  # (a FIFO planted there is not opened)
-            return None
-        return reader(cached, *args, source=source)
-    except (TruthError, OSError):
+        return stack.enter_context(private_files.opened_folder(folder, create=create))
+    except Untrusted as error:
+        if folder not in _refused:
+            _refused.add(folder)
+            print(f"scorer: warning: the truth cache {folder} is not used: {error}; truths are read from their files "
+                  "(slower). Point $SCORER_CACHE_DIR at a folder of your own, or remove this one.", file=sys.stderr)
+    except OSError:
+        pass
+    return None
+
+
+def cached_copy(cached: Path | None, reader, *args, source: str):
+    """The cache entry read by reader(cached, *args, source=..., opened=file) if there is a sound one in a private
+    cache folder, else None: a missing, damaged or crafted entry is a miss, and so is one that is not this
+    user's regular file (a symlink is not followed, a FIFO never waited on)."""
+    if cached is None:
         return None
+    with ExitStack() as stack:
+        folder = _cache_folder(stack, cached.parent, create=False)
+        try:
+            if folder is None:
+                return None
+            fd = stack.enter_context(private_files.opened_file(folder, cached.name))
+            opened = stack.enter_context(os.fdopen(os.dup(fd), "rb"))
+            return reader(cached, *args, source=source, opened=opened)
+        except (TruthError, OSError, Untrusted):
+            return None
 
 
 def save_to_cache(truth, cached: Path | None, path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> None:
-    """Keep a compiled copy, unless the file changed while it was read (the key would not be its content's);
-    an unwritable or full cache only costs speed (write_npz leaves no partial file)."""
-    if cached is not None and cache_path(path, what, suffix) == cached:
+    """Keep a compiled copy (0600, in the private cache folder), unless the file changed while it was read (the
+    key would not be its content's); an unwritable, full or refused cache only costs speed (no partial file)."""
+    if cached is None or cache_path(path, what, suffix) != cached:
+        return
+    with ExitStack() as stack:
+        folder = _cache_folder(stack, cached.parent, create=True)
         try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            truth.save(cached)
+            if folder is not None:
+                truth.save(cached.name, folder=folder)
         except OSError:
             pass
 

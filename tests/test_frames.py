@@ -42,14 +42,13 @@ def cases(draw):
     return truth, rows + [(s, t, draw(st.lists(items, max_size=5))) for s, t, _ in repeated]
 
 
-def csv_rows(rows, errors_empty: bool):
-    """The rows as CSV lines: a null item is written 'x' (not an integer); with errors_empty, a row with a bad item
-    has empty labels (such a row scores 0 and is present)."""
+def csv_rows(rows):
+    """The rows as CSV lines; a null item is written 'x' (not an integer: both are errors of the row, which holds its
+    slot and scores 0)."""
     out = []
     for session, type_name, labels in rows:
         labels = labels or []
-        bad = any(item == NULL or (isinstance(item, int) and item < 0) for item in labels)
-        text = "" if (errors_empty and bad) else " ".join("x" if item == NULL else str(item) for item in labels)
+        text = " ".join("x" if item == NULL else str(item) for item in labels)
         out.append(f"{'' if session is None else session}_{type_name},{text}")
     return out
 
@@ -112,25 +111,21 @@ def test_frame_scores_as_its_csv(tmp_path, monkeypatch, case, form, strict, thre
     monkeypatch.setattr(frame_pass, "CHUNK_ROWS", chunk)
     truth, rows = case
     (tmp_path / "t.jsonl").write_text(truth_lines(truth))
-    (tmp_path / "s.csv").write_text(submission_text(csv_rows(rows, errors_empty=False)))
-    (tmp_path / "e.csv").write_text(submission_text(csv_rows(rows, errors_empty=True)))
+    (tmp_path / "s.csv").write_text(submission_text(csv_rows(rows)))
     options = dict(strict=strict, threads=threads, max_per_code=1000)
     if stored:
         (tmp_path / "stored.toml").write_text(STORED)
         options["competition"] = scorer.load_competition(path=tmp_path / "stored.toml")
         pattern = lambda text: "s" + text.replace("_", "-", 1)  # noqa: E731
-        for name in ("s.csv", "e.csv"):
-            lines = (tmp_path / name).read_text().splitlines()
-            (tmp_path / name).write_text("\n".join(lines[:1] + [pattern(line) for line in lines[1:]]) + "\n")
+        lines = (tmp_path / "s.csv").read_text().splitlines()
+        (tmp_path / "s.csv").write_text("\n".join(lines[:1] + [pattern(line) for line in lines[1:]]) + "\n")
     as_written = scorer.score(tmp_path / "s.csv", tmp_path / "t.jsonl", **options)
-    errors_zero = scorer.score(tmp_path / "e.csv", tmp_path / "t.jsonl", **options)
     frame = frames_of(rows, form)
     if stored and form != "polars_parts":
         ids = [f"s{'' if s is None else s}-{t}" for s, t, _ in rows]
         frame = frame.assign(session_type=ids) if form == "pandas" else frame.set_column(0, "session_type", pa.array(ids))
     got = scorer.score(frame, tmp_path / "t.jsonl", **options)
-    expected = as_written if form == "arrow_text" else errors_zero  # text rows are the CSV's lines exactly
-    assert same_figures(got, expected)
+    assert same_figures(got, as_written)
     assert got.counts == as_written.counts
     assert got.report.counts == as_written.report.counts
     assert where(got, header=False) == where(as_written, header=True)
@@ -176,7 +171,7 @@ def test_long_form_scores_as_its_grouped_csv(tmp_path, case, ranked, seed):
     if ranked:
         table["rank"] = pa.array([r[3] for r in long], pa.int64())
     (tmp_path / "t.jsonl").write_text(truth_lines(truth))
-    (tmp_path / "s.csv").write_text(submission_text(csv_rows([row for row in wide if row[2]], errors_empty=True)))
+    (tmp_path / "s.csv").write_text(submission_text(csv_rows([row for row in wide if row[2]])))
     expected = scorer.score(tmp_path / "s.csv", tmp_path / "t.jsonl")
     got = scorer.score(pa.table(table), tmp_path / "t.jsonl")
     assert same_figures(got, expected)

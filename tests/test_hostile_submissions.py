@@ -101,31 +101,81 @@ def test_a_good_upload_still_scores(tmp_path):
     assert grade(input_dir, output).exit_code == 0
 
 
-# -- the reader's own rule (score, EvalAI, grade) --------------------------------------------------
-def test_the_reader_refuses_links_and_special_files_by_the_opened_descriptor(tmp_path):
+# -- the reader's rule: untrusted (every grader path) refuses links; trusted (local) reads through them --
+def _link_hard_fifo(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    own = tmp_path / "own.csv"
+    shutil.copy(OTTO_SUBMISSION, own)
     link = tmp_path / "link.csv"
-    os.symlink(OTTO_SUBMISSION, link)
+    os.symlink(own, link)
     hard = tmp_path / "hard.csv"
-    shutil.copy(OTTO_SUBMISSION, tmp_path / "own.csv")
-    os.link(tmp_path / "own.csv", hard)
+    os.link(own, hard)
     fifo = tmp_path / "fifo.csv"
     os.mkfifo(fifo)  # opening must not wait for a writer
+    return own, link, hard, fifo
+
+
+def _read(path: Path, untrusted: bool) -> bytes:
+    return b"".join(bytes(block.data) for block in BlockReader(path, untrusted=untrusted))
+
+
+def test_the_untrusted_reader_refuses_links_and_special_files_by_the_opened_descriptor(tmp_path):
+    own, link, hard, fifo = _link_hard_fifo(tmp_path)
     for path, says in ((link, "symbolic link"), (hard, "2 hard links"), (fifo, "not a regular file"), (tmp_path, "not a regular file")):
         with pytest.raises(SubmissionError, match=says):
-            list(BlockReader(path))
+            _read(path, untrusted=True)
     os.unlink(hard)
-    assert b"".join(bytes(block.data) for block in BlockReader(tmp_path / "own.csv")) == OTTO_SUBMISSION.read_bytes()
+    assert _read(own, untrusted=True) == OTTO_SUBMISSION.read_bytes()
 
 
-def test_score_and_evalai_refuse_a_linked_submission_without_quoting_it(tmp_path):
+def test_the_trusted_reader_reads_through_links_and_still_refuses_special_files(tmp_path):
+    own, link, hard, fifo = _link_hard_fifo(tmp_path)
+    for path in (link, hard, own):
+        assert _read(path, untrusted=False) == OTTO_SUBMISSION.read_bytes()
+    for path in (fifo, tmp_path):  # a FIFO does not hang the trusted reader either
+        with pytest.raises(SubmissionError, match="not a regular file"):
+            _read(path, untrusted=False)
+
+
+def test_a_participant_scores_and_validates_linked_files_locally(tmp_path, capsys):
+    own, link, hard, _ = _link_hard_fifo(tmp_path)
+    data = tmp_path / "data"
+    os.symlink(tmp_path, data)  # a symlinked data folder
+    expected = scorer.score(own, OTTO_TRUTH).score
+    assert expected is not None
+    for path in (link, hard, data / "link.csv"):
+        assert scorer.score(path, OTTO_TRUTH).score == expected
+        assert not any(p.code == "S027" for p in scorer.validate(path, OTTO_TRUTH).problems)
+    assert main(["score", str(link), "--truth", str(OTTO_TRUTH), "--no-progress"]) == 0
+    assert main(["validate", str(data / "link.csv"), "--truth", str(OTTO_TRUTH), "--lenient", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(link), "--truth", str(OTTO_TRUTH), "--no-progress", "--untrusted"]) == 1
+    assert "symbolic link" in capsys.readouterr().out
+
+
+def test_score_untrusted_and_evalai_refuse_a_linked_submission_without_quoting_it(tmp_path):
     link = tmp_path / "submission.csv"
     os.symlink(OTTO_TRUTH, link)
-    result = scorer.score(link, OTTO_TRUTH, strict=True)
+    result = scorer.score(link, OTTO_TRUTH, strict=True, untrusted=True)
     assert result.score is None and [p.code for p in result.problems] == ["S027"]
     assert all(p.context is None for p in result.problems)
     with pytest.raises(SubmissionRejected) as raised:
         evaluate(str(OTTO_TRUTH), str(link), "test")
     assert "symbolic link" in str(raised.value) and _quotes_none_of(str(raised.value), _truth_lines(OTTO_TRUTH))
+    shutil.copy(OTTO_SUBMISSION, tmp_path / "own.csv")
+    os.link(tmp_path / "own.csv", tmp_path / "hard.csv")
+    with pytest.raises(SubmissionRejected, match="hard links"):
+        evaluate(str(OTTO_TRUTH), str(tmp_path / "hard.csv"), "test")
+
+
+def test_codabench_reads_the_upload_untrusted_even_past_its_listing(tmp_path, monkeypatch):
+    """A link made after find_submission looked (or missed by it) is still refused when opened."""
+    input_dir, output = _codabench(tmp_path, OTTO_TRUTH)
+    link = input_dir / "res" / "submission.csv"
+    os.symlink(input_dir / "ref" / OTTO_TRUTH.name, link)
+    monkeypatch.setattr("scorer.adapters.codabench.find_submission", lambda res: link)
+    outcome = grade(input_dir, output)
+    assert outcome.exit_code == 1 and "symbolic link" in outcome.message
+    assert _quotes_none_of(outcome.message, _truth_lines(OTTO_TRUTH)) and not (output / "scores.json").exists()
 
 
 def test_grade_refuses_a_linked_submission(tmp_path, capsys):
@@ -137,6 +187,37 @@ def test_grade_refuses_a_linked_submission(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1 and "symbolic link" in out
     assert _quotes_none_of(out, _truth_lines(OTTO_TRUTH))
+
+
+def test_dataset_parts_follow_the_same_rule_parquet_included(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from scorer.dask.dataset import score_dataset
+    from scorer.dask.parts import parquet_to_csv
+
+    rows = [line.split(",", 1) for line in OTTO_SUBMISSION.read_text().splitlines()[1:]]
+    half = len(rows) // 2
+    store, parts = tmp_path / "store", tmp_path / "parts"
+    store.mkdir(), parts.mkdir()
+    (store / "a.csv").write_text("session_type,labels\n" + "".join(f"{a},{b}\n" for a, b in rows[:half]))
+    pq.write_table(pa.table({"session_type": [a for a, _ in rows[half:]], "labels": [b for _, b in rows[half:]]}), store / "b.parquet")
+    for name in ("a.csv", "b.parquet"):
+        os.symlink(store / name, parts / name)
+    expected = scorer.score(OTTO_SUBMISSION, OTTO_TRUTH).score
+    assert score_dataset(parts, OTTO_TRUTH).score == expected  # trusted (local): links are read
+    refused = score_dataset(parts, OTTO_TRUTH, untrusted=True)
+    assert refused.score is None
+    messages = sorted(p.message for p in refused.problems if p.code == "S027")
+    assert len(messages) == 2 and messages[0].startswith("a.csv: ") and messages[1].startswith("b.parquet: ")
+    assert all("symbolic link" in message for message in messages)
+    argv = ["score", str(parts), "--truth", str(OTTO_TRUTH), "--no-progress"]
+    assert main(argv) == 0 and main(argv + ["--untrusted"]) == 1
+    fifo = tmp_path / "fifo.parquet"
+    os.mkfifo(fifo)  # pyarrow is handed the checked descriptor: a FIFO part does not hang, in either mode
+    for untrusted in (False, True):
+        with pytest.raises(SubmissionError, match="not a regular file"):
+            parquet_to_csv(fifo, tmp_path / "out.csv", untrusted=untrusted)
 
 
 # -- time: the deadline inside decompression, gzip members ----------------------------------------
@@ -225,7 +306,9 @@ def test_a_line_with_no_end_in_the_block_is_a_located_s022(tmp_path, capsys):
     for block_bytes in (1024, 64, 7):  # reading stops when no line end is found within the limit and a block
         result = scorer.validate(path, config=bad / "limits_line.toml", block_bytes=block_bytes)
         assert [(p.code, p.line, p.column) for p in result.problems] == [("S022", 5, 33)]
-    assert "line of more than" in result.problems[0].message
+    assert "line of more than" in result.problems[0].message and "reading stopped" in result.problems[0].message
+    within = scorer.validate(path, config=bad / "limits_line.toml", block_bytes=1 << 16).problems  # the end is in the block
+    assert [(p.code, p.line) for p in within] == [("S022", 5)] and "reading stopped" not in within[0].message
     argv = ["score", str(bad / "S022_no_line_end.csv.gz"), "--truth", str(OTTO_TRUTH), "--strict", "--no-progress"]
     assert main(argv + ["--config", str(bad / "limits_line.toml")]) == 1  # a line of 9 MB: longer than a block
     out = capsys.readouterr()

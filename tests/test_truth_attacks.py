@@ -225,8 +225,8 @@ def test_full_cache_disk_leaves_no_tmp_file_and_scores(tmp_path):
 def test_failed_write_removes_its_tmp_file(tmp_path, monkeypatch):
     import scorer.truth as truth_module
 
-    def half_then_fail(tmp, arrays):
-        tmp.write_bytes(b"half")
+    def half_then_fail(handle, arrays):
+        handle.write(b"half")
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(truth_module, "_write_aligned", half_then_fail)
@@ -373,3 +373,188 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(TruthError, match="not found"):
         truth_for(str(fifo), load_competition("otto"))
+
+
+# the cache folder is trusted as the ahead-of-time module's is (scorer.private_files): this user's alone
+
+OTHER = {5: {"clicks": 4}, 2: {"orders": [8]}, 9: {}, 6: {}}  # a well-formed truth of the same sessions, other labels
+
+
+def _source_and_entry(tmp_path, monkeypatch, cache: Path) -> tuple[Path, Path]:
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    source = tmp_path / "t.jsonl"
+    source.write_text(truth_lines(TRUTH))
+    return source, cache_path(source, list(TYPES))
+
+
+def _plant_other_truth(tmp_path, entry: Path) -> None:
+    """A compiled truth that passes every check, with other labels, at the entry's name."""
+    other = tmp_path / "other.jsonl"
+    other.write_text(truth_lines(OTHER))
+    load_truth(other, TYPES, use_cache=False).save(entry)
+
+
+def test_the_cache_folder_is_made_private_and_its_entries_0600(tmp_path, monkeypatch):
+    cache = tmp_path / "made" / "cache"
+    source, entry = _source_and_entry(tmp_path, monkeypatch, cache)
+    load_truth(source, TYPES)
+    assert oct(cache.stat().st_mode & 0o777) == "0o700" and oct(entry.stat().st_mode & 0o777) == "0o600"
+    opened = tmp_path / "opened"  # one an older scorer made 0755 is closed to others at the next write
+    opened.mkdir(mode=0o755)
+    opened.chmod(0o755)
+    source, entry = _source_and_entry(tmp_path, monkeypatch, opened)
+    load_truth(source, TYPES)
+    assert oct(opened.stat().st_mode & 0o777) == "0o700" and entry.is_file()
+
+
+REFUSED_FOLDERS = {
+    "world-writable": (lambda folder: folder.chmod(0o777), "is writable by others (mode 777)"),
+    "group-writable": (lambda folder: folder.chmod(0o770), "is writable by others (mode 770)"),
+    "foreign-owned": (lambda folder: os.chown(folder, 4321, -1), "is owned by uid 4321"),
+}
+
+
+@pytest.mark.parametrize("spoil", REFUSED_FOLDERS)
+def test_a_cache_folder_others_control_is_not_used_and_said_once(tmp_path, monkeypatch, capsys, spoil):
+    import scorer.truth as truth_module
+
+    monkeypatch.setattr(truth_module, "_refused", set())
+    cache = tmp_path / "cache"
+    source, entry = _source_and_entry(tmp_path, monkeypatch, cache)
+    load_truth(source, TYPES)  # a private cache, filled
+    change, reason = REFUSED_FOLDERS[spoil]
+    change(cache)
+    _plant_other_truth(tmp_path, entry)  # what another user could write there
+    for _ in range(2):
+        assert load_truth(source, TYPES).labels(5, "orders") == [1, 2, 7]  # read from the file, in memory
+    err = capsys.readouterr().err
+    assert err.count("scorer: warning: the truth cache") == 1 and reason in err and str(cache) in err
+    assert load_truth(entry, TYPES).labels(5, "clicks") == [4]  # the planted entry was neither read nor replaced
+
+
+def test_a_cache_folder_that_is_a_symlink_is_not_used(tmp_path, monkeypatch, capsys):
+    import scorer.truth as truth_module
+
+    monkeypatch.setattr(truth_module, "_refused", set())
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    source, entry = _source_and_entry(tmp_path, monkeypatch, tmp_path / "link")
+    (tmp_path / "link").symlink_to(real)
+    _plant_other_truth(tmp_path, real / entry.name)
+    assert load_truth(source, TYPES).labels(5, "orders") == [1, 2, 7]
+    assert "is a symlink or not a folder" in capsys.readouterr().err
+    assert load_truth(real / entry.name, TYPES).labels(5, "clicks") == [4]  # not replaced through the link
+
+
+PLANTED_ENTRIES = {
+    "a symlink": lambda tmp_path, entry: (_plant_other_truth(tmp_path, tmp_path / "o.truth.npz"),
+                                          entry.symlink_to(tmp_path / "o.truth.npz")),
+    "foreign-owned": lambda tmp_path, entry: (_plant_other_truth(tmp_path, entry), os.chown(entry, 4321, -1)),
+    "writable by others": lambda tmp_path, entry: (_plant_other_truth(tmp_path, entry), entry.chmod(0o666)),
+}
+
+
+@pytest.mark.parametrize("plant", PLANTED_ENTRIES)
+def test_an_entry_not_this_users_own_is_a_miss_and_replaced(tmp_path, monkeypatch, capsys, plant):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    source, entry = _source_and_entry(tmp_path, monkeypatch, cache)
+    PLANTED_ENTRIES[plant](tmp_path, entry)
+    assert load_truth(source, TYPES).labels(5, "orders") == [1, 2, 7]
+    assert not entry.is_symlink() and entry.stat().st_uid == os.geteuid() and entry.stat().st_mode & 0o777 == 0o600
+    assert load_truth(source, TYPES).labels(5, "orders") == [1, 2, 7]  # now from the entry written here
+    assert "warning" not in capsys.readouterr().err  # the folder is fine: nothing to say
+
+
+def test_the_cli_scores_with_a_refused_cache_and_says_why(tmp_path):
+    source = tmp_path / "t.jsonl"
+    source.write_text(truth_lines(TRUTH))
+    sub = tmp_path / "sub.csv"
+    sub.write_text(submission_text([(s, t, [1, 2, 3, 7, 11]) for s in (2, 5, 6, 9) for t in TYPES]))
+    private = run_cli("score", sub, "--truth", source, "--format", "json", cache=tmp_path / "private")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    refused = run_cli("score", sub, "--truth", source, "--format", "json", cache=shared)
+    assert private.returncode == refused.returncode == 0, refused.stderr
+    assert json.loads(refused.stdout)["score"] == json.loads(private.stdout)["score"] > 0
+    assert refused.stderr.count("is not used: the folder") == 1 and "Traceback" not in refused.stderr
+    assert not list(shared.glob("*.npz"))
+
+
+# a cache entry's string tables: the checks that keep the kernels safe and a spot check; a given file: all
+
+def _table_with_a_lost_key(n_keys=200):
+    """A correct table of n_keys keys, then the unsampled key whose probe is shortest moved where it cannot be found."""
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import SPOT, hash_keys
+
+    table = StringTable.of([f"customer{value:06d}" for value in range(n_keys)])
+    sampled = set(np.unique(np.linspace(0, n_keys - 1, SPOT).astype(np.int64)).tolist())
+    size = len(table.table)
+    homes = (hash_keys(table.keys, table.starts, table.ends) & np.uint64(size - 1)).astype(np.int64)
+    for position in np.flatnonzero(table.table != -1):
+        key = int(table.table[position] & 0xFFFFFFFF)
+        hole = (position + 1) % size
+        if key not in sampled and position == homes[key] and table.table[hole] == -1:
+            moved = table.table.copy()
+            moved[hole], moved[position] = moved[position], -1  # one on from its home, behind the hole it left
+            return table, StringTable(table.keys, table.starts, table.ends, moved)
+    raise AssertionError("no key to move")
+
+
+def test_a_cache_entry_table_gets_the_safe_checks_a_given_file_the_full_one():
+    from scorer.truth_checks import check_table
+
+    good, lost = _table_with_a_lost_key()
+    assert check_table(good, "id", "x", full=False) == check_table(good, "id", "x") == 200
+    with pytest.raises(TruthError, match="not reachable"):
+        check_table(lost, "id", "x")  # a compiled file given as truth: every key
+    assert check_table(lost, "id", "x", full=False) == 200  # a cache entry: scores can be wrong, nothing unsafe
+
+
+@pytest.mark.parametrize("attack", ["id table with no empty entry", "id table entry past the ids", "id table entries moved",
+                                    "key past its buffer", "item code past the names"])
+def test_a_string_cache_entry_failing_the_safe_or_spot_checks_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack):
+    from scorer.string_truth import read_string_truth
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "s.csv"
+    source.write_text("customer_id,prediction\nA,0001 0002\nB,\nC,0002 0003\n")
+    first = read_string_truth(source, "list")
+    entry = cache_path(source, ["strings", "list", "all"], ".strings.npz")
+    craft(entry, entry, **STRING_ATTACKS[attack][0](entry))
+    again = read_string_truth(source, "list")
+    assert [again.name(i) for i in range(3)] == [first.name(i) for i in range(3)] and again.items.tolist() == [0, 1, 1, 2]
+    read_string_truth(entry, "list")  # the entry was written again, whole and correct (the full check)
+
+
+def test_the_spot_check_finds_a_table_built_with_another_hash():
+    from scorer.string_truth import StringTable
+    from scorer.truth_checks import check_table
+
+    table = StringTable.of([f"k{value}" for value in range(1000)])
+    slots = table.table.copy()
+    occupied = slots != -1
+    slots[occupied] ^= np.int64(1) << 40  # every tag changed, as by another hash: nothing is found
+    with pytest.raises(TruthError, match="not reachable"):
+        check_table(StringTable(table.keys, table.starts, table.ends, slots), "id", "x", full=False)
+
+
+def test_only_an_entry_of_the_private_cache_skips_the_full_table_check(tmp_path, monkeypatch):
+    import scorer.truth_checks as checks
+    from scorer.string_truth import read_string_truth
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "s.csv"
+    source.write_text("customer_id,prediction\nA,0001 0002\nB,\nC,0002 0003\n")
+    read_string_truth(source, "list")  # compiled into the cache
+    entry = cache_path(source, ["strings", "list", "all"], ".strings.npz")
+    given = tmp_path / "given.strings.npz"
+    given.write_bytes(entry.read_bytes())
+    seen = []
+    check = checks.check_table
+    monkeypatch.setattr(checks, "check_table", lambda table, what, path, full=True: seen.append((what, full)) or check(table, what, path, full))
+    read_string_truth(source, "list")
+    read_string_truth(given, "list")
+    assert seen == [("id", False), ("item", False), ("id", True), ("item", True)]

@@ -1,12 +1,14 @@
 """Codabench / CodaLab scoring program: INPUT/ref holds the truth, INPUT/res the submission; scores go to OUTPUT.
 
 Writes ``scores.json`` (Codabench) and ``scores.txt`` (CodaLab, ``key: value`` lines) with the leaderboard
-keys ``score`` and one per type; never a file named ``metadata``. Uploaded zips are unpacked by the
-platform without flattening, so both folders are searched recursively.
+keys ``score`` and one per type; never a file named ``metadata`` (the worker writes OUTPUT/metadata itself
+and leaves one in INPUT/res: it is skipped). Uploaded zips are unpacked by the platform without flattening,
+so both folders are searched recursively.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -114,20 +116,28 @@ def write_scores(output: Path, scores: dict[str, float]) -> None:
         (output / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
         (output / "scores.txt").write_text("".join(f"{key}: {value:.10g}\n" for key, value in scores.items()))
     except OSError as error:
-        hint = " (the grader image runs as uid 1000: build it with --build-arg RUNTIME_USER=0 for a root-owned output folder)"
-        raise UsageError(f"cannot write the scores to {output}: {error.strerror or error}{hint if getattr(os, 'getuid', lambda: 1)() else ''}") from None
+        uid = getattr(os, "getuid", lambda: 0)()
+        hint = f" (this process runs as uid {uid}: run the grader image as its default user, root, or give the folder to uid {uid})" if uid else ""
+        raise UsageError(f"cannot write the scores to {output}: {error.strerror or error}{hint}") from None
 
 
-def grade(input_dir: str | Path, output_dir: str | Path, competition: str = "otto", config: str | None = None) -> Outcome:
-    """Score INPUT/res against INPUT/ref strictly and write the scores; a bad truth or config raises."""
+def grade(input_dir: str | Path, output_dir: str | Path, competition: str = "otto", config: str | None = None,
+          max_seconds: float | None = None) -> Outcome:
+    """Score INPUT/res against INPUT/ref strictly and write the scores; a bad truth or config raises.
+
+    ``max_seconds`` replaces the config's time limit: keep it below the platform's own, so that the
+    participant reads our message (S028) rather than the platform's kill.
+    """
     input_dir, output_dir = Path(input_dir), Path(output_dir)
     comp = resolve_competition(competition, config)
+    if max_seconds is not None:
+        comp = dataclasses.replace(comp, limits=dataclasses.replace(comp.limits, max_seconds=float(max_seconds)))
     truth_path = find_truth(input_dir / "ref")
     try:
         submission = find_submission(input_dir / "res")
     except SubmissionError as error:
         return Outcome(1, f"Submission rejected: {error}.")
-    result = score(submission, truth_path, comp, strict=True)
+    result = score(submission, truth_path, comp, strict=True, untrusted=True)
     if result.score is None:
         return Outcome(1, participant_message(result), result)
     scores = leaderboard_values(result)

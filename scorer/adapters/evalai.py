@@ -2,22 +2,31 @@
 
 Returns ``{"result": [{split: {metric: value}}], "submission_result": {metric: value}}`` with the
 leaderboard keys ``score`` and one per type. The split codename comes from ``split=`` (keyword), else
-``PHASE_SPLITS[phase_codename]``, else the phase codename itself. A bad submission raises
-``SubmissionRejected`` whose message is the participant message.
+``PHASE_SPLITS[phase_codename]``, else the phase codename itself. EvalAI shows the participant the text of
+whatever evaluate raises (str(error) with remote evaluation), so only two exceptions leave it:
+``SubmissionRejected``, whose text is the participant message, and ``EvaluationFailed`` for a problem on
+the host's side (truth, config, a bug), whose text names no detail; the detail goes to the host's stderr.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from scorer.adapters.message import leaderboard_values, participant_message
 from scorer.api import score
+from scorer.errors import SubmissionError, one_line
 
 PHASE_SPLITS: dict[str, str] = {}  # organisers: {"dev": "dev_split", "test": "test_split"}
+HOST_SIDE = "The submission could not be evaluated: a problem on the organisers' side (they can see it in their log)."
 
 
 class SubmissionRejected(Exception):
     """The submission is invalid; str(error) is the message for the participant."""
+
+
+class EvaluationFailed(Exception):
+    """Not the participant's fault (a bad truth or config, a bug); str(error) says so without details."""
 
 
 def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):
@@ -29,7 +38,13 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
     split = kwargs.get("split") or PHASE_SPLITS.get(phase_codename) or str(phase_codename)
     competition = kwargs.get("competition") or os.environ.get("SCORER_COMPETITION") or "otto"
     config = kwargs.get("config") or os.environ.get("SCORER_CONFIG") or None
-    result = score(user_submission_file, test_annotation_file, competition, config=config, strict=True)
+    try:
+        result = score(user_submission_file, test_annotation_file, competition, config=config, strict=True, untrusted=True)
+    except SubmissionError as error:
+        raise SubmissionRejected(f"Submission rejected: {error}.") from None
+    except Exception as error:  # the truth, the config or a bug: the host's business, not the participant's
+        print(f"scorer: evaluation failed: {one_line(error)}", file=sys.stderr)
+        raise EvaluationFailed(HOST_SIDE) from None
     if result.score is None:
         raise SubmissionRejected(participant_message(result))
     values = leaderboard_values(result)

@@ -36,8 +36,10 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
                         help="show the first N problems of each code (all are counted; default: 20)")
     parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
+    parser.add_argument("--untrusted", action="store_true", help="read the submission as a grader reads an upload: "
+                        "a symbolic link or a file of several hard links is refused (for a grader's own script)")
 
 
 def engine_options(args) -> dict:
     return {"config": args.config, "max_per_code": args.max_per_code, "threads": args.threads,
-            "progress": False if args.no_progress else None}
+            "progress": False if args.no_progress else None, "untrusted": args.untrusted}

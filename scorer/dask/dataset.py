@@ -16,7 +16,7 @@ from scorer.truth import Truth
 def score_dataset(directory: str | Path, truth: str | Path | Truth, competition: str | Competition = "otto", *,
                   config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
                   client=None, threads: int | None = None, retries: int = 2, reruns: list | None = None,
-                  task=score_part):
+                  task=score_part, untrusted: bool = False):
     """Score the parts under `directory` as one submission; the Result equals scoring their concatenation.
 
     With a Dask `client`, each part is a task on the cluster (the truth goes as a path, loaded once
@@ -24,7 +24,8 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
     scored one after the other here. A part whose task fails on every attempt is reported as
     unreadable (no score), naming the part. A list given as `reruns` receives (part, workers) for
     each part the scheduler started more than once (see scorer.dask.attempts). `task` is the function
-    run per part on the cluster (score_part; tests wrap it).
+    run per part on the cluster (score_part; tests wrap it). `untrusted` reads every part as score() does
+    an upload: a part that is a link or has several hard links is refused (S027, naming the part).
     """
     from scorer.api import resolve_competition, resolve_truth
 
@@ -37,9 +38,9 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
     names = [part.relative_to(root).as_posix() for part in parts]
     options = (competition, strict, max_per_code)
     if client is None:
-        partials = [score_part(str(part), name, loaded, *options, threads or 2) for part, name in zip(parts, names)]
+        partials = [score_part(str(part), name, loaded, *options, threads or 2, untrusted) for part, name in zip(parts, names)]
     else:
-        partials = _on_cluster(client, task, parts, names, truth, loaded, options, threads or 1, retries, reruns)
+        partials = _on_cluster(client, task, parts, names, truth, loaded, options, threads or 1, retries, reruns, untrusted)
     return reduce(partials, competition, loaded, strict, max_per_code, str(directory), time.monotonic() - started)
 
 
@@ -50,7 +51,8 @@ def check_shape(competition: Competition) -> None:
                          f"{competition.name!r} has shape {competition.shape!r}: score its parts concatenated")
 
 
-def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threads: int, retries: int, reruns) -> list[Partial]:
+def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threads: int, retries: int, reruns,
+                untrusted: bool) -> list[Partial]:
     from distributed import wait
 
     from scorer.dask.attempts import Tracker
@@ -58,7 +60,7 @@ def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threa
     shipped = client.scatter(loaded, broadcast=True) if isinstance(truth, Truth) else str(Path(truth).resolve())
     tracker = Tracker(client, "part")
     try:
-        futures = [client.submit(task, str(part.resolve()), name, shipped, *options, threads,
+        futures = [client.submit(task, str(part.absolute()), name, shipped, *options, threads, untrusted,  # a link stays a link
                                  key=tracker.key(index), retries=retries, pure=False)
                    for index, (part, name) in enumerate(zip(parts, names))]
         wait(futures)

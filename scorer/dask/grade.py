@@ -21,13 +21,14 @@ class Grading:
     started it; None if the scheduler cannot count) and "workers" (where each attempt ran).
     `task` is the function run per file (grade_one; tests wrap it). With `warm`, each worker first
     loads the truth and the kernels in a task of its own, so no submission's time includes them.
+    Every submission is read as an untrusted upload (links refused, see scorer.api.score).
     """
 
     def __init__(self, client, submissions: Iterable[str | Path], truth: str | Path, competition: Competition, *,
                  strict: bool = True, max_per_code: int = 20, threads: int = 1, retries: int = 2, task=grade_one, warm: bool = True):
         self.client = client
         self.names = [str(path) for path in submissions]
-        self.arguments = (os.path.abspath(truth), competition, strict, max_per_code, threads)
+        self.arguments = (os.path.abspath(truth), competition, strict, max_per_code, threads, True)  # True: untrusted uploads
         self.retries = retries
         self.task = task
         self.warm = warm

@@ -55,8 +55,8 @@ def _named(report: Report, name: str) -> Report:
 
 
 def score_part(path: str, name: str, truth: str | Truth, competition: Competition, strict: bool = False,
-               max_per_code: int = 20, threads: int = 1) -> Partial:
-    """Score one part file (CSV, or Parquet streamed to a temporary CSV) against the whole truth."""
+               max_per_code: int = 20, threads: int = 1, untrusted: bool = False) -> Partial:
+    """Score one part file (CSV, or Parquet streamed to a temporary CSV) against the whole truth; `untrusted` as in score()."""
     from scorer.api import score
     from scorer.dask.parts import is_parquet, parquet_to_csv
     from scorer.dask.truthcache import truth_for
@@ -69,12 +69,13 @@ def score_part(path: str, name: str, truth: str | Truth, competition: Competitio
         if is_parquet(path):
             source = os.path.join(scratch, "part.csv")
             try:
-                parquet_to_csv(path, source)
+                parquet_to_csv(path, source, untrusted=untrusted)
             except Exception as error:  # pyarrow raises several kinds; the message says what is wrong
                 report = Report(strict=strict, max_per_code=max_per_code, fatal=True)
                 report.add(UNREADABLE, f"{name}: cannot read the Parquet part: {error}")
                 return Partial(name, report, seconds=time.monotonic() - started)
-        result = score(source, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads)
+        result = score(source, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads,
+                       untrusted=untrusted)
     partial = Partial(name, _named(result.report, name), seconds=time.monotonic() - started)
     if result.slot_line is not None:
         slots = np.flatnonzero(result.slot_line)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
+from scorer.submission import open_regular
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 COLUMNS = ("session_type", "labels")
@@ -32,20 +33,28 @@ def is_parquet(path: str | Path) -> bool:
     return Path(path).suffix.lower() in PARQUET_SUFFIXES
 
 
-def parquet_to_csv(source: str | Path, target: str | Path, columns: tuple[str, ...] = COLUMNS) -> None:
+def parquet_to_csv(source: str | Path, target: str | Path, columns: tuple[str, ...] = COLUMNS, *, untrusted: bool = False) -> None:
     """Write the Parquet part as CSV text with a header line, batch by batch (memory: one batch).
 
     Each row becomes its values joined with "," and nothing else: no quoting, a null is an empty
     field, a list column (labels as list<int>) is joined with single spaces; the text is what the
     same rows in a CSV part would be, so the engine judges both alike. With both `columns` present
     only they are written, in that order (index or partition columns are dropped); otherwise all
-    columns are, and the engine reports the header as wrong. Raises OSError or pyarrow errors.
+    columns are, and the engine reports the header as wrong. The part is opened once, as a submission
+    is (scorer.submission.open_regular: a regular file; `untrusted`, no link), and pyarrow reads that
+    descriptor. Raises SubmissionError, OSError or pyarrow errors.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    handle = pq.ParquetFile(source)
+    fd, _ = open_regular(Path(source), untrusted=untrusted)
+    with open(fd, "rb") as opened:
+        _write_csv(pq.ParquetFile(opened), target, columns)
+
+
+def _write_csv(handle, target: str | Path, columns: tuple[str, ...]) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     names = list(handle.schema_arrow.names)
     chosen = list(columns) if all(name in names for name in columns) else names
 

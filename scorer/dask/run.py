@@ -11,7 +11,7 @@ def score_directory(args):
     from scorer.dask.dataset import check_shape, score_dataset
     from scorer.dask.parts import list_parts
 
-    options = {"strict": args.strict, "max_per_code": args.max_per_code}
+    options = {"strict": args.strict, "max_per_code": args.max_per_code, "untrusted": args.untrusted}
     if args.engine != "dask":
         return score_dataset(args.submission, args.truth, args.competition, config=args.config, threads=args.threads, **options)
     from scorer.dask import require

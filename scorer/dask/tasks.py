@@ -23,8 +23,8 @@ def where() -> str:
 
 
 def grade_one(submission: str, truth_path: str, competition: Competition, strict: bool = True,
-              max_per_code: int = 20, threads: int = 1) -> dict:
-    """Score one submission with this worker's cached truth; the record a grader stores.
+              max_per_code: int = 20, threads: int = 1, untrusted: bool = True) -> dict:
+    """Score one submission with this worker's cached truth; the record a grader stores (an upload: untrusted).
 
     A bad submission gives its problems (code, severity, line, column, message), not an exception;
     a truth or config that cannot be read on this worker gives an "error" entry.
@@ -35,7 +35,8 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
     record = {"file": submission}
     try:
         truth = truth_for(truth_path, competition)
-        out = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads).to_dict()
+        out = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads,
+                    untrusted=untrusted).to_dict()
         record.update((key, out[key]) for key in RECORD_KEYS)
     except ScorerError as error:
         record.update(valid=False, score=None, error=str(error))

@@ -3,22 +3,22 @@
 A row is an id (a `session_type` string, or a session and a type index worked out beforehand) and a
 list of int64 items (list offsets, values, validity bitmaps). frame_rows writes the same row records
 as parse_block (scorer.kernels.parse): slot, session, type, line (= row index + 1), hit ranks, and the
-stored figures. An id that is not of the plain form is read by parse.py's own helpers, and a row is scored as
+stored figures. An id that is not of the plain form is read by parse._read_id, and a row is scored as
 parse_block scores it (rank.contains, rank.row_figures), so the frame and the CSV paths agree to the last bit
 (tests/test_frames.py holds them to it). The hot parts are written inline: as numba calls with array
 arguments they cost ten times the loop.
 
-Problem records are rows of `found`: (code, line, field, start, end). field 0 is the id (or session)
-column, 1 the type column, 2 the labels (or item) column; start/end are byte offsets within the id
-string for id problems, the index of the value in the list values for item problems (end: the list's end
-for TOO_MANY_ITEMS).
+Problem records are rows of `found`: (code, line, start, end, field). field 0 is the id (or session)
+column, 1 the type column, 2 the labels (or item) column; start/end are byte offsets of the bad part of an id
+string, the row of a bad session or type given as keys, or the index of the value in the list values for item
+problems (end: the list's end for TOO_MANY_ITEMS).
 """
 
 import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
-from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _find, _matches, _parse_int, _problem, _type_index
+from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id
 from scorer.kernels.rank import contains, locate, row_figures
 
 ID_FIELD = 0
@@ -92,47 +92,6 @@ def _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, ki
 
 
 @njit(cache=True, nogil=True)
-def _read_id(buf, id_start, id_end, line, idspec, max_per_code, counts, found, n_problems):
-    """(session, type index, n_problems) of one id string, as parse._careful_line reads the id field;
-    session -1 when the id gives no row."""
-    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
-    session = np.int64(-1)
-    type_index = -1
-    inner_start = id_start + id_prefix.shape[0]
-    inner_end = id_end - id_suffix.shape[0]
-    if inner_end < inner_start or not _matches(buf, id_start, id_end, id_prefix) or not _matches(buf, inner_end, id_end, id_suffix):
-        n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, ID_FIELD, id_start, id_end)
-        return session, type_index, n_problems
-    single_type = type_offsets.shape[0] == 2 and id_middle.shape[0] == 0
-    split = 0 if single_type else _find(buf, inner_start, inner_end, id_middle)
-    if split < 0:
-        n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, ID_FIELD, id_start, id_end)
-        return session, type_index, n_problems
-    if single_type:
-        session_start, session_end = inner_start, inner_end
-        type_index = 0
-    else:
-        if session_first:
-            session_start, session_end = inner_start, split
-            type_start, type_end = split + id_middle.shape[0], inner_end
-        else:
-            type_start, type_end = inner_start, split
-            session_start, session_end = split + id_middle.shape[0], inner_end
-        type_index = _type_index(buf, type_start, type_end, type_names, type_offsets)
-        if type_index < 0:
-            n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, ID_FIELD, type_start, type_end)
-    value, status = _parse_int(buf, session_start, session_end)
-    if status == 0:
-        session = value
-    else:
-        code = codes.SESSION_NOT_INTEGER if status == 1 else codes.SESSION_OUT_OF_RANGE
-        n_problems = _problem(found, n_problems, counts, max_per_code, code, line, ID_FIELD, session_start, session_end)
-    if type_index < 0:
-        session = np.int64(-1)
-    return session, type_index, n_problems
-
-
-@njit(cache=True, nogil=True)
 def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, max_per_code, scratch,
                row_ints, row_values, counts, found, n_problems):
     """Score rows [row, stop) until they end or row_ints is full; returns (next row, rows written, problems kept).
@@ -141,7 +100,8 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
     rows' (sessions, type indexes, lines) (session < 0: NULL_SESSION / NEGATIVE_SESSION; type -1: unknown;
     lines empty: row r is line line_base + r + 1).
     lists: (offsets, validity, bit offset, values, validity, bit offset, line per value or empty).
-    A row with a bad item scores 0 and counts as present; a null list is an empty one.
+    A row with a bad item holds its slot and scores 0 (counted in counts[ROWS_WITH_ERRORS]), as a line with an
+    error does in parse_block; a null list is an empty one.
     """
     id_bytes, id_offsets, id_valid, id_bit = ids
     sessions_in, types_in, row_lines = keys
@@ -164,15 +124,18 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
             session, type_index = np.int64(-1), -1
             if plain:
                 session, type_index = _plain_id(id_bytes, id_start, id_end, middle, type_names, type_offsets)
-            if type_index < 0:
-                session, type_index, n_problems = _read_id(id_bytes, id_start, id_end, line, idspec, max_per_code, counts, found, n_problems)
+            if type_index < 0:  # parse_block's own reading of an id, naming its problems
+                session, type_index, n_problems = _read_id(id_bytes, id_start, id_end, idspec, line, ID_FIELD, True, counts, found,
+                                                           n_problems, max_per_code)
+                if type_index < 0:
+                    session = np.int64(-1)
         else:
             session, type_index = sessions_in[row], types_in[row]
             if type_index < 0:
-                n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, TYPE_FIELD, row, row)
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.UNKNOWN_TYPE, line, row, row, TYPE_FIELD)
             if session < 0:
                 code = codes.SESSION_NOT_INTEGER if session == NULL_SESSION else codes.SESSION_OUT_OF_RANGE
-                n_problems = _problem(found, n_problems, counts, max_per_code, code, line, ID_FIELD, row, row)
+                n_problems = _problem(found, n_problems, counts, max_per_code, code, line, row, row, ID_FIELD)
             if type_index < 0:
                 session = np.int64(-1)
         # the items: only the first kmax take part; duplicates keep their place but count once
@@ -189,12 +152,12 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                     bad_item = True
                     code = codes.ITEM_NOT_INTEGER if has_nulls and not _valid(value_valid, value_bit, p) else codes.ITEM_OUT_OF_RANGE
                     where = value_line[p] if value_line.shape[0] > 0 else line
-                    n_problems = _problem(found, n_problems, counts, max_per_code, code, where, ITEM_FIELD, p, p)
+                    n_problems = _problem(found, n_problems, counts, max_per_code, code, where, p, p, ITEM_FIELD)
                     continue
                 n_tokens += 1
                 if n_tokens == kmax + 1:
                     where = value_line[p] if value_line.shape[0] > 0 else line
-                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, where, ITEM_FIELD, p, list_end)
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, where, p, list_end, ITEM_FIELD)
                 if n_items < kmax:
                     first = True  # parse._first_time written out: as a call it costs 20 times the loop (array arguments)
                     h = _filter_slot(value)
@@ -207,7 +170,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                     if not first and not duplicate_seen:
                         duplicate_seen = True
                         where = value_line[p] if value_line.shape[0] > 0 else line
-                        n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, ITEM_FIELD, p, p)
+                        n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, p, p, ITEM_FIELD)
                     items[n_items] = value
                     relevant[n_items] = first
                     n_items += 1
@@ -233,6 +196,8 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
+            if bad_item:
+                counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = indptr[slot], indptr[slot + 1]
             if t_start < t_end:
                 row_ints[n_rows, 4] = _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal,

@@ -1,0 +1,27 @@
+"""EvalAI remote evaluation with the scorer: use this file as the `evaluate.py` of EvalAI-Starters'
+remote_challenge_evaluation/ (its main.py polls the challenge queue, downloads each submission and calls
+``evaluate(submission_file, phase_codename)``; whatever this raises reaches the participant as str(error)).
+
+Run main.py where the scorer is installed (Python >= 3.11, e.g. the grader image:
+``docker run --entrypoint python -e AUTH_TOKEN -e API_SERVER -e QUEUE_NAME -e CHALLENGE_PK -v $PWD:/eval -w /eval
+-v /srv/truth:/truth:ro -e SCORER_TRUTH_DEV=/truth/dev.truth.npz -e SCORER_TRUTH_TEST=/truth/test.truth.npz scorer main.py``).
+The truth of a phase is $SCORER_TRUTH_<CODENAME> (e.g. SCORER_TRUTH_TEST); the leaderboard split is
+PHASE_SPLITS[codename] (challenge_config.yaml's dataset splits).
+"""
+
+import os
+import sys
+
+from scorer.adapters import evalai
+
+PHASE_SPLITS = {"dev": "dev_split", "test": "test_split"}
+
+
+def evaluate(user_submission_file, phase_codename, test_annotation_file=None, **kwargs):
+    variable = f"SCORER_TRUTH_{str(phase_codename).upper()}"
+    truth = test_annotation_file or os.environ.get(variable)
+    if not truth:
+        print(f"scorer: no truth for phase {phase_codename!r}: set ${variable}", file=sys.stderr)
+        raise evalai.EvaluationFailed(evalai.HOST_SIDE)
+    split = PHASE_SPLITS.get(phase_codename, phase_codename)
+    return evalai.evaluate(truth, user_submission_file, phase_codename, split=split, **kwargs)
