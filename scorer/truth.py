@@ -133,7 +133,7 @@ def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, typ
     session = np.asarray(session, np.int64)
     type_index = np.asarray(type_index, np.int64)
     item = np.asarray(item, np.int64)
-    sessions = _unique(session)
+    sessions = _unique(session, kind="stable")  # often a few sorted runs (rows, then labels)
     labelled = item >= 0
     n_types = len(types)
     slot = np.searchsorted(sessions, session[labelled]) * n_types + type_index[labelled]
@@ -150,10 +150,10 @@ def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, typ
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(label_item, dtype=np.int64), source)
 
 
-def _unique(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (no sort when they come sorted)."""
+def _unique(values: np.ndarray, kind: str = "quicksort") -> np.ndarray:
+    """Sorted distinct values (no sort when they come sorted; kind="stable" merges sorted runs in linear time)."""
     if len(values) > 1 and not np.all(values[1:] >= values[:-1]):
-        values = np.sort(values)
+        values = np.sort(values, kind=kind)
     return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values
 
 
