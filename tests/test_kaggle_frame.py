@@ -98,3 +98,14 @@ def test_strings_of_arrow_backed_and_object_columns_agree():
     arrow_column = pd.Series(values, dtype="string[pyarrow]")
     assert strings(object_column).to_pylist() == strings(arrow_column).to_pylist() == ["1 2", "", "3"]
     assert strings(pd.Series([1, "2", None], dtype=object)).to_pylist() == ["1", "2", ""]  # mixed objects: the slow way
+
+
+@pytest.mark.parametrize("batch_rows", [1, 4])
+def test_repeats_are_found_whether_rows_come_in_order_or_not(batch_rows):
+    shuffled = good_rows([3, 1, 2])  # out of order, no repeat
+    frame = pd.read_csv(io.StringIO(file_text(shuffled)))
+    assert not judge_rows(frame, COMP, truth_of({1, 2, 3}), batch_rows=batch_rows).problems
+    repeated = good_rows([1, 2, 3]) + ["3_orders,1"]  # in order up to the last row, which repeats line 10
+    frame = pd.read_csv(io.StringIO(file_text(repeated)))
+    found = problems(judge_rows(frame, COMP, truth_of({1}), batch_rows=batch_rows))
+    assert [(code, line) for code, line, _ in found] == [("S010", 11)]
