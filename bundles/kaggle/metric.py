@@ -3,7 +3,8 @@
 Attach the scorer's wheel (``recsys_scorer-*.whl``, from ``python -m build``) to the metric notebook as a
 dataset: the first ``score`` call installs it from ``/kaggle/input`` when ``scorer`` cannot be imported (numpy,
 numba, pandas and pyarrow are already in Kaggle's image), so nothing here imports scorer when the notebook
-is loaded. Create the solution with ``scorer export kaggle-solution TRUTH -o solution.csv --public 0.3``;
+is loaded (the same by hand: ``!pip install --no-index --no-deps /kaggle/input/scorer-wheel/recsys_scorer-*.whl``).
+Create the solution with ``scorer export kaggle-solution TRUTH -o solution.csv --public 0.3``;
 the row id column is ``session_type``.
 """
 

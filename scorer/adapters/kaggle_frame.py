@@ -193,13 +193,12 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
                 part = submission.iloc[first : first + batch_rows]
                 part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
                 fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]  # holds the GIL: Python objects
-                size = sum(int(pc.sum(pc.binary_length(field)).as_py() or 0) for field in fields) + 2 * len(part)
-                file_bytes += size + (int(part_gaps.sum()) if part_gaps is not None else 0)
+                blank_lines = int(part_gaps.sum()) if part_gaps is not None else 0
+                file_bytes += sum(int(pc.sum(pc.binary_length(field)).as_py() or 0) for field in fields) + 2 * len(part) + blank_lines
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
-                expected = len(part) + (int(part_gaps.sum()) if part_gaps is not None else 0)
-                pending.append((fields, part_gaps, expected, pool.submit(_lines_parsed, run, fields, part_gaps)))
+                pending.append((fields, part_gaps, len(part) + blank_lines, pool.submit(_lines_parsed, run, fields, part_gaps)))
                 while len(pending) > 1:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
