@@ -20,12 +20,11 @@ from numba import njit
 from scorer.kernels import codes
 from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id, item_hits, truth_side_hits
 from scorer.kernels.rank import locate
+from scorer.kernels.rows import NEGATIVE_SESSION, NULL_SESSION
 
 ID_FIELD = 0
 TYPE_FIELD = 1
 ITEM_FIELD = 2
-NULL_SESSION = -1  # the session column's codes for a row without a usable session (precomputed forms)
-NEGATIVE_SESSION = -2
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -178,7 +177,3 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
         row += 1
     return row, n_rows, n_problems
 
-
-def scratch_for(kmax):
-    """frame_rows' work arrays: the row's items, their flags, the 256-entry filter of the items seen in the row."""
-    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(256, np.uint8))
