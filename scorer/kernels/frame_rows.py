@@ -4,9 +4,12 @@ A row is an id (a `session_type` string, or a session and a type index worked ou
 list of int64 items (list offsets, values, validity bitmaps). frame_rows writes the same row records
 as parse_block (scorer.kernels.parse): slot, session, type, line (= row index + 1), hit ranks, and the
 stored figures. An id that is not of the plain form is read by parse._read_id, and a row is scored as
-parse_block scores it (the same functions: parse.truth_side_hits, parse.item_hits), so the frame and the CSV paths agree to the last bit
-(tests/test_frames.py holds them to it). The hot parts are written inline: as numba calls with array
-arguments they cost ten times the loop.
+parse_block scores it (the same functions: parse.truth_side_hits, parse.item_hits), so the frame and the CSV
+paths agree to the last bit (tests/test_frames.py holds them to it). The hot parts are written inline: as numba
+calls with array arguments they cost ten times the loop. item_hits (a large truth, or figures to store) is a
+plain call: inlined into this loop it slowed every row by a third (0.55 against 0.37 CPU-s at OTTO size).
+
+frame_rows is in the ahead-of-time module (scorer.aot); scorer.frame_pass gives it one set of argument types.
 
 Problem records are rows of `found`: (code, line, start, end, field). field 0 is the id (or session)
 column, 1 the type column, 2 the labels (or item) column; start/end are byte offsets of the bad part of an id
