@@ -26,7 +26,7 @@ from scorer.problems import CATALOGUE
 ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}
 ITEM_FIELD = 2
 ROW_CODES = {10, 12}  # the engine's messages about whole rows, which speak of lines
-CHUNK_ROWS = 1 << 18  # rows per kernel job (a record batch is cut into pieces of this many)
+CHUNK_ROWS = 1 << 16  # rows per kernel job (a record batch is cut into pieces of this many): one row array each
 
 
 @dataclass
