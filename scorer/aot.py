@@ -1,6 +1,6 @@
 """Ahead-of-time compiled hot kernels (numba.pycc), so that a warm pass starts without numba.
 
-`scorer warmup` compiles parse_block, parse_strings_block, merge_rows and figure_sums with the argument
+`scorer warmup` compiles parse_block, parse_strings_block, merge_rows, figure_sums and frame_rows with the argument
 types the engine passes into an extension module in the cache folder ($SCORER_CACHE_DIR/aot); a pass loads it when it
 is there. (Building takes about 13 s, most of it numba compiling and a C compiler linking, so it is
 not done in the middle of a participant's first run.) Its name carries a key of the kernels' source, the numba, numpy and Python
@@ -36,7 +36,8 @@ from scorer.private_files import Untrusted
 
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py", "kernels/shapes.py",
-           "kernels/strings.py", "kernels/beyond.py", "beyond.py", "aot.py")  # beyond.py: the types of parse_block's `side`
+           "kernels/strings.py", "kernels/frame_rows.py", "kernels/rows.py", "kernels/beyond.py", "beyond.py",
+           "aot.py")  # beyond.py: the types of parse_block's `side`
 _tried: dict[Path, object] = {}
 
 
@@ -228,6 +229,7 @@ def signatures() -> dict:
     strings_rows = shape_kernel.rows()
     strings_args = (block, 0, 1, 0, shape_kernel.shape, shape_kernel.tables, shape_kernel.truth, shape_kernel.metric,
                     shape_kernel.limits, shape_kernel.scratch(), *strings_rows, np.zeros((1, 3), np.int64), counts, found, 0)
+    frame_args = _frame_rows_args(kernel, counts, found)
     strided = types.Array(types.int64, 1, "A")
     integers, floats = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
     return {  # argument types only: numba infers the return types, as its JIT does
@@ -235,7 +237,23 @@ def signatures() -> dict:
         "parse_strings_block": tuple(typeof(arg) for arg in strings_args),
         "merge_rows": tuple(typeof(arg) for arg in merge_args),
         "figure_sums": (strided, strided, strided, integers, integers, floats, floats, floats),
+        "frame_rows": tuple(typeof(arg) for arg in frame_args),
     }
+
+
+def _frame_rows_args(kernel, counts, found) -> tuple:
+    """frame_rows' arguments for a one-row frame, as scorer.frame_pass passes them (its _Job fixes their types)."""
+    import numpy as np
+
+    from scorer.frame_pass import _Job
+    from scorer.kernels.rows import scratch_for
+
+    empty8, empty64 = np.empty(0, np.uint8), np.empty(0, np.int64)
+    lists = (np.array([0, 1], np.int64), empty8, 0, np.array([5], np.int64), empty8, 0, empty64)
+    job = _Job((np.frombuffer(b"1_clicks", np.uint8), np.array([0, 8]), empty8, 0), (empty64, empty64, empty64), lists, 1, 0, ())
+    row_ints, row_values = kernel.rows()
+    return (0, 1, 0, job.ids, job.keys, job.lists, kernel.idspec, kernel.truth, kernel.metric, kernel.max_per_code,
+            scratch_for(kernel.kmax)[:3], row_ints, row_values, counts, found, 0)
 
 
 def _string_kernel():

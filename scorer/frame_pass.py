@@ -26,7 +26,7 @@ from scorer.problems import CATALOGUE
 ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}
 ITEM_FIELD = 2
 ROW_CODES = {10, 12}  # the engine's messages about whole rows, which speak of lines
-CHUNK_ROWS = 1 << 18  # rows per kernel job (a record batch is cut into pieces of this many)
+CHUNK_ROWS = 1 << 16  # rows per kernel job (a record batch is cut into pieces of this many): one row array each
 
 
 @dataclass
@@ -40,6 +40,23 @@ class _Job:
     start: int
     columns: tuple  # the session and type columns, for the values problems quote (keys form)
     row_index: np.ndarray | None = None  # long form: the frame row of each list's first item
+
+    def __post_init__(self):
+        self.ids = (_frozen(self.ids[0], np.uint8), _frozen(self.ids[1], np.int64), _frozen(self.ids[2], np.uint8), np.int64(self.ids[3]))
+        self.keys = tuple(_frozen(array, np.int64) for array in self.keys)
+        offsets, list_valid, list_bit, values, value_valid, value_bit, value_line = self.lists
+        self.lists = (_frozen(offsets, np.int64), _frozen(list_valid, np.uint8), np.int64(list_bit), _frozen(values, np.int64),
+                      _frozen(value_valid, np.uint8), np.int64(value_bit), _frozen(value_line, np.int64))
+
+
+def _frozen(array, dtype) -> np.ndarray:
+    """The array as frame_rows takes it: contiguous, of dtype (a copy only for int32 offsets), read-only, so that the
+    kernel has one signature (Arrow's buffers are read-only) and the ahead-of-time module can hold it."""
+    array = np.ascontiguousarray(array, dtype)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
 
 
 class FramePass(Pass):
@@ -65,8 +82,10 @@ class FramePass(Pass):
 
     # -- integer lists: the frame kernel ------------------------------------------------------
     def _run_lists(self, table, form: str) -> None:
-        from scorer.kernels.frame_rows import frame_rows, scratch_for
+        from scorer.kernels import hot
+        from scorer.kernels.rows import scratch_for
 
+        frame_rows = hot.kernels().frame_rows
         kernel = self.kernel
         jobs = [self._long_job(table)] if form == "long" else [self._wide_job(batch, form, start) for batch, start in _batches(table)]
 
@@ -74,7 +93,7 @@ class FramePass(Pass):
             job, first, last = piece
             counts = np.zeros(codes.N_CODES, np.int64)
             found = np.zeros((kernel.max_per_code * codes.N_CODES, 5), np.int64)
-            scratch = scratch_for(kernel.kmax)
+            scratch = scratch_for(kernel.kmax)[:3]
             chunks, row, n_problems = [], first, 0
             while row < last:
                 row_ints, row_values = kernel.rows()
@@ -281,7 +300,7 @@ def _session_codes(column) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from scorer.kernels.frame_rows import NEGATIVE_SESSION, NULL_SESSION
+    from scorer.kernels.rows import NEGATIVE_SESSION, NULL_SESSION
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()

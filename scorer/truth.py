@@ -133,15 +133,28 @@ def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, typ
     session = np.asarray(session, np.int64)
     type_index = np.asarray(type_index, np.int64)
     item = np.asarray(item, np.int64)
-    sessions = np.unique(session)
+    sessions = _unique(session, kind="stable")  # often a few sorted runs (rows, then labels)
     labelled = item >= 0
     n_types = len(types)
     slot = np.searchsorted(sessions, session[labelled]) * n_types + type_index[labelled]
-    pairs = np.unique(np.stack([slot, item[labelled]]), axis=1) if labelled.any() else np.empty((2, 0), np.int64)
-    counts = np.bincount(pairs[0], minlength=len(sessions) * n_types)
+    labels = item[labelled]
+    span = int(labels.max()) + 1 if len(labels) else 1
+    if len(sessions) * n_types <= (2**63 - 1) // span:  # one int64 key per label: a flat sort (much faster than axis=1)
+        keys = _unique(slot * span + labels)
+        label_slot, label_item = keys // span, keys % span
+    else:
+        label_slot, label_item = np.unique(np.stack([slot, labels]), axis=1)
+    counts = np.bincount(label_slot, minlength=len(sessions) * n_types)
     indptr = np.zeros(len(sessions) * n_types + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(pairs[1], dtype=np.int64), source)
+    return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(label_item, dtype=np.int64), source)
+
+
+def _unique(values: np.ndarray, kind: str = "quicksort") -> np.ndarray:
+    """Sorted distinct values (no sort when they come sorted; kind="stable" merges sorted runs in linear time)."""
+    if len(values) > 1 and not np.all(values[1:] >= values[:-1]):
+        values = np.sort(values, kind=kind)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values
 
 
 def attach_usage(truth: Truth, sessions: np.ndarray, values, where: str = "line", numbers=None) -> Truth:

@@ -36,7 +36,7 @@ def test_a_build_or_a_reason(compiled):
         assert hot.kernels().parse_block is hot.jit_kernels().parse_block
     else:
         assert path.is_file() and not failed.exists() and aot.tip() is None
-        assert {"parse_block", "parse_strings_block", "merge_rows", "figure_sums"} <= set(dir(compiled))
+        assert {"parse_block", "parse_strings_block", "merge_rows", "figure_sums", "frame_rows"} <= set(dir(compiled))
 
 
 def _figures(result):
@@ -66,6 +66,41 @@ def test_compiled_and_jit_kernels_give_the_same_results(compiled, tmp_path, thre
                                                       threads=threads)))
     half = len(outcomes) // len(kernel_sets)
     assert outcomes[:half] == outcomes[half:] or compiled is None
+
+
+
+def _frames(rng):
+    """Frames of every list form, with problems, as pyarrow (large offsets) and pandas (32-bit offsets) hand them over."""
+    import pyarrow as pa
+
+    rows = [(s, t, rng.integers(0, 50, 22).tolist()) for s in range(320) for t in ("clicks", "carts", "orders")]
+    rows[5] = (5, "orders", [1, None, -3, 1])
+    rows[9] = (9, "views", [2])
+    wide = pa.table({"session_type": [f"{s}_{t}" for s, t, _ in rows] + ["x_clicks"],
+                     "labels": pa.array([items for _, _, items in rows] + [[1]], pa.large_list(pa.int64()))})
+    keyed = pa.table({"session": [s for s, _, _ in rows], "type": [t for _, t, _ in rows],
+                      "labels": pa.array([items for _, _, items in rows], pa.list_(pa.int32()))})
+    long = pa.table({"session": [s for s, _, items in rows for _ in items], "type": [t for _, t, items in rows for _ in items],
+                     "aid": pa.array([i for _, _, items in rows for i in items], pa.int64())})
+    return [wide, keyed, long, wide.slice(10).to_pandas()]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_and_jit_frame_kernels_give_the_same_results(compiled, threads):
+    import pyarrow as pa
+
+    rng = np.random.default_rng(threads)
+    truth = scorer.load_truth(pa.table({"session": np.repeat(np.arange(300), 4), "type": ["clicks", "orders", "orders", "orders"] * 300,
+                                        "aid": rng.integers(0, 50, 1200)}))
+    kernel_sets = [hot.jit_kernels()] + ([compiled] if compiled is not None else [])
+    outcomes = []
+    for kernels in kernel_sets:
+        with hot.using(kernels):
+            results = [scorer.score(frame, truth, threads=threads) for frame in _frames(np.random.default_rng(threads))]
+            outcomes.append([_figures(result) for result in results])
+    assert "frame_rows" in dir(compiled) or compiled is None
+    assert outcomes[0] == outcomes[-1]
+    assert results[0].counts["rows_with_errors"] == 1 and results[0].counts["rows_scored"] == 898 and results[0].score > 0
 
 
 def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from scorer.adapters.kaggle_frame import column_text, gaps_of, judge_rows, lines_data, row_numbers, strings
 from scorer.adapters.message import participant_message
 from scorer.api import resolve_competition
 from scorer.api import score as score_file
@@ -87,19 +88,31 @@ def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: 
 
 def _score_submission(submission: pd.DataFrame, row_id: str, comp: Competition, truth: Truth) -> float:
     """Judge every row (the same whatever the split), then score the split's rows."""
+    if list(map(str, submission.columns)) == list(comp.header) and row_id == comp.header[0]:
+        result = judge_rows(submission, comp, truth)
+    else:  # odd columns: the CSV they make tells the header's problem
+        result = _judge_as_csv(submission, row_id, comp, truth)
+    errors = {problem.code for problem in result.problems if problem.severity == ERROR}
+    if errors and errors <= SPLIT_DEPENDENT:
+        raise ParticipantVisibleError(MISSING_ROWS)
+    if result.score is None or errors:
+        for table in (result.report.kept, result.report.counts, result.report.covered):
+            for code in SPLIT_DEPENDENT:  # the rows' own problems are the same in every split; these are not
+                table.pop(code, None)
+        raise ParticipantVisibleError(participant_message(result, MAX_MESSAGE))
+    return float(result.score)
+
+
+def _judge_as_csv(submission: pd.DataFrame, row_id: str, comp: Competition, truth: Truth):
+    """The slow way, for frames whose columns are not the submission's header: the whole CSV validated, then the
+    split's rows scored (the others blank)."""
     frame = FrameText.of(submission)
     with _written(frame.csv()) as path:
         judged = validate(path, None, comp, strict=True)
     if not judged.valid:
-        raise ParticipantVisibleError(participant_message(judged, MAX_MESSAGE))
+        return judged
     with _written(frame.csv(frame.other_split(row_id, comp, truth))) as path:
-        result = score_file(path, truth, comp, strict=True)
-    if result.score is None:
-        errors = {problem.code for problem in result.problems if problem.severity == ERROR}
-        if errors and errors <= SPLIT_DEPENDENT:
-            raise ParticipantVisibleError(MISSING_ROWS)
-        raise ParticipantVisibleError(participant_message(result, MAX_MESSAGE))
-    return float(result.score)
+        return score_file(path, truth, comp, strict=True)
 
 
 @contextmanager
@@ -129,6 +142,9 @@ def _id_regex(comp: Competition) -> str:
 
 def parse_ids(ids: pa.Array, comp: Competition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(well_formed, session, type index) of each id; session and type are 0 where not well formed."""
+    quick = _parse_good_ids(ids, comp)
+    if quick is not None:
+        return quick
     found = pc.extract_regex(ids, _id_regex(comp))
     ok = pc.is_valid(found).to_numpy(zero_copy_only=False)
     session = np.zeros(len(ids), np.int64)
@@ -145,34 +161,25 @@ def parse_ids(ids: pa.Array, comp: Competition) -> tuple[np.ndarray, np.ndarray,
     return ok, session, kinds
 
 
-# -- frames as text -------------------------------------------------------------------------------
-def column_text(column: pd.Series) -> pa.Array:
-    """A column as the strings a CSV file would hold: integral floats without '.0', missing values empty."""
-    if pd.api.types.is_bool_dtype(column.dtype):
-        column = column.astype("string")
-    elif pd.api.types.is_float_dtype(column.dtype):
-        values = column.to_numpy(np.float64, na_value=np.nan)
-        integral = np.isfinite(values) & (np.floor(values) == values) & (np.abs(values) < 2.0**63)
-        text = column.astype("string")
-        text[integral] = pd.Series(values[integral].astype(np.int64), index=column.index[integral]).astype("string")
-        column = text
-    elif not (pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_integer_dtype(column.dtype)):
-        column = column.map(lambda value: "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value))
-    array = pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True)
-    array = pc.fill_null(array, "")
-    special = pc.match_substring_regex(array, '[,"\r\n]')
-    if pc.any(special).as_py():  # quote like a CSV writer so the engine sees one field
-        quoted = pc.binary_join_element_wise(_text('"'), pc.replace_substring(array, '"', '""'), _text('"'), _text(""))
-        array = pc.if_else(special, quoted, array)
-    return _combined(array)  # pandas' Arrow-backed columns may come in several chunks
+def _parse_good_ids(ids: pa.Array, comp: Competition):
+    """parse_ids without a regular expression, for ids such as OTTO's ("{session}_{type}") when every one is well
+    formed (split at the first middle literal); None otherwise."""
+    prefix, middle, suffix = id_literals(comp.id_pattern)
+    if prefix or suffix or not middle or "{type}" not in comp.id_pattern or not comp.session_first or len(ids) == 0:
+        return None
+    parts = pc.split_pattern(ids, middle, max_splits=1)
+    if ids.null_count or pc.min(pc.list_value_length(parts)).as_py() != 2:
+        return None
+    digits, names = pc.list_element(parts, 0), pc.list_element(parts, 1)
+    kinds = pc.index_in(names, pa.array(list(comp.types), names.type))
+    length = pc.binary_length(digits)
+    if (kinds.null_count or not pc.all(pc.string_is_ascii(digits)).as_py() or not pc.all(pc.utf8_is_digit(digits)).as_py()
+            or pc.min(length).as_py() < 1 or pc.max(length).as_py() > 18):  # 18 digits always fit in an int64
+        return None
+    return np.ones(len(ids), np.bool_), pc.cast(digits, pa.int64()).to_numpy(), kinds.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _combined(array) -> pa.Array:
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    return array.cast(pa.large_string())
-
-
+# -- frames as text (the slow way, for odd columns) ----------------------------------------------
 @dataclass
 class FrameText:
     """The submission frame as the CSV a participant's file holds: line n+2 for the row at position n (or index label n)."""
@@ -187,12 +194,7 @@ class FrameText:
     def of(cls, submission: pd.DataFrame) -> "FrameText":
         columns = [column_text(submission.iloc[:, i]) for i in range(submission.shape[1])]  # by position: names may repeat
         header = ",".join(str(name) for name in submission.columns).encode()
-        index = submission.index
-        if (len(index) and pd.api.types.is_integer_dtype(index.dtype) and index.is_monotonic_increasing and index.is_unique
-                and index[0] >= 0 and index[-1] < 4 * len(index) + 1024):
-            line_of = index.to_numpy(np.int64)  # Kaggle filters by the solution's ids and keeps the labels
-        else:
-            line_of = np.arange(len(index), dtype=np.int64)
+        line_of = row_numbers(submission.index)
         if not columns:
             return cls(header, None, [], [], line_of)
         lines = pc.binary_join_element_wise(*columns, _text(",")) if len(columns) > 1 else columns[0]
@@ -211,24 +213,8 @@ class FrameText:
         if self.lines is None:
             return b""  # the engine reports an empty file
         lines = self.lines if blank is None else pc.if_else(pa.array(blank), _text(""), self.lines)
-        lines = _combined(pc.binary_join_element_wise(lines, _text(""), _text("\n")))
-        offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
-        data = lines.buffers()[2]
-        body = memoryview(data)[offsets[0] : offsets[-1]] if data is not None else memoryview(b"")
-        line_of = self.line_of
-        if len(line_of) and line_of[-1] != len(line_of) - 1:  # gaps in the labels: blank lines keep the numbering
-            return _with_gaps(self.header, body, offsets - offsets[0], np.diff(np.concatenate([[-1], line_of])) - 1)
-        return self.header + b"\n" + bytes(body)
-
-
-def _with_gaps(header: bytes, body: memoryview, starts: np.ndarray, gaps: np.ndarray) -> bytes:
-    parts, previous = [header, b"\n"], 0
-    for row in np.flatnonzero(gaps):
-        parts.append(bytes(body[starts[previous] : starts[row]]))
-        parts.append(b"\n" * int(gaps[row]))
-        previous = row
-    parts.append(bytes(body[starts[previous] : starts[-1]]))
-    return b"".join(parts)
+        buffer, size = lines_data(lines, gaps_of(self.line_of))
+        return self.header + b"\n" + bytes(memoryview(buffer)[:size])
 
 
 # -- the solution ---------------------------------------------------------------------------------
@@ -242,12 +228,12 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
         raise HostVisibleError(f"the solution needs one label column besides {row_id!r}; it has {others}")
     if len(solution) == 0:
         raise HostVisibleError("the solution split has no rows")
-    ids = column_text(solution[row_id])
+    ids = strings(solution[row_id])
     well_formed, session, kinds = parse_ids(ids, comp)
     if not well_formed.all():
         row = int(np.flatnonzero(~well_formed)[0])
         raise HostVisibleError(f"solution row {row + 1}: id {ids[row].as_py()!r} does not have the form {comp.id_pattern!r}")
-    words = pc.utf8_split_whitespace(column_text(solution[label_column]))
+    words = pc.utf8_split_whitespace(strings(solution[label_column]))
     tokens = pc.list_flatten(words)
     parents = pc.list_parent_indices(words).to_numpy()
     keep = pc.not_equal(tokens, "").to_numpy(zero_copy_only=False)

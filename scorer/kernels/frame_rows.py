@@ -4,9 +4,12 @@ A row is an id (a `session_type` string, or a session and a type index worked ou
 list of int64 items (list offsets, values, validity bitmaps). frame_rows writes the same row records
 as parse_block (scorer.kernels.parse): slot, session, type, line (= row index + 1), hit ranks, and the
 stored figures. An id that is not of the plain form is read by parse._read_id, and a row is scored as
-parse_block scores it (rank.contains, rank.row_figures), so the frame and the CSV paths agree to the last bit
-(tests/test_frames.py holds them to it). The hot parts are written inline: as numba calls with array
-arguments they cost ten times the loop.
+parse_block scores it (the same functions: parse.truth_side_hits, parse.item_hits), so the frame and the CSV
+paths agree to the last bit (tests/test_frames.py holds them to it). The hot parts are written inline: as numba
+calls with array arguments they cost ten times the loop. item_hits (a large truth, or figures to store) is a
+plain call: inlined into this loop it slowed every row by a third (0.55 against 0.37 CPU-s at OTTO size).
+
+frame_rows is in the ahead-of-time module (scorer.aot); scorer.frame_pass gives it one set of argument types.
 
 Problem records are rows of `found`: (code, line, start, end, field). field 0 is the id (or session)
 column, 1 the type column, 2 the labels (or item) column; start/end are byte offsets of the bad part of an id
@@ -18,14 +21,13 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
-from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id
-from scorer.kernels.rank import contains, locate, row_figures
+from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id, item_hits, truth_side_hits
+from scorer.kernels.rank import locate
+from scorer.kernels.rows import NEGATIVE_SESSION, NULL_SESSION
 
 ID_FIELD = 0
 TYPE_FIELD = 1
 ITEM_FIELD = 2
-NULL_SESSION = -1  # the session column's codes for a row without a usable session (precomputed forms)
-NEGATIVE_SESSION = -2
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -59,36 +61,6 @@ def _plain_id(buf, start, end, middle, type_names, type_offsets):
             if same:
                 return session, t
     return np.int64(-1), -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal, row_values, n_rows):
-    """The hit-rank mask of a row against the truth [t_start, t_end) (row_values[n_rows]: its figures when stored), worked out
-    as parse_block works it out: from the truth's side through the filter of the row's items when only the mask
-    is kept and the truth is small, else item by item. relevant[r] enters as "first occurrence", leaves as "hit"."""
-    hit_ranks = np.int64(0)
-    if row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-        for q in range(t_start, t_end):
-            target = truth_items[q]
-            if seen[_filter_slot(target)] == stamp:
-                for r in range(n_items):
-                    if items[r] == target:  # its first occurrence: the one that counts
-                        hit_ranks |= np.int64(1) << np.int64(r)
-                        break
-        return hit_ranks
-    any_hit = False
-    n_distinct = 0
-    for r in range(n_items):
-        n_distinct += relevant[r]
-        relevant[r] = relevant[r] and contains(truth_items, t_start, t_end, items[r])
-        if relevant[r]:
-            any_hit = True
-            if r < 63:
-                hit_ranks |= np.int64(1) << np.int64(r)
-    if any_hit and row_values.shape[1] > 0:
-        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal,
-                    row_values[n_rows])
-    return hit_ranks
 
 
 @njit(cache=True, nogil=True)
@@ -199,14 +171,12 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
             if bad_item:
                 counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = indptr[slot], indptr[slot + 1]
-            if t_start < t_end:
-                row_ints[n_rows, 4] = _hits(items, relevant, n_items, seen, stamp, truth_items, t_start, t_end, kinds, ks, discount, ideal,
-                                            row_values, n_rows)
+            if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
+                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end)
+            elif t_start < t_end:
+                row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
+                                                row_values, n_rows)
         n_rows += 1
         row += 1
     return row, n_rows, n_problems
 
-
-def scratch_for(kmax):
-    """frame_rows' work arrays: the row's items, their flags, the 256-entry filter of the items seen in the row."""
-    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(256, np.uint8))

@@ -186,6 +186,43 @@ def _filter_slot(value):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end):
+    """The hit-rank mask of a row's items[:n_items] against a small truth [t_start, t_end), found from the truth's
+    side: each truth item is looked up in the row (the filter of the row's items, seen/stamp, rules most out).
+    Shared by parse_block and frame_rows, so the file and the frame score alike."""
+    hit_ranks = np.int64(0)
+    for q in range(t_start, t_end):
+        target = truth_items[q]
+        if seen[_filter_slot(target)] == stamp:
+            for r in range(n_items):
+                if items[r] == target:  # its first occurrence: the one that counts
+                    hit_ranks |= np.int64(1) << np.int64(r)
+                    break
+    return hit_ranks
+
+
+@njit(cache=True, nogil=True)
+def item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal, row_values, n_rows):
+    """The hit-rank mask of a row, item by item (a large truth, or figures to store in row_values[n_rows]);
+    relevant[r] enters as "first occurrence", leaves as "hit". Shared by parse_block and frame_rows; a plain call,
+    not inline: inlined, its code slowed frame_rows' loop for every row (parse_block measured the same either way)."""
+    hit_ranks = np.int64(0)
+    any_hit = False
+    n_distinct = 0
+    for r in range(n_items):
+        n_distinct += relevant[r]
+        relevant[r] = relevant[r] and contains(truth_items, t_start, t_end, items[r])
+        if relevant[r]:
+            any_hit = True
+            if r < 63:
+                hit_ranks |= np.int64(1) << np.int64(r)
+    if any_hit and row_values.shape[1] > 0:
+        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal,
+                    row_values[n_rows])
+    return hit_ranks
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _first_time(value, items, n_items, seen, stamp):
     """Is value new among items[:n_items]? `seen` is a 256-entry filter stamped with the line; a hit is checked."""
     h = _filter_slot(value)
@@ -481,31 +518,10 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = indptr[slot], indptr[slot + 1]
             if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                # only the hit mask is kept: look each truth item up in the line (the filter rules most out)
-                stamp = np.uint8(line & 255)
-                hit_ranks = np.int64(0)
-                for q in range(t_start, t_end):
-                    target = truth_items[q]
-                    if seen[_filter_slot(target)] == stamp:
-                        for r in range(n_items):
-                            if items[r] == target:  # its first occurrence: the one that counts
-                                hit_ranks |= np.int64(1) << np.int64(r)
-                                break
-                row_ints[n_rows, 4] = hit_ranks
+                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, np.uint8(line & 255), truth_items, t_start, t_end)
             elif t_start < t_end:
-                hit_ranks = np.int64(0)
-                any_hit = False
-                n_distinct = 0
-                for r in range(n_items):  # relevant[r] enters as "first occurrence", leaves as "hit"
-                    n_distinct += relevant[r]
-                    relevant[r] = relevant[r] and contains(truth_items, t_start, t_end, items[r])
-                    if relevant[r]:
-                        any_hit = True
-                        if r < 63:
-                            hit_ranks |= np.int64(1) << np.int64(r)
-                row_ints[n_rows, 4] = hit_ranks
-                if any_hit and row_values.shape[1] > 0:
-                    row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, row_values[n_rows])
+                row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
+                                                row_values, n_rows)
             if side_kinds.shape[0] > 0:
                 side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table,
                          items, n_items, row_ints[n_rows, 4], type_index, n_rows)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 ROWS_PER_CALL = 1 << 16  # rows one kernel call writes before it returns for fresh arrays
+NULL_SESSION = -1  # frame_rows: the session column's codes for a row without a usable session (precomputed forms)
+NEGATIVE_SESSION = -2
 
 
 def scratch_for(kmax):

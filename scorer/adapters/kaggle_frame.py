@@ -1,0 +1,232 @@
+"""The Kaggle metric's way through a submission frame: its rows as the lines of the participant's CSV file.
+
+A frame with the header's two columns is cut into batches of rows; each batch becomes the file's lines (Arrow
+compute; blank lines where the frame's index skips rows, so line numbers stay the file's: index + 2) and is
+parsed by the engine's kernel against the split's truth. Per-row problems do not depend on the truth and
+repeated rows are judged over the whole submission, so every row is judged the same in every split; rows of
+sessions outside the split are then ignored (their S012 is dropped). Memory: one batch of text at a time,
+plus three int64 per row for the repeated-rows check.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from scorer.api import result_from
+from scorer.competition import Competition
+from scorer.engine import Pass
+from scorer.kernels import codes
+from scorer.kernels.parse import SLACK
+from scorer.problems import Report
+from scorer.result import Result
+from scorer.submission import Deadline, LimitExceeded
+from scorer.truth import Truth
+
+BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
+FILE_TOO_LARGE = 23
+SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
+
+
+def _text(value: str) -> pa.Scalar:
+    return pa.scalar(value, pa.large_string())
+
+
+# -- columns as text ------------------------------------------------------------------------------
+def strings(column: pd.Series) -> pa.Array:
+    """A column as the strings a CSV file would hold, unquoted: integral floats without '.0', missing values empty."""
+    if pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_object_dtype(column.dtype):
+        try:  # str objects or Arrow-backed strings: no Python loop
+            return _combined(pc.fill_null(pa.array(column, type=pa.large_string(), from_pandas=True), ""))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass  # other objects among the strings
+    if pd.api.types.is_bool_dtype(column.dtype):
+        column = column.astype("string")
+    elif pd.api.types.is_float_dtype(column.dtype):
+        values = column.to_numpy(np.float64, na_value=np.nan)
+        integral = np.isfinite(values) & (np.floor(values) == values) & (np.abs(values) < 2.0**63)
+        text = column.astype("string")
+        text[integral] = pd.Series(values[integral].astype(np.int64), index=column.index[integral]).astype("string")
+        column = text
+    elif not (pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_integer_dtype(column.dtype)):
+        column = column.map(lambda value: "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value))
+    return _combined(pc.fill_null(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True), ""))
+
+
+def quoted(array: pa.Array) -> pa.Array:
+    """Fields holding a comma, quote or line end quoted as a CSV writer does, so the engine sees one field."""
+    special = pc.match_substring_regex(array, SPECIAL)
+    if not pc.any(special).as_py():
+        return array
+    quotes = pc.binary_join_element_wise(_text('"'), pc.replace_substring(array, '"', '""'), _text('"'), _text(""))
+    return _combined(pc.if_else(special, quotes, array))
+
+
+def column_text(column: pd.Series) -> pa.Array:
+    """A column as a CSV file's fields (see strings and quoted)."""
+    return quoted(strings(column))
+
+
+def _combined(array) -> pa.Array:
+    if isinstance(array, pa.ChunkedArray):  # pandas' Arrow-backed columns may come in several chunks
+        array = array.combine_chunks()
+    return array.cast(pa.large_string())
+
+
+# -- line numbers ---------------------------------------------------------------------------------
+def row_numbers(index: pd.Index) -> np.ndarray:
+    """0-based row number in the file (line - 2) of each row: the frame's index when it can be one (Kaggle may
+    filter the frame by the solution's ids and keep the labels), else the position."""
+    if (len(index) and pd.api.types.is_integer_dtype(index.dtype) and index.is_monotonic_increasing and index.is_unique
+            and index[0] >= 0 and index[-1] < 4 * len(index) + 1024):
+        return index.to_numpy(np.int64)
+    return np.arange(len(index), dtype=np.int64)
+
+
+def gaps_of(row_number: np.ndarray) -> np.ndarray:
+    """Blank lines to put before each row so that it lands on its line; empty when there are none."""
+    gaps = np.diff(row_number, prepend=-1) - 1
+    return gaps if gaps.any() else np.empty(0, np.int64)
+
+
+def lines_data(lines: pa.Array, gaps: np.ndarray | None = None) -> tuple[bytearray, int]:
+    """(buffer, size): the lines, each ended by a newline and preceded by its gap's blank lines, then SLACK zero
+    bytes (as the kernel reads them)."""
+    if gaps is not None and len(gaps):
+        lines = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps)), lines, _text(""))
+    if len(lines) == 0:
+        return bytearray(SLACK), 0
+    lines = _combined(lines)
+    whole = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines), _text("\n"))
+    offsets = np.frombuffer(whole.buffers()[1], np.int64)[whole.offset : whole.offset + 2]
+    start, end = int(offsets[0]), int(offsets[1])
+    buffer = bytearray(end - start + 1 + SLACK)
+    view = np.frombuffer(buffer, np.uint8)
+    if end > start:
+        view[: end - start] = np.frombuffer(whole.buffers()[2], np.uint8)[start:end]
+    view[end - start] = ord("\n")
+    return buffer, end - start + 1
+
+
+# -- the pass -------------------------------------------------------------------------------------
+class _SplitPass(Pass):
+    """The engine's pass on the split's truth, fed with lines; repeated rows found over every row it reads."""
+
+    def __init__(self, competition: Competition, truth: Truth, report: Report):
+        super().__init__(competition, truth, report, threads=1, progress=False)
+        self.every_key: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def _absorb(self, parsed, line_offset: int) -> None:
+        for row_ints, _, n_rows in parsed.chunks:
+            self.every_key.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
+        super()._absorb(parsed, line_offset)
+
+    def _finish(self):
+        self.n_duplicates = 0  # the slots hold the split's sessions only: repeats are judged below, over all rows
+        outcome = super()._finish()
+        if not _in_order(self.every_key, len(self.competition.types)):
+            self.row_keys = self.every_key
+            self._repeated_rows_without_truth()
+        self.every_key = []
+        return outcome
+
+
+def _in_order(keys: list, n_types: int) -> bool:
+    """Do the rows' keys (session * n_types + type) strictly increase, as OTTO's rows do? Then none repeats: the
+    engine's own shortcut, checked chunk by chunk instead of on all rows joined."""
+    last = -1
+    for session, kind, _ in keys:
+        if len(session) == 0:
+            continue
+        if session.min() < 0 or session.max() >= (2**63 - 1) // n_types - n_types:
+            return False
+        key = session * n_types + kind
+        if key[0] <= last or not np.all(key[1:] > key[:-1]):
+            return False
+        last = int(key[-1])
+    return True
+
+
+def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth, batch_rows: int = BATCH_ROWS) -> Result:
+    """The strict Result of a frame whose columns are the header's, on the split's truth, rows of other sessions
+    ignored; problems name the file's lines. The file's size and time limits hold as for a file."""
+    started = time.monotonic()
+    report = Report(strict=True)
+    try:
+        outcome = _run(submission, competition, truth, report, batch_rows, Deadline(competition.limits.max_seconds, started))
+        for table in (report.kept, report.counts, report.covered):
+            table.pop("S012", None)  # rows of sessions outside the split: ignored
+    except LimitExceeded as error:
+        report.add(error.number, str(error), error.line, error.column, **error.words)
+        report.fatal, outcome = True, None
+    return result_from(competition, truth, report, outcome, f"<pandas DataFrame: {len(submission):,} rows>", True,
+                       time.monotonic() - started)
+
+
+def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
+    """The columns of a batch become strings on this thread while another joins the batch before into lines and
+    parses them."""
+    run = _SplitPass(competition, truth, report)
+    gaps = gaps_of(row_numbers(submission.index))
+    file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
+    pending: deque = deque()
+
+    def absorb(fields, part_gaps, expected: int, parsing) -> None:
+        nonlocal lines_before
+        parsed, buffer = parsing.result()
+        if _needs_quotes(parsed, buffer, expected):
+            run.kernel.release(parsed)
+            parsed, _ = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
+        run._absorb(parsed, lines_before)
+        lines_before += parsed.last_line
+
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            for first in range(0, len(submission), batch_rows):
+                part = submission.iloc[first : first + batch_rows]
+                part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
+                fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]  # holds the GIL: Python objects
+                blank_lines = int(part_gaps.sum()) if part_gaps is not None else 0
+                file_bytes += sum(int(pc.sum(pc.binary_length(field)).as_py() or 0) for field in fields) + 2 * len(part) + blank_lines
+                if file_bytes > competition.limits.max_file_bytes:
+                    file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
+                    raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
+                pending.append((fields, part_gaps, len(part) + blank_lines, pool.submit(_lines_parsed, run, fields, part_gaps)))
+                while len(pending) > 1:
+                    absorb(*pending.popleft())
+                deadline.check(file_bytes)
+            while pending:
+                absorb(*pending.popleft())
+        finally:
+            for *_, parsing in pending:
+                parsing.cancel()
+    return run._finish()
+
+
+def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarray) -> int:
+    """Bytes of the file's lines from row `first` on (the size limit's message names the whole file's size)."""
+    total = int(gaps[first:].sum()) if len(gaps) else 0
+    for start in range(first, len(frame), batch_rows):
+        part = frame.iloc[start : start + batch_rows]
+        total += 2 * len(part) + sum(pc.sum(pc.binary_length(column_text(column))).as_py() or 0 for _, column in part.items())
+    return total
+
+
+def _lines_parsed(run: _SplitPass, fields: list[pa.Array], gaps: np.ndarray | None):
+    """(the kernel's parse of the fields' lines, their buffer); Arrow compute and the kernel release the GIL."""
+    buffer, size = lines_data(pc.binary_join_element_wise(*fields, _text(",")), gaps)
+    return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
+
+
+def _needs_quotes(parsed, buffer: bytearray, expected_lines: int) -> bool:
+    """Did a field hold a comma, quote or line end (the lines then differ from a CSV writer's)?"""
+    size = len(parsed.data)
+    return (parsed.last_line != expected_lines or parsed.counts[codes.WRONG_FIELD_COUNT] > 0
+            or buffer.find(b'"', 0, size) >= 0 or buffer.find(b"\r", 0, size) >= 0)
