@@ -8,6 +8,9 @@ Measures (medians of --runs, files in the page cache):
   - scorer.truth_checks on OTTO's compiled truth (1.67 M sessions) and on an H&M-size string truth
     (1,371,980 ids of 64 hex characters, 105,542 article codes), as a compiled file given as truth (the full
     check) and as an entry of the private cache (the checks that keep the kernels safe, and a spot check),
+  - loading a compiled file given as truth (OTTO's .truth.npz, the H&M-size .strings.npz), mapped, parsed and
+    checked: the first load (the full check, which leaves a memo in the private cache) against a later load of
+    the same bytes (the content key of the mapping, the memo, the safety checks),
   - a warm `scorer score` of submission.csv end to end (a subprocess; truth and numba caches warm),
 and prints key + checks as a share of the warm score (target: at most 5 %).
 """
@@ -15,11 +18,15 @@ and prints key + checks as a share of the warm score (target: at most 5 %).
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 
@@ -59,6 +66,19 @@ def hm_string_truth(n_ids: int = 1_371_980, n_articles: int = 105_542, seed: int
                        item_names=StringTable.of(articles))
 
 
+def given_file_loads(path: Path, load, runs: int) -> None:
+    """Median CPU of loading a compiled file given as truth: checked in full (no memo) and with its memo (in a
+    fresh private cache folder); the content key of its mapping alone."""
+    from scorer.truth import bytes_key, map_file
+
+    full = median_cpu(lambda: load(path, False), runs)
+    load(path, True)  # checked in full once: the memo is written
+    memo = median_cpu(lambda: load(path, True), runs)
+    key = median_cpu(lambda: bytes_key(map_file(path)), runs)
+    print(f"  {path.name} given as truth ({path.stat().st_size / 1e6:.0f} MB): full check {full * 1e3:.1f} ms CPU, "
+          f"same bytes again (memo) {memo * 1e3:.1f} ms CPU (of which the content key {key * 1e3:.1f} ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=HERE / "data")
@@ -85,6 +105,15 @@ def main() -> None:
     entry_checks = median_seconds(lambda: check_string_truth(hm, "hm", full=False), args.runs)
     print(f"  the same as an entry of the private cache (safety checks and a spot check): {entry_checks * 1e3:.1f} ms wall, "
           f"{median_cpu(lambda: check_string_truth(hm, 'hm', full=False), args.runs) * 1e3:.1f} ms CPU")
+    from scorer.string_truth import read_compiled_strings
+
+    print("a compiled truth given as the truth file, loaded again (page cache warm):")
+    with tempfile.TemporaryDirectory(prefix="bench-truth-key-") as name, patch.dict(os.environ, SCORER_CACHE_DIR=f"{name}/cache"):
+        folder = Path(name)  # the memos go to a fresh private cache
+        shutil.copyfile(entry, folder / "otto.truth.npz")
+        given_file_loads(folder / "otto.truth.npz", lambda path, memo: read_compiled(path, TYPES, use_memo=memo), args.runs)
+        hm.save(folder / "hm.strings.npz")
+        given_file_loads(folder / "hm.strings.npz", lambda path, memo: read_compiled_strings(path, "list", use_memo=memo), args.runs)
     command = [sys.executable, "-m", "scorer.cli", "score", str(submission), "--truth", str(labels), "--no-progress"]
     subprocess.run(command, check=True, capture_output=True)  # warm-up
     score = median_seconds(lambda: subprocess.run(command, check=True, capture_output=True), max(1, args.runs // 2))

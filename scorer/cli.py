@@ -10,7 +10,6 @@ import argparse
 import importlib
 import os
 import sys
-import tempfile
 
 # Each command module defines HELP, add_arguments(parser) and run(args) -> int.
 COMMANDS = {
@@ -59,58 +58,6 @@ def _skip_blas_probe() -> None:
         sys.modules.setdefault("scipy.linalg.cython_blas", None)
 
 
-def _writable(folder: str) -> bool:
-    """Whether `folder` could be created (or is) and written to: its nearest existing ancestor is writable."""
-    path = os.path.abspath(folder)
-    while not os.path.isdir(path):
-        if os.path.lexists(path) or os.path.dirname(path) == path:
-            return False
-        path = os.path.dirname(path)
-    return os.access(path, os.W_OK | os.X_OK)
-
-
-def _copy_contents(source: str, destination: str) -> None:
-    """Copy the files below `source` into `destination`, as new writable files and folders (not the originals'
-    modes); what cannot be copied is left out."""
-    import shutil
-
-    try:
-        for folder, _, names in os.walk(source):
-            target = os.path.join(destination, os.path.relpath(folder, source))
-            os.makedirs(target, exist_ok=True)
-            for name in names:
-                shutil.copyfile(os.path.join(folder, name), os.path.join(target, name))
-    except OSError:
-        pass  # compiled again when needed
-
-
-def _numba_cache_fallback() -> None:
-    """Give numba a temporary cache folder where it has no writable one (a read-only root file system).
-
-    Numba refuses to compile a `cache=True` kernel when no cache folder is writable ("cannot cache function
-    ...: no locator available"). It looks in $NUMBA_CACHE_DIR when that is set, else beside the package and in
-    the user's cache. When none of these is writable, the kernels cached in $NUMBA_CACHE_DIR are copied to
-    a temporary folder that numba then uses, so the warm caches still serve. Runs before numba is imported.
-    """
-    import shutil
-
-    configured = os.environ.get("NUMBA_CACHE_DIR")
-    home_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates = [configured] if configured else [os.path.join(os.path.dirname(__file__), "kernels", "__pycache__"), home_cache]
-    if "numba" in sys.modules or any(_writable(folder) for folder in candidates):
-        return
-    try:
-        temporary = tempfile.mkdtemp(prefix="scorer-numba-cache-")
-    except OSError:
-        return  # no writable temporary folder either: numba says why
-    if configured:
-        _copy_contents(configured, temporary)
-    os.environ["NUMBA_CACHE_DIR"] = temporary
-    import atexit
-
-    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
-
-
 def _warmup_tip() -> None:
     """At a terminal, say once per run that `scorer warmup` would make runs start faster (until it has been run)."""
     from scorer import aot
@@ -130,7 +77,6 @@ def main(argv: list[str] | None = None) -> int:
         return int(stop.code or 0)
     try:
         _skip_blas_probe()
-        _numba_cache_fallback()
         code = int(args._run(args))
         if args.command in ("score", "validate") and sys.stderr.isatty():
             _warmup_tip()

@@ -20,12 +20,15 @@ class Untrusted(Exception):
     """A folder or file that is not this user's alone; the message says why."""
 
 
-def _check(status: os.stat_result, what: str, folder: bool) -> None:
+def check(status: os.stat_result, what: str, folder: bool, root_too: bool = False, others: int = 0o022) -> None:
+    """Untrusted unless a folder (or regular file) of this user's (with root_too, or root's) without the write
+    bits `others` (group and world: 0o022)."""
     if not (stat.S_ISDIR if folder else stat.S_ISREG)(status.st_mode):
         raise Untrusted(f"{what} is not a {'folder' if folder else 'regular file'}")
-    if status.st_uid != os.geteuid():
-        raise Untrusted(f"{what} is owned by uid {status.st_uid}, not by this user (uid {os.geteuid()})")
-    if status.st_mode & 0o022:
+    if status.st_uid != os.geteuid() and not (root_too and status.st_uid == 0):
+        raise Untrusted(f"{what} is owned by uid {status.st_uid}, not by this user (uid {os.geteuid()})"
+                        f"{' or root' if root_too and os.geteuid() else ''}")
+    if status.st_mode & others:
         raise Untrusted(f"{what} is writable by others (mode {stat.S_IMODE(status.st_mode):o})")
 
 
@@ -52,7 +55,7 @@ def opened_folder(path: Path, create: bool = False):
     except OSError as error:
         raise _not_a_link(error, f"the folder {path}", "folder") from None
     try:
-        _check(os.fstat(fd), f"the folder {path}", folder=True)
+        check(os.fstat(fd), f"the folder {path}", folder=True)
         if create:
             os.fchmod(fd, 0o700)  # one made by an older scorer is 0755: nobody else need read it either
         yield fd
@@ -68,7 +71,7 @@ def opened_file(folder: int, name: str):
     except OSError as error:
         raise _not_a_link(error, name, "regular file") from None
     try:
-        _check(os.fstat(fd), name, folder=False)
+        check(os.fstat(fd), name, folder=False)
         yield fd
     finally:
         os.close(fd)

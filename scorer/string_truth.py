@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import TruthError
-from scorer.truth import CACHE_VERSION, Truth, cache_path, cached_copy, read_npz, save_to_cache, write_npz
+from scorer.truth import CACHE_VERSION, Truth, cache_path, cached_copy, check_compiled, map_file, read_npz, save_to_cache, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
 
@@ -89,17 +89,20 @@ class StringTruth(Truth):
                   item_table=self.item_names.table, **extra)
 
 
-def read_compiled_strings(path: Path, shape: str | None = None, source: str | None = None, opened=None) -> StringTruth:
-    """A StringTruth written by save(), every array checked (scorer.truth_checks) before a kernel sees it;
+def read_compiled_strings(path: Path, shape: str | None = None, source: str | None = None, opened=None,
+                          use_memo: bool = True) -> StringTruth:
+    """A StringTruth written by save(), its arrays checked (scorer.truth_checks) before a kernel sees them;
     TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values.
 
     `opened`: the file at path, opened from the private cache folder (scorer.truth.cached_copy). Only this user
     can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
-    check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one."""
+    check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one, unless
+    its exact bytes passed it before (use_memo: see scorer.truth.check_compiled)."""
     from scorer.truth_checks import check_string_truth
 
     try:
-        data = read_npz(path if opened is None else opened)
+        mapped = map_file(path if opened is None else opened)
+        data = read_npz(mapped)
         meta = json.loads(bytes(data["meta"]).decode())
         if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
             raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
@@ -109,7 +112,7 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
                             item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
-    check_string_truth(truth, path, full=opened is None)
+    check_compiled(mapped, "strings", lambda full: check_string_truth(truth, path, full=full), vouched=opened is not None, use_memo=use_memo)
     if shape == "value" and (truth.grades is None or (np.diff(truth.indptr) != 1).any()):
         raise TruthError(f"compiled truth {path} does not hold one value per id (compiled for another shape than 'value'?)")
     return truth
@@ -175,7 +178,7 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
     if not path.is_file():
         raise TruthError(f"truth file not found: {path}")
     if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
-        return read_compiled_strings(path, shape)
+        return read_compiled_strings(path, shape, use_memo=use_cache)
     what = ["strings", shape, type_name]
     cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
     hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))

@@ -329,48 +329,70 @@ def read_table(path: Path, types: tuple[str, ...]) -> Truth:
     return truth
 
 
-def read_npz(path: str | Path | BinaryIO) -> dict[str, np.ndarray]:
-    """The arrays of an .npz (a path, or a file opened for binary reading). Those stored uncompressed (as
-    write_npz stores them) are mapped copy-on-write from the file: nothing is read until a page is used.
-    Anything else is read by np.load."""
+def map_file(source: str | Path | BinaryIO) -> mmap.mmap:
+    """A file's bytes (a path, or a file opened for binary reading), mapped once, copy-on-write: a change made
+    through the mapping never reaches the file. Where the file system cannot map, its bytes are read into an
+    anonymous mapping. The bytes are then hashed (a memo's key), parsed and checked from this one mapping."""
+    opened = nullcontext(source) if hasattr(source, "read") else open(source, "rb")
+    with opened as handle:
+        try:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+        except (OSError, ValueError) as error:
+            size = os.fstat(handle.fileno()).st_size
+            if not size:
+                raise ValueError("the file is empty") from error
+            copy = mmap.mmap(-1, size)
+            handle.seek(0)
+            handle.readinto(copy)
+            return copy
+
+
+def read_npz(source: str | Path | BinaryIO | mmap.mmap) -> dict[str, np.ndarray]:
+    """The arrays of an .npz (a path, a file opened for binary reading, or its map_file mapping). Those stored
+    uncompressed (as write_npz stores them) are views of the mapping: nothing is read until a page is used.
+    Anything else is read by np.load (from a copy of the same mapped bytes)."""
     from numpy.lib import format as npy_format
 
+    mapped = source if isinstance(source, mmap.mmap) else map_file(source)
     arrays = {}
-    opened = nullcontext(path) if hasattr(path, "read") else open(path, "rb")
-    with opened as handle, zipfile.ZipFile(handle) as archive:
+    mapped.seek(0)
+    with zipfile.ZipFile(mapped) as archive:
         for info in archive.infolist():
             name = info.filename.removesuffix(".npy")
-            handle.seek(info.header_offset)
-            local = handle.read(30)
+            local = mapped[info.header_offset : info.header_offset + 30]
             start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
-            handle.seek(start)
+            mapped.seek(start)
             if info.compress_type != zipfile.ZIP_STORED:
                 arrays[name] = None
                 continue
-            version = npy_format.read_magic(handle)
+            version = npy_format.read_magic(mapped)
             read_header = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
-            shape, fortran, dtype = read_header(handle)
-            if dtype.hasobject or 0 in shape:
+            shape, fortran, dtype = read_header(mapped)
+            if dtype.hasobject:
                 arrays[name] = None
                 continue
-            mapped = np.asarray(np.memmap(handle, dtype, mode="c", offset=handle.tell(), shape=shape, order="F" if fortran else "C"))
-            arrays[name] = mapped if mapped.flags.aligned else mapped.copy()  # the kernels are compiled for aligned arrays
-        if any(array is None for array in arrays.values()):
-            handle.seek(0)
-            with np.load(handle, allow_pickle=False) as data:
-                arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
+            if 0 in shape:
+                arrays[name] = np.empty(shape, dtype, order="F" if fortran else "C")
+                continue
+            view = np.ndarray(shape, dtype, buffer=mapped, offset=mapped.tell(), order="F" if fortran else "C")
+            arrays[name] = view if view.flags.aligned else view.copy()  # the kernels are compiled for aligned arrays
+    if any(array is None for array in arrays.values()):  # not written by write_npz: read from a copy of the bytes
+        with np.load(io.BytesIO(mapped), allow_pickle=False) as data:
+            arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
     return arrays
 
 
-def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None, opened: BinaryIO | None = None) -> Truth:
-    """A Truth written by Truth.save(), every array checked (scorer.truth_checks) before a kernel sees it.
-
-    TruthError names the file and what is wrong. `source` replaces the recorded source (a cache entry
-    serves every copy of the same bytes); `opened`: the file at path, already opened (a cache entry)."""
+def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None, opened: BinaryIO | None = None,
+                  use_memo: bool = True) -> Truth:
+    """A Truth written by Truth.save(), its arrays checked (scorer.truth_checks, see check_compiled) before a kernel
+    sees them. TruthError names the file and what is wrong. `source` replaces the recorded source (a cache entry
+    serves every copy of the same bytes); `opened`: the file at path, opened from the private cache folder;
+    use_memo: remember (and look up) that these bytes passed the full check."""
     from scorer.truth_checks import check_truth
 
     try:
-        data = read_npz(path if opened is None else opened)
+        mapped = map_file(path if opened is None else opened)
+        data = read_npz(mapped)
         meta = json.loads(bytes(data["meta"]).decode())
         truth = Truth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or meta.get("source", str(path)),
                       data.get("usage"))
@@ -381,10 +403,52 @@ def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str 
         raise TruthError(f"compiled truth {path} has format version {meta.get('version')}, this scorer reads {CACHE_VERSION}: compile it again")
     if types is not None and truth.types != tuple(types):
         raise TruthError(f"compiled truth {path} has types {list(truth.types)}, the config has {list(types)}")
-    check_truth(truth, path, lookup)
+    check_compiled(mapped, "truth", lambda full: check_truth(truth, path, lookup, full=full), vouched=opened is not None, use_memo=use_memo)
     if lookup is not None:
         truth.__dict__["lookup"] = (int(lookup[0]), lookup[1])  # the cached_property's value
     return truth
+
+
+MEMO_SUFFIX = ".checked"
+
+
+def check_compiled(mapped: mmap.mmap, kind: str, check, vouched: bool, use_memo: bool = True) -> None:
+    """check(full) on the arrays of a compiled truth mapped from `mapped`. The full check, unless the bytes are
+    vouched for by this user's scorer: an entry of the private cache (vouched), or a file whose exact bytes
+    passed the full check before (a memo in the private cache folder, keyed by the mapping's content, `kind`,
+    CACHE_VERSION and the checks' CHECK_VERSION); those get only the checks that keep the kernels safe
+    (full=False). A full check that passes leaves its memo; without a private cache folder, always the full check."""
+    if vouched:
+        return check(False)
+    with ExitStack() as stack:
+        folder = _cache_folder(stack, cache_dir(), create=True) if use_memo else None
+        if folder is None:
+            return check(True)
+        key, name = memo_name(mapped, kind)
+        if _memo_holds(folder, name, key):
+            return check(False)
+        check(True)
+        try:
+            private_files.write(folder, name, key)
+        except OSError:
+            pass  # an unwritable or full cache: the next load checks in full again
+
+
+def memo_name(mapped: mmap.mmap, kind: str) -> tuple[bytes, str]:
+    """The memo's content (its key) and file name for these bytes read as `kind`."""
+    from scorer import truth_checks
+
+    key = json.dumps([bytes_key(mapped), kind, CACHE_VERSION, truth_checks.CHECK_VERSION]).encode()
+    return key, f"{hashlib.sha256(key).hexdigest()[:32]}{MEMO_SUFFIX}"
+
+
+def _memo_holds(folder: int, name: str, key: bytes) -> bool:
+    """Is there a memo of this key, this user's regular file (scorer.private_files)? Anything else is no memo."""
+    try:
+        with private_files.opened_file(folder, name) as fd:
+            return private_files.read_all(fd, len(key) + 1) == key
+    except (OSError, Untrusted):
+        return False
 
 
 def cache_dir() -> Path:
@@ -402,23 +466,31 @@ def _content_digest():
     return "xxh3", xxhash.xxh3_128()
 
 
+def bytes_key(data) -> str:
+    """The content key of bytes in memory or mapped (see content_key)."""
+    name, digest = _content_digest()
+    digest.update(data)
+    return f"{name}-{len(data)}-{digest.hexdigest()}"
+
+
 def content_key(path: Path) -> str | None:
     """A hash of the file's bytes, mapped rather than read (xxh3: ~10 ms for OTTO's 113 MB from the page cache,
     bench/bench_truth_key.py); None for what is not a regular file or says it is empty (as /proc's): never cached."""
     if not stat.S_ISREG(os.stat(path).st_mode):
         return None  # a FIFO or device: opening it could block, and its bytes can change under the key
-    name, digest = _content_digest()
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size == 0:
             return None
         try:
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                digest.update(mapped)
+                return bytes_key(mapped)
         except (OSError, ValueError):  # a file system that cannot map: read it in blocks
-            handle.seek(0)
-            while block := handle.read(1 << 24):
-                digest.update(block)
+            pass
+        name, digest = _content_digest()
+        handle.seek(0)
+        while block := handle.read(1 << 24):
+            digest.update(block)
     return f"{name}-{size}-{digest.hexdigest()}"
 
 
@@ -496,7 +568,7 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
     if not path.is_file():
         raise TruthError(f"truth file not found: {path}")
     if path.name.endswith(COMPILED_SUFFIX):
-        return read_compiled(path, types)
+        return read_compiled(path, types, use_memo=use_cache)
     cached = cache_path(path, list(types)) if use_cache else None
     hit = cached_copy(cached, read_compiled, types, source=str(path))
     if hit is not None:

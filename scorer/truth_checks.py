@@ -3,8 +3,10 @@
 A compiled file or cache entry is not trusted to be sound: the kernels index without bounds checks and find
 items and sessions by binary search, so an offset out of range could crash the process and an unsorted row
 could change a score. Every check is vectorised numpy (bench/bench_truth_key.py times them at OTTO and H&M
-size); a broken one raises TruthError naming the file and the invariant. One check is lighter for an entry
-of the private cache, which only this user's scorer can have written (see check_table).
+size); a broken one raises TruthError naming the file and the invariant. Bytes this user's scorer vouches for
+(an entry of the private cache, or a compiled file whose exact bytes passed the full check before:
+scorer.truth.check_compiled) get full=False: only what keeps the kernels' indexing in bounds, and a spot check of
+the string tables (see check_table).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.errors import TruthError
+
+CHECK_VERSION = 1  # part of a memo's key (scorer.truth.check_compiled): bump when a full check is added or changed
 
 def _fail(path, message: str) -> TruthError:
     return TruthError(f"compiled truth {path} is damaged or was not written by this scorer: {message}")
@@ -29,41 +33,51 @@ def _vector(array, name: str, dtype, path) -> np.ndarray:
     return array
 
 
-def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path) -> None:
-    """indptr: n_rows + 1 offsets from 0 to len(items), never decreasing; items: >= 0, strictly increasing within each row."""
+def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bool = True) -> None:
+    """indptr: n_rows + 1 offsets from 0 to len(items), never decreasing; with full, items: >= 0, strictly increasing
+    within each row (the kernels' binary search; out of order they give a wrong score, never a read out of bounds)."""
     _require(len(indptr) == n_rows + 1, path, f"indptr has {len(indptr):,} entries, {n_rows + 1:,} expected")
     _require(indptr[0] == 0 and indptr[-1] == len(items), path, f"indptr runs from {indptr[0]} to {indptr[-1]}, "
              f"not from 0 to the {len(items):,} items")
     _require(not (indptr[1:] < indptr[:-1]).any(), path, "indptr decreases")
+    if not full:
+        return
     _require(not len(items) or items.min() >= 0, path, "an item id is negative")
     row_start = np.zeros(len(items) + 1, np.bool_)
     row_start[indptr] = True
     _require(not ((items[1:] <= items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted and distinct within a row")
 
 
-def check_truth(truth, path, lookup=None) -> None:
-    """The arrays of an id_type Truth (and its stored session lookup (base, table), if any)."""
+def check_truth(truth, path, lookup=None, full: bool = True) -> None:
+    """The arrays of an id_type Truth (and its stored session lookup (base, table), if any); without full, not the
+    order of sessions and items nor the lookup's exact map, only that its entries are session indices or -1."""
     types = truth.types
     _require(len(types) > 0 and all(isinstance(name, str) and name for name in types) and len(set(types)) == len(types),
              path, f"types {list(types)!r} are not distinct names")
     sessions = _vector(truth.sessions, "sessions", np.int64, path)
     check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path),
-              len(sessions) * len(types), path)
-    _require(not len(sessions) or sessions[0] >= 0, path, "a session id is negative")
-    _require(not (sessions[1:] <= sessions[:-1]).any(), path, "sessions are not sorted and distinct")
+              len(sessions) * len(types), path, full)
+    if full:
+        _require(not len(sessions) or sessions[0] >= 0, path, "a session id is negative")
+        _require(not (sessions[1:] <= sessions[:-1]).any(), path, "sessions are not sorted and distinct")
     if truth.usage is not None:
         usage = _vector(truth.usage, "usage", np.int8, path)
         _require(len(usage) == len(sessions), path, f"usage has {len(usage):,} entries for {len(sessions):,} sessions")
         _require(not ((usage < 0) | (usage > 2)).any(), path, "a usage code is not 0, 1 or 2")
     if lookup is not None:
-        _check_lookup(lookup, sessions, path)
+        _check_lookup(lookup, sessions, path, full)
 
 
-def _check_lookup(lookup, sessions: np.ndarray, path) -> None:
-    """The table maps exactly the sessions to their index (or is empty: binary search)."""
+def _check_lookup(lookup, sessions: np.ndarray, path, full: bool = True) -> None:
+    """The table maps exactly the sessions to their index (or is empty: binary search); without full, its entries
+    are session indices or -1 (what the kernel indexes with)."""
     base, table = lookup
     table = _vector(table, "lookup_table", np.int32, path)
     if not len(table):
+        return
+    if not full:  # any int64 base and length: the kernel looks up only offsets inside the table
+        _require(isinstance(base, int) and -(2**63) <= base < 2**63, path, "lookup_base is not a 64-bit integer")
+        _require(table.min() >= -1 and table.max() < len(sessions), path, "lookup_table has an entry that is not a session index")
         return
     _require(isinstance(base, int) and len(sessions) and base == int(sessions[0]), path, "lookup_base is not the first session")
     span = int(sessions[-1]) - base + 1
@@ -81,7 +95,7 @@ def check_string_truth(truth, path, full: bool = True) -> None:
     names = check_table(truth.item_names, "item", path, full)
     _require(np.array_equal(_vector(truth.sessions, "sessions", np.int64, path), np.arange(ids, dtype=np.int64)), path,
              "sessions are not 0 .. ids - 1")
-    check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path), ids, path)
+    check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path), ids, path, full)
     items = truth.items
     if names:
         _require(not len(items) or items.max() < names, path, "an item code is past the item names")

@@ -492,7 +492,7 @@ def test_a_read_only_root_file_system_scores_with_a_temporary_numba_cache(tmp_pa
     argv = ["score", str(SUBMISSION), "--truth", str(TRUTH), "--strict", "--format", "json"]
     subprocess.run(["chmod", "-R", "a-w", str(frozen)], check=True)
     try:
-        without = subprocess.run([sys.executable, "-c", "import sys, scorer.cli as cli; cli._numba_cache_fallback = lambda: None; "
+        without = subprocess.run([sys.executable, "-c", "import sys, scorer.numba_cache as n, scorer.cli as cli; n.prepare = lambda: None; "
                                   f"sys.exit(cli.main({argv!r}))"], env=env, cwd=scratch, preexec_fn=_as_container,
                                  capture_output=True, text=True, timeout=300)
         done = subprocess.run([sys.executable, "-m", "scorer.cli", *argv], env=env, cwd=scratch, preexec_fn=_as_container,
@@ -513,8 +513,8 @@ def test_without_numba_cache_dir_a_read_only_package_and_home_get_a_temporary_ca
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
-    env.update(PYTHONPATH=str(frozen / "site"), HOME=str(frozen / "home"), TMPDIR=str(scratch))
-    code = "import os, scorer.cli as cli; cli._numba_cache_fallback(); print(os.environ.get('NUMBA_CACHE_DIR'))"
+    env.update(PYTHONPATH=str(frozen / "site"), HOME=str(frozen / "home"), TMPDIR=str(scratch), SCORER_CACHE_DIR=str(frozen / "home" / "cache"))
+    code = "import os, scorer.kernels; print(os.environ.get('NUMBA_CACHE_DIR'))"
     subprocess.run(["chmod", "-R", "a-w", str(frozen)], check=True)
     try:
         done = subprocess.run([sys.executable, "-c", code], env=env, cwd=scratch, preexec_fn=_as_container, capture_output=True, text=True, timeout=60)

@@ -157,12 +157,14 @@ def test_read_npz_maps_stored_arrays_and_reads_the_rest(tmp_path):
 
 
 def test_write_npz_aligns_every_array_and_np_load_reads_it(tmp_path):
+    import mmap
+
     from scorer.truth import ALIGN, read_npz, write_npz
 
     arrays = {"a": np.arange(10, dtype=np.int64), "b": np.zeros(0, np.int32), "c": np.arange(7, dtype=np.uint8), "d": np.ones((3, 2))}
     write_npz(tmp_path / "x.npz", {"k": 1}, **arrays)
     mapped = read_npz(tmp_path / "x.npz")
-    assert all(isinstance(mapped[name].base, np.memmap) and mapped[name].ctypes.data % ALIGN == 0 for name in ("a", "c", "d"))
+    assert all(isinstance(mapped[name].base, mmap.mmap) and mapped[name].ctypes.data % ALIGN == 0 for name in ("a", "c", "d"))
     with np.load(tmp_path / "x.npz") as loaded:
         assert all(np.array_equal(loaded[name], value) and np.array_equal(mapped[name], value) for name, value in arrays.items())
 

@@ -191,7 +191,8 @@ def test_crafted_compiled_truth_exits_2_instead_of_crashing_or_misscoring(tmp_pa
     assert str(crafted) in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("attack", ["indptr past the items", "items unsorted", "lookup index past the sessions"])
+@pytest.mark.parametrize("attack", ["indptr past the items", "indptr decreasing", "lookup index past the sessions", "usage code",
+                                    "items as int32"])
 def test_crafted_cache_entry_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     source = tmp_path / "t.jsonl"
@@ -202,6 +203,22 @@ def test_crafted_cache_entry_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack
     rebuilt = load_truth(source, TYPES)
     assert rebuilt.labels(5, "orders") == [1, 2, 7] and rebuilt.lookup[1].tolist() == [0, -1, -1, 1, 2, -1, -1, 3]
     load_truth(entry, TYPES)  # the entry was written again, whole
+
+
+@pytest.mark.parametrize("attack", ["items unsorted", "items repeated", "sessions unsorted", "lookup with a stray entry"])
+def test_an_id_cache_entry_gets_the_safe_checks_a_given_file_the_full_one(tmp_path, attack):
+    from scorer.truth_checks import check_truth
+
+    crafted = craft(_compiled(tmp_path), tmp_path / "crafted.truth.npz", **ID_ATTACKS[attack][0])
+    arrays = read_npz(crafted)
+    truth = load_truth(_compiled(tmp_path), TYPES)
+    from dataclasses import replace
+
+    truth = replace(truth, sessions=arrays["sessions"], items=arrays["items"])
+    lookup = (2, arrays["lookup_table"])
+    with pytest.raises(TruthError, match=ID_ATTACKS[attack][1]):
+        check_truth(truth, crafted, lookup)  # a compiled file given as truth: every invariant
+    check_truth(truth, crafted, lookup, full=False)  # vouched-for bytes: scores could be wrong, nothing is unsafe
 
 
 def test_full_cache_disk_leaves_no_tmp_file_and_scores(tmp_path):
@@ -558,3 +575,171 @@ def test_only_an_entry_of_the_private_cache_skips_the_full_table_check(tmp_path,
     read_string_truth(source, "list")
     read_string_truth(given, "list")
     assert seen == [("id", False), ("item", False), ("id", True), ("item", True)]
+
+
+# a compiled file given as truth: its full check remembered for its exact bytes (a memo in the private cache)
+
+def _spy_checks(monkeypatch) -> list:
+    """The `full` of every check_truth and check_string_truth call, in order."""
+    import scorer.truth_checks as checks
+
+    seen = []
+    for name in ("check_truth", "check_string_truth"):
+        real = getattr(checks, name)
+        monkeypatch.setattr(checks, name, lambda *args, _real=real, full=True, **kwargs: seen.append(full) or _real(*args, full=full, **kwargs))
+    return seen
+
+
+def _load(path: Path):
+    from scorer.string_truth import read_string_truth
+
+    return read_string_truth(path, "list") if path.name.endswith(".strings.npz") else load_truth(path, TYPES)
+
+
+def _given(tmp_path, kind: str) -> Path:
+    return _compiled(tmp_path) if kind == "truth" else _compiled_strings(tmp_path)
+
+
+def _memos(cache: Path) -> list[Path]:
+    return sorted(cache.glob("*.checked"))
+
+
+@pytest.mark.parametrize("kind", ["truth", "strings"])
+def test_a_given_compiled_truth_is_checked_in_full_once_for_the_same_bytes(tmp_path, monkeypatch, kind):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    path = _given(tmp_path, kind)
+    seen = _spy_checks(monkeypatch)
+    first, second = _load(path), _load(path)
+    assert seen == [True, False]  # the second load: the memo, then only the safety checks
+    assert np.array_equal(first.items, second.items) and np.array_equal(first.indptr, second.indptr)
+    [memo] = _memos(cache)
+    assert memo.stat().st_mode & 0o777 == 0o600 and memo.stat().st_uid == os.geteuid()
+    copy = tmp_path / f"copy.{kind}.npz"
+    copy.write_bytes(path.read_bytes())
+    _load(copy)
+    assert seen[-1] is False  # keyed by content, not by path
+
+
+@pytest.mark.parametrize("kind", ["truth", "strings"])
+def test_changed_bytes_of_the_same_size_are_checked_in_full(tmp_path, monkeypatch, kind):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = _given(tmp_path, kind)
+    _load(path)
+    size = path.stat().st_size
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b'"source": "') + len(b'"source": "')
+    raw[at] ^= 1  # one byte of the recorded source name, in place
+    path.write_bytes(bytes(raw))
+    seen = _spy_checks(monkeypatch)
+    _load(path)
+    _load(path)
+    assert path.stat().st_size == size and seen == [True, False]
+
+
+def test_the_memo_key_holds_the_check_version(tmp_path, monkeypatch):
+    import scorer.truth_checks as checks
+    from scorer.truth import map_file, memo_name
+
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = _compiled(tmp_path)
+    _load(path)
+    before = memo_name(map_file(path), "truth")
+    monkeypatch.setattr(checks, "CHECK_VERSION", checks.CHECK_VERSION + 1)  # a check added since the memo was written
+    assert memo_name(map_file(path), "truth") != before and memo_name(map_file(path), "strings") != before
+    seen = _spy_checks(monkeypatch)
+    _load(path)
+    _load(path)
+    assert seen == [True, False]
+
+
+def _plant_memo(folder: Path, path: Path, kind: str = "truth") -> Path:
+    """The memo this scorer would write after checking `path` in full, written by someone else's hand."""
+    from scorer.truth import map_file, memo_name
+
+    key, name = memo_name(map_file(path), kind)
+    (folder / name).write_bytes(key)
+    (folder / name).chmod(0o600)
+    return folder / name
+
+
+def _unsorted(tmp_path) -> Path:
+    """A compiled truth that passes the safety checks and fails the full one (items out of order)."""
+    return craft(_compiled(tmp_path), tmp_path / "crafted.truth.npz", **ID_ATTACKS["items unsorted"][0])
+
+
+def test_a_memo_is_trusted_as_a_cache_entry_is(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    crafted = _unsorted(tmp_path)
+    with pytest.raises(TruthError, match="not sorted"):
+        load_truth(crafted, TYPES)
+    assert not _memos(cache)  # a file that fails leaves no memo
+    _plant_memo(cache, crafted)  # only this user can write into the private folder (as a cache entry)
+    assert load_truth(crafted, TYPES).labels(5, "orders") == [7, 2, 1]  # safe, if wrong: what a wrong entry would do
+
+
+PLANTED_MEMOS = {
+    "foreign-owned": lambda memo: os.chown(memo, 4321, -1),
+    "writable by others": lambda memo: memo.chmod(0o666),
+    "a symlink": lambda memo: (memo.rename(memo.with_name("real")), memo.symlink_to(memo.with_name("real"))),
+    "another key": lambda memo: memo.write_bytes(memo.read_bytes().replace(b'"truth"', b'"strings"')),
+}
+
+
+@pytest.mark.parametrize("plant", PLANTED_MEMOS)
+def test_a_memo_not_this_users_own_or_not_its_key_is_not_trusted(tmp_path, monkeypatch, plant):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    crafted = _unsorted(tmp_path)
+    PLANTED_MEMOS[plant](_plant_memo(cache, crafted))
+    with pytest.raises(TruthError, match="not sorted"):
+        load_truth(crafted, TYPES)
+
+
+@pytest.mark.parametrize("spoil", REFUSED_FOLDERS)
+def test_a_memo_in_a_cache_folder_others_control_is_not_trusted_and_loads_still_work(tmp_path, monkeypatch, capsys, spoil):
+    import scorer.truth as truth_module
+
+    monkeypatch.setattr(truth_module, "_refused", set())
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    good, crafted = _compiled(tmp_path), _unsorted(tmp_path)
+    _load(good)  # its memo, written while the folder was private
+    _plant_memo(cache, crafted)
+    change, reason = REFUSED_FOLDERS[spoil]
+    change(cache)
+    with pytest.raises(TruthError, match="not sorted"):
+        load_truth(crafted, TYPES)
+    seen = _spy_checks(monkeypatch)
+    assert load_truth(good, TYPES).labels(5, "orders") == [1, 2, 7] and load_truth(good, TYPES).labels(9, "carts") == [0, 4]
+    assert seen == [True, True]  # every load checked in full
+    err = capsys.readouterr().err
+    assert err.count("scorer: warning: the truth cache") == 1 and reason in err
+
+
+def test_without_a_cache_folder_or_with_use_cache_off_every_load_is_checked_in_full(tmp_path, monkeypatch, capsys):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(blocked / "cache"))  # cannot be made: no cache, nothing to say
+    path = _compiled(tmp_path)
+    seen = _spy_checks(monkeypatch)
+    for _ in range(2):
+        assert load_truth(path, TYPES).labels(5, "orders") == [1, 2, 7]
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):
+        assert load_truth(path, TYPES, use_cache=False).labels(5, "orders") == [1, 2, 7]
+    assert seen == [True] * 4 and not (tmp_path / "cache").exists() and "warning" not in capsys.readouterr().err
+
+
+def test_the_cli_scores_a_compiled_truth_the_same_with_its_memo(tmp_path):
+    path = _compiled(tmp_path)
+    sub = tmp_path / "sub.csv"
+    sub.write_text(submission_text([(s, t, [1, 2, 3, 7, 11]) for s in (2, 5, 6, 9) for t in TYPES]))
+    runs = [run_cli("score", sub, "--truth", path, "--format", "json", cache=tmp_path / "cache") for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], runs[-1].stderr
+    assert json.loads(runs[0].stdout)["score"] == json.loads(runs[1].stdout)["score"] > 0
+    assert len(_memos(tmp_path / "cache")) == 1

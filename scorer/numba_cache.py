@@ -1,0 +1,155 @@
+"""The folder numba caches the compiled kernels in, checked before numba loads anything from it.
+
+numba's cache of a kernel is an index (.nbi, a pickle) and data files (.nbc, machine code), loaded as they are:
+whoever can write the folder runs code in the scorer, as with a planted ahead-of-time module (scorer.aot).
+prepare() runs when scorer.kernels is first imported, before numba is. It finds the folder numba will use for
+scorer/kernels (numba.core.caching's locators, in their order: $NUMBA_CACHE_DIR, else __pycache__ beside the
+kernels, else the user's cache folder; the first one it can write) and checks it: the folders are this user's
+or root's, not symlinks, not writable by others; the cache files are regular files of this user's or root's
+that nobody else who may enter their folder can write (scorer.private_files). A missing folder is made 0700.
+A folder that fails is not used: numba gets a private one and one stderr line says why. Where no folder is
+writable (a read-only root file system), numba gets the private one too, with a copy of the read-only cache's
+checked files. The private folder is $SCORER_CACHE_DIR/numba (0700; compiled into once), else a temporary one
+removed at exit. Where the system has no file owners (Windows) numba is left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+
+from scorer import private_files
+from scorer.errors import ConfigError
+from scorer.private_files import Untrusted
+
+_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+# numba's subfolder for a source folder's kernels (CacheLocator.get_suitable_cache_subpath)
+_SUBPATH = f"kernels_{hashlib.sha1(_KERNELS.encode()).hexdigest()}"
+_FILES = (".nbi", ".nbc")
+_prepared = False
+
+
+def prepare() -> None:
+    """Leave numba its cache folder if it passes the checks, else point numba at a private one (once a process)."""
+    global _prepared
+    if _prepared or not hasattr(os, "geteuid"):
+        return
+    candidates = _candidates()
+    writable = next((pair for pair in candidates if _writable(pair[1])), None)
+    used = writable or next((pair for pair in candidates if os.path.isdir(pair[1])), None)  # read-only: copied
+    names, refusal = [], None
+    try:
+        if os.environ.get("NUMBA_CACHE_LOCATOR_CLASSES"):
+            raise Untrusted("$NUMBA_CACHE_LOCATOR_CLASSES chooses numba's cache folders")
+        names = _checked(*used) if used else []
+    except (Untrusted, OSError) as error:
+        refusal = error
+    if writable and refusal is None:
+        _prepared = True
+        return
+    root = _private_root()
+    if refusal is not None:
+        where = f"numba's cache {used[1]}" if used else "numba's cache"
+        if root is None:
+            raise ConfigError(f"{where} is not used ({refusal}) and no private folder can be made for it: "
+                              "point $NUMBA_CACHE_DIR at a folder of your own")
+        print(f"scorer: warning: {where} is not used: {refusal}; the kernels are compiled into {root} instead. "
+              "Point $NUMBA_CACHE_DIR at a folder of your own, or remove that one.", file=sys.stderr)
+    if root is not None:
+        _copy(used[1] if used else "", names, os.path.join(root, _SUBPATH))
+        _point_numba_at(root)
+    _prepared = True
+
+
+def _candidates() -> list[tuple[str, str]]:
+    """(folder numba may be pointed at, the folder of the kernels' files in it) for each of numba's locators."""
+    configured = os.environ.get("NUMBA_CACHE_DIR")
+    in_tree = os.path.join(_KERNELS, "__pycache__")
+    if sys.platform == "darwin":
+        user = os.path.expanduser("~/Library/Caches/numba")
+    else:  # numba.misc.appdirs.user_cache_dir, as numba spells it
+        user = os.path.join(os.getenv("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "numba")
+    pairs = [(configured, os.path.join(configured, _SUBPATH))] if configured else []
+    return pairs + [(in_tree, in_tree), (user, os.path.join(user, _SUBPATH))]
+
+
+def _writable(folder: str) -> bool:
+    """Whether `folder` could be created (or is) and written to: its nearest existing ancestor is writable."""
+    path = os.path.abspath(folder)
+    while not os.path.isdir(path):
+        if os.path.lexists(path) or os.path.dirname(path) == path:
+            return False
+        path = os.path.dirname(path)
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _checked(root: str, folder: str) -> list[str]:
+    """The names of the cache files in folder, once root, folder and those files pass the checks (Untrusted
+    if not); a missing folder is made 0700 (numba would make it with the umask's mode)."""
+    for path in dict.fromkeys((root, folder)):
+        try:
+            status = os.lstat(path)
+        except FileNotFoundError:
+            os.makedirs(path, 0o700, exist_ok=True)
+            status = os.lstat(path)
+        private_files.check(status, f"the folder {path}", folder=True, root_too=True)
+    others = (stat.S_IMODE(status.st_mode) & 0o011) << 1  # the write bits of those who may enter the folder
+    names = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(_FILES):
+                private_files.check(entry.stat(follow_symlinks=False), os.path.join(folder, entry.name), folder=False,
+                                    root_too=True, others=others)
+                names.append(entry.name)
+    return names
+
+
+def _private_root() -> str | None:
+    """A private folder to point numba at, with the kernels' subfolder made: $SCORER_CACHE_DIR/numba if it can be
+    made private and passes the checks, else a temporary folder removed at exit; None if neither can be made."""
+    import tempfile
+
+    from scorer.truth import cache_dir
+
+    try:
+        base = cache_dir()
+        with private_files.opened_folder(base, create=True), private_files.opened_folder(base / "numba", create=True):
+            _checked(str(base / "numba"), str(base / "numba" / _SUBPATH))
+        return str(base / "numba")
+    except (Untrusted, OSError, RuntimeError):  # RuntimeError: no home folder to put the cache in
+        pass
+    try:
+        root = tempfile.mkdtemp(prefix="scorer-numba-cache-")
+        os.mkdir(os.path.join(root, _SUBPATH), 0o700)
+    except OSError:
+        return None
+    import atexit
+    import shutil
+
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def _copy(source: str, names: list[str], target: str) -> None:
+    """Copy the checked cache files the target folder lacks; what cannot be copied is compiled again."""
+    import shutil
+
+    for name in names:
+        if not os.path.lexists(os.path.join(target, name)):
+            try:
+                shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+            except OSError:
+                pass
+
+
+def _point_numba_at(root: str) -> None:
+    """Make root numba's cache folder: its first locator, read from the environment (numba's config too, if
+    numba is loaded already: the kernels' caches are placed when their modules are imported)."""
+    os.environ["NUMBA_CACHE_DIR"] = root
+    os.environ.pop("NUMBA_CACHE_LOCATOR_CLASSES", None)
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = root
+        config.CACHE_LOCATOR_CLASSES = ""
