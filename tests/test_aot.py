@@ -130,6 +130,15 @@ def test_the_cli_scores_without_numba_on_the_compiled_kernels(compiled):
     assert done.stdout.strip() == ("True" if compiled is None else "False")
 
 
+
+def test_a_frame_scores_without_numba_on_the_compiled_kernels(compiled):
+    code = ("import sys, pyarrow as pa, scorer\n"
+            "frame = pa.table({'session_type': ['1_clicks', '2_orders'], 'labels': pa.array([[5, 6], [7]], pa.large_list(pa.int64()))})\n"
+            f"result = scorer.score(frame, {str(FIXTURES / 'otto_truth.jsonl')!r})\n"
+            "print(result.counts['rows_read'], 'numba' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
+    assert done.stdout.strip() == "2 " + ("True" if compiled is None else "False")
+
 # -- only a module this user built is imported --------------------------------------------------
 
 PLANTED_C = r"""
