@@ -18,7 +18,7 @@ from scorer.kernels.kinds import SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDI
 from scorer.kernels.rows import ROWS_PER_CALL
 
 _NONE = np.empty(0, np.int64)
-NO_SIDE = (_NONE, _NONE, _NONE, np.empty(0), np.empty((0, 0)), 0, np.zeros((0, 0, 0), np.int32), np.empty((0, 0)), _NONE,
+NO_SIDE = (_NONE, _NONE, np.empty((0, 1), np.uint32), np.empty(0), np.empty((0, 0)), 0, np.zeros((0, 0, 0), np.int32), np.empty((0, 0)), _NONE,
            np.empty(0), np.zeros((3, 0), np.int64))  # parse_block's `side` without such metrics (the types of a real one)
 SIDE_OUTPUT = 7  # the rows' output array in `side`
 
