@@ -76,7 +76,8 @@ class SideKernel:
             out = self.spare.pop()
         except IndexError:
             out = np.empty((ROWS_PER_CALL, self.slot_side.shape[1]), np.float64)
-        table = np.full((3, 64), -1, np.int64)  # diversity's per-row category tally: stamps (the row), codes, counts
+        table = np.full((3, 512), -1, np.int64)  # diversity's per-row category tally: stamps (the row), codes, counts
+        table[2] = 0  # codes in the packed word index the counts directly (kernels/beyond.py)
         return (*self.spec, exposure, out, np.empty(self.kmax, np.int64), np.empty(self.items.embedding.shape[1]), table)
 
     def absorb(self, parsed) -> None:
@@ -86,7 +87,10 @@ class SideKernel:
         for (row_ints, _, n_rows), out in zip(parsed.chunks, parsed.sides):
             slots = row_ints[:n_rows, 0]
             keep = slots >= 0
-            self.slot_side[slots[keep]] = out[:n_rows][keep]
+            if keep.all():
+                self.slot_side[slots] = out[:n_rows]  # without the masks' copies
+            else:
+                self.slot_side[slots[keep]] = out[:n_rows][keep]
             self.spare.append(out)
 
     def finish(self) -> SideFigures:

@@ -72,20 +72,30 @@ def side_row(kinds, ks, packed, popularity, embedding, unknown_word, exposure, o
                 h += 1
             figure -= h * (h - 1) / 2.0
         elif kind == SIDE_DIVERSITY_CATEGORY:
-            same = 0  # pairs of equal codes, counted in a 64-slot open-addressing table stamped with the row
-            for r in range(k):
-                code = words[r] >> 32 if wide else (words[r] >> 16) & 511
-                if code == 0:
-                    continue  # an unknown category equals no other
-                slot = (code * np.int64(0x9E3779B97F4A7C15)) >> np.int64(58) & 63
-                while stamps[slot] == row and keys[slot] != code:
-                    slot = (slot + 1) & 63
-                if stamps[slot] != row:
-                    stamps[slot] = row
-                    keys[slot] = code
-                    tally[slot] = 0
-                same += tally[slot]
-                tally[slot] += 1
+            same = 0
+            if not wide:  # codes below 512 count straight in tally (zero between rows): no branch per item
+                for r in range(k):
+                    code = (words[r] >> 16) & 511
+                    same += tally[code]
+                    tally[code] += 1
+                unknown = tally[0]  # an unknown category (code 0) equals no other
+                same -= unknown * (unknown - 1) // 2
+                for r in range(k):
+                    tally[(words[r] >> 16) & 511] = 0
+            else:  # pairs of equal codes, counted in a 64-slot open-addressing table stamped with the row
+                for r in range(k):
+                    code = words[r] >> 32
+                    if code == 0:
+                        continue
+                    slot = (code * np.int64(0x9E3779B97F4A7C15)) >> np.int64(58) & 63
+                    while stamps[slot] == row and keys[slot] != code:
+                        slot = (slot + 1) & 63
+                    if stamps[slot] != row:
+                        stamps[slot] = row
+                        keys[slot] = code
+                        tally[slot] = 0
+                    same += tally[slot]
+                    tally[slot] += 1
             pairs = k * (k - 1) / 2.0
             figure = 1.0 - same / pairs if pairs > 0 else 0.0
         elif kind == SIDE_POPULARITY:
