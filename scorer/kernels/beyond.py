@@ -10,13 +10,35 @@ category, popularity 0, long tail, no embedding.
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 from scorer.kernels.kinds import (SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_LONG_TAIL,
                                   SIDE_NOVELTY, SIDE_PAIRS, SIDE_POPULARITY, SIDE_SERENDIPITY)
 
 SELF_INFO_UNIT = 2.0**-10  # 1 / scorer.items.SELF_INFO_SCALE
+
+
+@intrinsic
+def prefetch_word(typingctx, packed, item):
+    """Start loading packed[item, 0] into the caches (llvm.prefetch: no wait, no fault); parse_block calls it as it reads an id."""
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, args[0])
+        index = [args[1]] + [context.get_constant(types.intp, 0)] * (array_type.ndim - 1)
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array, index, wraparound=False)
+        byte_pointer = ir.IntType(8).as_pointer()
+        int32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32]),
+                                                  "llvm.prefetch.p0i8")
+        builder.call(function, [builder.bitcast(pointer, byte_pointer), int32(0), int32(3), int32(1)])  # read, keep, data
+        return context.get_dummy_value()
+
+    return types.void(packed, item), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
