@@ -9,7 +9,7 @@ README "Beyond-accuracy metrics".
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,13 @@ class SideFigures:
     exposure: np.ndarray  # (gini metrics, types, items of the table): rows showing the item within k
     columns: dict  # str(metric) -> its column of slot_side (or its first index of exposure, for gini)
     items: object  # scorer.items.ItemSide
+    _by_type: dict = field(default_factory=dict)
+
+    def type_rows(self, outcome, t: int, n_types: int) -> tuple[np.ndarray, np.ndarray]:
+        """The item counts and the presence of the rows of type t (read once for every metric of the type)."""
+        if t not in self._by_type:
+            self._by_type[t] = (self.slot_side[t::n_types, 0].copy(), outcome.slot_line[t::n_types] > 0)
+        return self._by_type[t]
 
 
 class SideKernel:
@@ -107,9 +114,9 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float
     if name == "gini":
         listed = side.items.popularity_rank < len(side.items.popularity)
         return gini(side.exposure[side.columns[str(metric)], t][listed])
-    rows = side.slot_side[t::n_types]
-    n = np.minimum(rows[:, 0], k)
-    figure = rows[:, side.columns[str(metric)]]
+    counts, present = side.type_rows(outcome, t, n_types)
+    n = np.minimum(counts, k)
+    figure = side.slot_side[t::n_types, side.columns[str(metric)]]
     if name in ("auc", "gauc"):
         hits = np.bitwise_count(outcome.slot_hits[t::n_types] & np.int64((1 << k) - 1)).astype(np.float64)
         if name == "gauc":
@@ -118,7 +125,6 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float
     if name == "serendipity":
         counted = np.count_nonzero(sizes)
         return float(figure[sizes > 0].sum() / (k * counted)) if counted else float("nan")
-    present = outcome.slot_line[t::n_types] > 0
     use = present & (n >= (2 if name == "diversity" else 1))
     if not use.any():
         return float("nan")
