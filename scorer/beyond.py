@@ -9,7 +9,7 @@ README "Beyond-accuracy metrics".
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from scorer.kernels.kinds import SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDI
 from scorer.kernels.rows import ROWS_PER_CALL
 
 _NONE = np.empty(0, np.int64)
-NO_SIDE = (_NONE, _NONE, _NONE, np.empty(0), np.empty((0, 0)), 0, np.zeros((0, 0, 0), np.int32), np.empty((0, 0)), _NONE,
+NO_SIDE = (_NONE, _NONE, np.empty((0, 1), np.uint32), np.empty(0), np.empty((0, 0)), 0, np.zeros((0, 0, 0), np.int32), np.empty((0, 0)), _NONE,
            np.empty(0), np.zeros((3, 0), np.int64))  # parse_block's `side` without such metrics (the types of a real one)
 SIDE_OUTPUT = 7  # the rows' output array in `side`
 
@@ -31,6 +31,13 @@ class SideFigures:
     exposure: np.ndarray  # (gini metrics, types, items of the table): rows showing the item within k
     columns: dict  # str(metric) -> its column of slot_side (or its first index of exposure, for gini)
     items: object  # scorer.items.ItemSide
+    _by_type: dict = field(default_factory=dict)
+
+    def type_rows(self, outcome, t: int, n_types: int) -> tuple[np.ndarray, np.ndarray]:
+        """The item counts and the presence of the rows of type t (read once for every metric of the type)."""
+        if t not in self._by_type:
+            self._by_type[t] = (self.slot_side[t::n_types, 0].copy(), outcome.slot_line[t::n_types] > 0)
+        return self._by_type[t]
 
 
 class SideKernel:
@@ -76,7 +83,8 @@ class SideKernel:
             out = self.spare.pop()
         except IndexError:
             out = np.empty((ROWS_PER_CALL, self.slot_side.shape[1]), np.float64)
-        table = np.full((3, 64), -1, np.int64)  # diversity's per-row category tally: stamps (the row), codes, counts
+        table = np.full((3, 512), -1, np.int64)  # diversity's per-row category tally: stamps (the row), codes, counts
+        table[2] = 0  # codes in the packed word index the counts directly (kernels/beyond.py)
         return (*self.spec, exposure, out, np.empty(self.kmax, np.int64), np.empty(self.items.embedding.shape[1]), table)
 
     def absorb(self, parsed) -> None:
@@ -86,7 +94,10 @@ class SideKernel:
         for (row_ints, _, n_rows), out in zip(parsed.chunks, parsed.sides):
             slots = row_ints[:n_rows, 0]
             keep = slots >= 0
-            self.slot_side[slots[keep]] = out[:n_rows][keep]
+            if keep.all():
+                self.slot_side[slots] = out[:n_rows]  # without the masks' copies
+            else:
+                self.slot_side[slots[keep]] = out[:n_rows][keep]
             self.spare.append(out)
 
     def finish(self) -> SideFigures:
@@ -103,9 +114,9 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float
     if name == "gini":
         listed = side.items.popularity_rank < len(side.items.popularity)
         return gini(side.exposure[side.columns[str(metric)], t][listed])
-    rows = side.slot_side[t::n_types]
-    n = np.minimum(rows[:, 0], k)
-    figure = rows[:, side.columns[str(metric)]]
+    counts, present = side.type_rows(outcome, t, n_types)
+    n = np.minimum(counts, k)
+    figure = side.slot_side[t::n_types, side.columns[str(metric)]]
     if name in ("auc", "gauc"):
         hits = np.bitwise_count(outcome.slot_hits[t::n_types] & np.int64((1 << k) - 1)).astype(np.float64)
         if name == "gauc":
@@ -114,7 +125,6 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float
     if name == "serendipity":
         counted = np.count_nonzero(sizes)
         return float(figure[sizes > 0].sum() / (k * counted)) if counted else float("nan")
-    present = outcome.slot_line[t::n_types] > 0
     use = present & (n >= (2 if name == "diversity" else 1))
     if not use.any():
         return float("nan")

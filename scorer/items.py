@@ -46,8 +46,10 @@ class ItemSide:
 
     @property
     def packed(self) -> np.ndarray:
-        """One int64 per item (a single random load in the kernel): self-information in fixed point (SELF_INFO_SCALE)
-        in bits 0-31, category + 1 in bits 32-55 (0: none), min(popularity rank, 63) in bits 56-61, long tail in bit 62."""
+        """One uint32 word per item (a single random load in the kernel, 4 bytes: the table stays in cache more):
+        self-information in fixed point (SELF_INFO_SCALE) in bits 0-15, category + 1 in bits 16-24 (0: none), min(popularity
+        rank, 63) in bits 25-30, long tail in bit 31. Shape (n, 1); (n, 2) when a category code exceeds the word's 9 bits:
+        column 1 then holds category + 1 (in the same cache line as the word) and the word's category bits are 0."""
         if self._packed is None:
             self._packed = pack(self.self_info, self.category, self.popularity_rank, self.long_tail)
         return self._packed
@@ -55,7 +57,7 @@ class ItemSide:
     @property
     def unknown_word(self) -> int:
         """The packed word of an id beyond the table: unknown self-information, no category, rank 63, long tail."""
-        return int(pack(np.array([self.unknown_self_info]), np.array([-1]), np.array([63]), np.array([1.0]))[0])
+        return int(pack(np.array([self.unknown_self_info]), np.array([-1]), np.array([63]), np.array([1.0]))[0, 0])
 
     _packed: np.ndarray | None = None
 
@@ -68,15 +70,19 @@ class ItemSide:
         return self.embedding.shape[1] > 0
 
 
-SELF_INFO_SCALE = 2.0**26  # self-information is kept to 2^-26 ≈ 1.5e-8 bits (it is below 64: pop ≤ Σ pop < 2^53)
+SELF_INFO_SCALE = 2.0**10  # self-information in 16 bits, to 2^-10 bits: an item's is within 2^-11 of −log2 p (below 53 < 64)
 MAX_CATEGORIES = 2**24 - 1
+WORD_CATEGORIES = 2**9 - 2  # codes 0 .. 510 fit the word; beyond, the table gets its second column
 
 
 def pack(self_info: np.ndarray, category: np.ndarray, rank: np.ndarray, long_tail: np.ndarray) -> np.ndarray:
-    """The kernel's per-item word (see ItemSide.packed)."""
-    fixed = np.rint(self_info * SELF_INFO_SCALE).astype(np.int64)
-    return (fixed | ((category + 1).astype(np.int64) << 32) | (np.minimum(rank, 63).astype(np.int64) << 56)
-            | (long_tail.astype(np.int64) << 62))
+    """The kernel's per-item words (see ItemSide.packed)."""
+    fixed = np.rint(self_info * SELF_INFO_SCALE).astype(np.uint32)
+    code = (category + 1).astype(np.uint32)
+    wide = len(code) > 0 and int(code.max()) > WORD_CATEGORIES + 1
+    word = (fixed | (np.uint32(0) if wide else code << np.uint32(16)) | (np.minimum(rank, 63).astype(np.uint32) << np.uint32(25))
+            | (long_tail.astype(np.uint32) << np.uint32(31)))
+    return np.ascontiguousarray(np.stack([word, code], axis=1) if wide else word[:, None])
 
 
 def from_popularity(ids: np.ndarray, popularity: np.ndarray, category: np.ndarray | None = None,

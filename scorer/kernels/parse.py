@@ -15,7 +15,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels import codes
-from scorer.kernels.beyond import side_row
+from scorer.kernels.beyond import prefetch_word, side_row
 from scorer.kernels.load import load8
 from scorer.kernels.rank import contains, locate, row_figures
 
@@ -441,6 +441,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     max_line_bytes = limits[0]
     items, relevant, seen, _ = scratch
     side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
+    n_packed = packed.shape[0] if side_kinds.shape[0] > 0 else 0
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
     n_rows = 0
@@ -477,6 +478,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                         ok = False
                         break
                     items[n_items] = value
+                    if value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read
+                        prefetch_word(packed, value)
                     relevant[n_items] = True
                     n_items += 1
                     if p >= n or buf[p] == 10:
