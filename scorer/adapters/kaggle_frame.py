@@ -44,7 +44,7 @@ def strings(column: pd.Series) -> pa.Array:
     """A column as the strings a CSV file would hold, unquoted: integral floats without '.0', missing values empty."""
     if pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_object_dtype(column.dtype):
         try:  # str objects or Arrow-backed strings: no Python loop
-            return _combined(pc.fill_null(pa.array(column, type=pa.large_string(), from_pandas=True), ""))
+            return _filled(pa.array(column, type=pa.large_string(), from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass  # other objects among the strings
     if pd.api.types.is_bool_dtype(column.dtype):
@@ -57,7 +57,13 @@ def strings(column: pd.Series) -> pa.Array:
         column = text
     elif not (pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_integer_dtype(column.dtype)):
         column = column.map(lambda value: "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value))
-    return _combined(pc.fill_null(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True), ""))
+    return _filled(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True))
+
+
+def _filled(array) -> pa.Array:
+    """Missing values as empty strings (no copy when there are none)."""
+    array = _combined(array)
+    return pc.fill_null(array, _text("")) if array.null_count else array
 
 
 def quoted(array: pa.Array) -> pa.Array:
@@ -77,7 +83,7 @@ def column_text(column: pd.Series) -> pa.Array:
 def _combined(array) -> pa.Array:
     if isinstance(array, pa.ChunkedArray):  # pandas' Arrow-backed columns may come in several chunks
         array = array.combine_chunks()
-    return array.cast(pa.large_string())
+    return array if array.type == pa.large_string() else array.cast(pa.large_string())
 
 
 # -- line numbers ---------------------------------------------------------------------------------
@@ -88,6 +94,13 @@ def row_numbers(index: pd.Index) -> np.ndarray:
             and index[0] >= 0 and index[-1] < 4 * len(index) + 1024):
         return index.to_numpy(np.int64)
     return np.arange(len(index), dtype=np.int64)
+
+
+def index_gaps(index: pd.Index) -> np.ndarray:
+    """gaps_of(row_numbers(index)), without an array per row for the plain index 0, 1, 2, ..."""
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return np.empty(0, np.int64)
+    return gaps_of(row_numbers(index))
 
 
 def gaps_of(row_number: np.ndarray) -> np.ndarray:
@@ -174,7 +187,7 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     """The columns of a batch become strings on this thread while another joins the batch before into lines and
     parses them."""
     run = _SplitPass(competition, truth, report)
-    gaps = gaps_of(row_numbers(submission.index))
+    gaps = index_gaps(submission.index)
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
     pending: deque = deque()
 
