@@ -4,7 +4,7 @@ A frame with the header's two columns is cut into batches of rows; each batch be
 compute; blank lines where the frame's index skips rows, so line numbers stay the file's: index + 2) and is
 parsed by the engine's kernel against the split's truth. Per-row problems do not depend on the truth and
 repeated rows are judged over the whole submission, so every row is judged the same in every split; rows of
-sessions outside the split are then ignored (their S012 is dropped). Memory: one batch of text at a time,
+sessions outside the split are then ignored (their S012 is dropped). Memory: PARSE_THREADS + 1 batches of text at a time,
 plus three int64 per row for the repeated-rows check.
 """
 
@@ -31,6 +31,7 @@ from scorer.submission import Deadline, LimitExceeded
 from scorer.truth import Truth
 
 BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
+PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
 
@@ -112,20 +113,37 @@ def gaps_of(row_number: np.ndarray) -> np.ndarray:
 def lines_data(lines: pa.Array, gaps: np.ndarray | None = None) -> tuple[bytearray, int]:
     """(buffer, size): the lines, each ended by a newline and preceded by its gap's blank lines, then SLACK zero
     bytes (as the kernel reads them)."""
+    return ended_lines_data(pc.binary_join_element_wise(lines, _text("\n"), _text("")), gaps)
+
+
+def ended_lines_data(ended: pa.Array, gaps: np.ndarray | None = None, spare: list | None = None) -> tuple[bytearray, int]:
+    """lines_data of lines that end in their newline already: their bytes copied once, after the gaps' blank lines,
+    into a buffer taken from `spare` when one there is large enough (its pages are mapped already)."""
     if gaps is not None and len(gaps):
-        lines = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps)), lines, _text(""))
-    if len(lines) == 0:
+        ended = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps)), ended, _text(""))
+    ended = _filled(ended)
+    if len(ended) == 0:
         return bytearray(SLACK), 0
-    lines = _combined(lines)
-    whole = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines), _text("\n"))
-    offsets = np.frombuffer(whole.buffers()[1], np.int64)[whole.offset : whole.offset + 2]
-    start, end = int(offsets[0]), int(offsets[1])
-    buffer = bytearray(end - start + 1 + SLACK)
+    offsets = np.frombuffer(ended.buffers()[1], np.int64)[ended.offset : ended.offset + len(ended) + 1]
+    start, end = int(offsets[0]), int(offsets[-1])
+    buffer = _buffer_of(end - start + SLACK, spare)
     view = np.frombuffer(buffer, np.uint8)
     if end > start:
-        view[: end - start] = np.frombuffer(whole.buffers()[2], np.uint8)[start:end]
-    view[end - start] = ord("\n")
-    return buffer, end - start + 1
+        view[: end - start] = np.frombuffer(ended.buffers()[2], np.uint8)[start:end]
+    view[end - start : end - start + SLACK] = 0
+    return buffer, end - start
+
+
+def _buffer_of(size: int, spare: list | None) -> bytearray:
+    """A buffer of at least size bytes: a spare one if large enough, else a new one."""
+    while spare:
+        try:
+            buffer = spare.pop()
+        except IndexError:  # another thread took the last one
+            break
+        if len(buffer) >= size:
+            return buffer
+    return bytearray(size)
 
 
 # -- the pass -------------------------------------------------------------------------------------
@@ -135,6 +153,7 @@ class _SplitPass(Pass):
     def __init__(self, competition: Competition, truth: Truth, report: Report):
         super().__init__(competition, truth, report, threads=1, progress=False)
         self.every_key: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.spare_buffers: list[bytearray] = []  # buffers of lines absorbed already (the report copies what it quotes)
 
     def _absorb(self, parsed, line_offset: int) -> None:
         for row_ints, _, n_rows in parsed.chunks:
@@ -184,8 +203,8 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
 
 
 def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
-    """The columns of a batch become strings on this thread while another joins the batch before into lines and
-    parses them."""
+    """The columns of a batch become strings on this thread while PARSE_THREADS others join the batches before into
+    lines and parse them; batches are absorbed in order."""
     run = _SplitPass(competition, truth, report)
     gaps = index_gaps(submission.index)
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
@@ -196,11 +215,13 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
         parsed, buffer = parsing.result()
         if _needs_quotes(parsed, buffer, expected):
             run.kernel.release(parsed)
-            parsed, _ = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
+            run.spare_buffers.append(buffer)
+            parsed, buffer = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
+        run.spare_buffers.append(buffer)
 
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(PARSE_THREADS) as pool:
         try:
             for first in range(0, len(submission), batch_rows):
                 part = submission.iloc[first : first + batch_rows]
@@ -212,7 +233,7 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
                 pending.append((fields, part_gaps, len(part) + blank_lines, pool.submit(_lines_parsed, run, fields, part_gaps)))
-                while len(pending) > 1:
+                while len(pending) > PARSE_THREADS:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
             while pending:
@@ -234,7 +255,8 @@ def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarr
 
 def _lines_parsed(run: _SplitPass, fields: list[pa.Array], gaps: np.ndarray | None):
     """(the kernel's parse of the fields' lines, their buffer); Arrow compute and the kernel release the GIL."""
-    buffer, size = lines_data(pc.binary_join_element_wise(*fields, _text(",")), gaps)
+    buffer, size = ended_lines_data(pc.binary_join_element_wise(fields[0], _text(","), fields[1], _text("\n"), _text("")), gaps,
+                                    run.spare_buffers)
     return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
 
 
