@@ -85,6 +85,6 @@ def test_an_unexpected_exception_on_the_solution_is_the_hosts(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("arrow broke")
 
-    monkeypatch.setattr(kaggle, "from_long", broken)
+    monkeypatch.setattr(kaggle, "parse_ids", broken)
     with pytest.raises(HostVisibleError, match="RuntimeError: arrow broke"):
         score(SPLITS["Public"].copy(), submission(), ROW_ID)

@@ -4,7 +4,7 @@ A frame with the header's two columns is cut into batches of rows; each batch be
 compute; blank lines where the frame's index skips rows, so line numbers stay the file's: index + 2) and is
 parsed by the engine's kernel against the split's truth. Per-row problems do not depend on the truth and
 repeated rows are judged over the whole submission, so every row is judged the same in every split; rows of
-sessions outside the split are then ignored (their S012 is dropped). Memory: one batch of text at a time,
+sessions outside the split are then ignored (their S012 is dropped). Memory: PARSE_THREADS + 1 batches of text at a time,
 plus three int64 per row for the repeated-rows check.
 """
 
@@ -31,6 +31,7 @@ from scorer.submission import Deadline, LimitExceeded
 from scorer.truth import Truth
 
 BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
+PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
 
@@ -43,8 +44,9 @@ def _text(value: str) -> pa.Scalar:
 def strings(column: pd.Series) -> pa.Array:
     """A column as the strings a CSV file would hold, unquoted: integral floats without '.0', missing values empty."""
     if pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_object_dtype(column.dtype):
-        try:  # str objects or Arrow-backed strings: no Python loop
-            return _combined(pc.fill_null(pa.array(column, type=pa.large_string(), from_pandas=True), ""))
+        try:  # str objects or Arrow-backed strings: no Python loop (objects through numpy: a filtered Series is slower)
+            source = column.to_numpy() if pd.api.types.is_object_dtype(column.dtype) else column
+            return _filled(pa.array(source, type=pa.large_string(), from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass  # other objects among the strings
     if pd.api.types.is_bool_dtype(column.dtype):
@@ -57,7 +59,13 @@ def strings(column: pd.Series) -> pa.Array:
         column = text
     elif not (pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_integer_dtype(column.dtype)):
         column = column.map(lambda value: "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value))
-    return _combined(pc.fill_null(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True), ""))
+    return _filled(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True))
+
+
+def _filled(array) -> pa.Array:
+    """Missing values as empty strings (no copy when there are none)."""
+    array = _combined(array)
+    return pc.fill_null(array, _text("")) if array.null_count else array
 
 
 def quoted(array: pa.Array) -> pa.Array:
@@ -77,7 +85,7 @@ def column_text(column: pd.Series) -> pa.Array:
 def _combined(array) -> pa.Array:
     if isinstance(array, pa.ChunkedArray):  # pandas' Arrow-backed columns may come in several chunks
         array = array.combine_chunks()
-    return array.cast(pa.large_string())
+    return array if array.type == pa.large_string() else array.cast(pa.large_string())
 
 
 # -- line numbers ---------------------------------------------------------------------------------
@@ -90,6 +98,13 @@ def row_numbers(index: pd.Index) -> np.ndarray:
     return np.arange(len(index), dtype=np.int64)
 
 
+def index_gaps(index: pd.Index) -> np.ndarray:
+    """gaps_of(row_numbers(index)), without an array per row for the plain index 0, 1, 2, ..."""
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return np.empty(0, np.int64)
+    return gaps_of(row_numbers(index))
+
+
 def gaps_of(row_number: np.ndarray) -> np.ndarray:
     """Blank lines to put before each row so that it lands on its line; empty when there are none."""
     gaps = np.diff(row_number, prepend=-1) - 1
@@ -99,20 +114,37 @@ def gaps_of(row_number: np.ndarray) -> np.ndarray:
 def lines_data(lines: pa.Array, gaps: np.ndarray | None = None) -> tuple[bytearray, int]:
     """(buffer, size): the lines, each ended by a newline and preceded by its gap's blank lines, then SLACK zero
     bytes (as the kernel reads them)."""
+    return ended_lines_data(pc.binary_join_element_wise(lines, _text("\n"), _text("")), gaps)
+
+
+def ended_lines_data(ended: pa.Array, gaps: np.ndarray | None = None, spare: list | None = None) -> tuple[bytearray, int]:
+    """lines_data of lines that end in their newline already: their bytes copied once, after the gaps' blank lines,
+    into a buffer taken from `spare` when one there is large enough (its pages are mapped already)."""
     if gaps is not None and len(gaps):
-        lines = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps)), lines, _text(""))
-    if len(lines) == 0:
+        ended = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps)), ended, _text(""))
+    ended = _filled(ended)
+    if len(ended) == 0:
         return bytearray(SLACK), 0
-    lines = _combined(lines)
-    whole = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines), _text("\n"))
-    offsets = np.frombuffer(whole.buffers()[1], np.int64)[whole.offset : whole.offset + 2]
-    start, end = int(offsets[0]), int(offsets[1])
-    buffer = bytearray(end - start + 1 + SLACK)
+    offsets = np.frombuffer(ended.buffers()[1], np.int64)[ended.offset : ended.offset + len(ended) + 1]
+    start, end = int(offsets[0]), int(offsets[-1])
+    buffer = _buffer_of(end - start + SLACK, spare)
     view = np.frombuffer(buffer, np.uint8)
     if end > start:
-        view[: end - start] = np.frombuffer(whole.buffers()[2], np.uint8)[start:end]
-    view[end - start] = ord("\n")
-    return buffer, end - start + 1
+        view[: end - start] = np.frombuffer(ended.buffers()[2], np.uint8)[start:end]
+    view[end - start : end - start + SLACK] = 0
+    return buffer, end - start
+
+
+def _buffer_of(size: int, spare: list | None) -> bytearray:
+    """A buffer of at least size bytes: a spare one if large enough, else a new one."""
+    while spare:
+        try:
+            buffer = spare.pop()
+        except IndexError:  # another thread took the last one
+            break
+        if len(buffer) >= size:
+            return buffer
+    return bytearray(size)
 
 
 # -- the pass -------------------------------------------------------------------------------------
@@ -122,6 +154,7 @@ class _SplitPass(Pass):
     def __init__(self, competition: Competition, truth: Truth, report: Report):
         super().__init__(competition, truth, report, threads=1, progress=False)
         self.every_key: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.spare_buffers: list[bytearray] = []  # buffers of lines absorbed already (the report copies what it quotes)
 
     def _absorb(self, parsed, line_offset: int) -> None:
         for row_ints, _, n_rows in parsed.chunks:
@@ -171,10 +204,10 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
 
 
 def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
-    """The columns of a batch become strings on this thread while another joins the batch before into lines and
-    parses them."""
+    """The columns of a batch become strings on this thread while PARSE_THREADS others join the batches before into
+    lines and parse them; batches are absorbed in order."""
     run = _SplitPass(competition, truth, report)
-    gaps = gaps_of(row_numbers(submission.index))
+    gaps = index_gaps(submission.index)
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
     pending: deque = deque()
 
@@ -183,11 +216,13 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
         parsed, buffer = parsing.result()
         if _needs_quotes(parsed, buffer, expected):
             run.kernel.release(parsed)
-            parsed, _ = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
+            run.spare_buffers.append(buffer)
+            parsed, buffer = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
+        run.spare_buffers.append(buffer)
 
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(PARSE_THREADS) as pool:
         try:
             for first in range(0, len(submission), batch_rows):
                 part = submission.iloc[first : first + batch_rows]
@@ -199,7 +234,7 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
                 pending.append((fields, part_gaps, len(part) + blank_lines, pool.submit(_lines_parsed, run, fields, part_gaps)))
-                while len(pending) > 1:
+                while len(pending) > PARSE_THREADS:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
             while pending:
@@ -221,7 +256,8 @@ def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarr
 
 def _lines_parsed(run: _SplitPass, fields: list[pa.Array], gaps: np.ndarray | None):
     """(the kernel's parse of the fields' lines, their buffer); Arrow compute and the kernel release the GIL."""
-    buffer, size = lines_data(pc.binary_join_element_wise(*fields, _text(",")), gaps)
+    buffer, size = ended_lines_data(pc.binary_join_element_wise(fields[0], _text(","), fields[1], _text("\n"), _text("")), gaps,
+                                    run.spare_buffers)
     return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
 
 
