@@ -4,7 +4,7 @@
 
 Reads bench/data/submission.csv (made by make_otto.py) into a polars frame with a list[i64] labels column,
 then in this one run measures:
-  - scorer.score(polars frame): the first call (numba compile or cache load included) and warm calls (wall and
+  - scorer.score(polars frame), saying which kernels served (the ahead-of-time module or the JIT): the first call (numba compile or cache load included) and warm calls (wall and
     CPU time), and the peak extra memory of a warm call (RSS sampled every millisecond, and tracemalloc's peak);
   - polars write_csv of the frame with its labels joined by spaces, then scorer.score(file);
   - pandas to_csv of the same joined frame, then scorer.score(file);
@@ -56,6 +56,15 @@ def peak_extra(call):
     return result, seconds, cpu, max(peak[0], rss()) - base, traced
 
 
+def served() -> str:
+    """Which kernel set scored: the ahead-of-time module (its file) or numba's JIT."""
+    from scorer.kernels import hot
+
+    module = hot.kernels()
+    path = getattr(module, "__file__", None)
+    return f"ahead-of-time module {Path(path).name}" if path else "numba JIT (no ahead-of-time module built: run `scorer warmup`)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=HERE / "data")
@@ -77,6 +86,7 @@ def main() -> None:
     first = time.perf_counter()
     from_frame = scorer.score(frame, truth)
     first = time.perf_counter() - first
+    print(f"kernels: {served()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     warm = []
     for _ in range(args.runs):
         result, seconds, cpu, extra_rss, traced = peak_extra(lambda: scorer.score(frame, truth))
