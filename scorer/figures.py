@@ -47,9 +47,18 @@ class SlotFigures:
         if self.stored is not None:
             return None
         if t not in self._sums:
-            self._sums[t] = hot.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
-                                                      self.kinds, self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
+            if n_types == 1:
+                self._sums[t] = self._type_sums(t, n_types)
+            else:  # every type's at once, on threads (the kernel lets go of the GIL): the aggregate asks for each
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(min(n_types, 2)) as pool:
+                    self._sums.update(zip(range(n_types), pool.map(self._type_sums, range(n_types), [n_types] * n_types)))
         return self._sums[t]
+
+    def _type_sums(self, t: int, n_types: int) -> np.ndarray:
+        return hot.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
+                                         self.kinds, self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
 
     def array(self) -> np.ndarray:
         """All figures, (slots, metrics) (derived ones made once, for the analyses that ask)."""

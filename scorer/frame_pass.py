@@ -87,7 +87,8 @@ class FramePass(Pass):
 
         frame_rows = hot.kernels().frame_rows
         kernel = self.kernel
-        jobs = [self._long_job(table)] if form == "long" else [self._wide_job(batch, form, start) for batch, start in _batches(table)]
+        # made as they are submitted, so the first pieces run while later batches are still being viewed
+        jobs = iter([self._long_job(table)]) if form == "long" else (self._wide_job(batch, form, start) for batch, start in _batches(table))
 
         def run(piece):
             job, first, last = piece
@@ -103,8 +104,8 @@ class FramePass(Pass):
                 chunks.append((row_ints, row_values, n_rows))
             return job, chunks, counts, found[:n_problems]
 
-        pieces = [(job, first, min(first + CHUNK_ROWS, job.n)) for job in jobs for first in range(0, job.n, CHUNK_ROWS)]
-        if self.threads == 1 or len(pieces) == 1:
+        pieces = ((job, first, min(first + CHUNK_ROWS, job.n)) for job in jobs for first in range(0, job.n, CHUNK_ROWS))
+        if self.threads == 1:
             for piece in pieces:
                 self._absorb_piece(*run(piece))
             return

@@ -30,8 +30,10 @@ def as_arrow(obj):
             return pa.Table.from_pandas(obj, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
             raise UsageError(f"cannot read the pandas DataFrame as Arrow: {error}") from None
-    if module == "polars":
-        return obj.to_arrow()
+    if module == "polars":  # its own string views, no copy: a batch's ids are cast as the pass reaches it
+        import polars
+
+        return obj.to_arrow(compat_level=polars.CompatLevel.newest()) if hasattr(polars, "CompatLevel") else obj.to_arrow()
     if isinstance(obj, pa.RecordBatchReader):
         return obj.read_all()
     if isinstance(obj, pa.RecordBatch):

@@ -1,0 +1,24 @@
+"""SlotFigures.sums works out every type's sums at once (on threads): each equals that type's own kernel sums."""
+
+import numpy as np
+
+from scorer.figures import SlotFigures
+from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_RR
+
+
+def test_the_sums_of_every_type_equal_each_types_own():
+    rng = np.random.default_rng(7)
+    n_types, n_slots = 3, 3000
+    kinds = np.array([ROW_HITS, ROW_AP, ROW_NDCG, ROW_RR], np.int64)
+    ks = np.full(len(kinds), 20, np.int64)
+    indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n_slots))]).astype(np.int64)
+    hits = rng.integers(0, 1 << 20, n_slots).astype(np.int64)
+    together = SlotFigures(kinds, ks, indptr, hits, None)
+    for t in range(n_types):
+        alone = SlotFigures(kinds, ks, indptr, hits, None)
+        expected = alone._type_sums(t, n_types)
+        assert together.sums(t, n_types).tolist() == expected.tolist()
+        one_type = SlotFigures(kinds, ks, np.concatenate([[0], np.cumsum(np.diff(indptr)[t::n_types])]).astype(np.int64),
+                               np.ascontiguousarray(hits[t::n_types]), None)
+        assert together.sums(t, n_types).tolist() == one_type.sums().tolist()
+    assert sorted(together._sums) == list(range(n_types))
