@@ -108,10 +108,29 @@ def analyse(result, truth, *, n_bootstrap: int = 0, seed: int = 0, level: float 
         # recall@k from the hit masks, whatever the scored metric; the masks hold the first 63 ranks
         kmax = max(1, min(max(m.k or 1 for m in table.metrics), 63))
         hits = hit_counts(np.ascontiguousarray(result.slot_hits, np.int64), kmax).reshape(table.sizes.shape)
-        out["breakdown"] = breakdown(result.slot_hits, hits, table.sizes, table.types, kmax, subsets["all"], lengths)
+        from scorer.beyond import per_row_metrics, subset_figures
+
+        beyond = per_row_metrics(result)
+        per_bin = (lambda t, rows: subset_figures(result, beyond, t, rows)) if beyond else None
+        out["breakdown"] = breakdown(result.slot_hits, hits, table.sizes, table.types, kmax, subsets["all"], lengths, per_bin)
         out["breakdown"]["metric"] = f"recall@{kmax}"
         out["breakdown"]["weights"] = table.weights.tolist()
+        totals = _beyond_totals(result)
+        if totals:
+            out["breakdown"]["beyond"] = {"totals": totals, "note": BEYOND_NOTE}
     return out
+
+
+BEYOND_NOTE = ("per bin: each beyond-accuracy metric aggregated as the whole-run figure, over the bin's sessions "
+               "(all with truth of the type); gini is catalogue-level: in the totals only")
+
+
+def _beyond_totals(result) -> dict:
+    """{type: {metric: value}} of the Result's beyond-accuracy metrics (gini included): the breakdown's totals."""
+    from scorer.metrics import parse_metric
+
+    return {t: {name: _clean(v) for name, v in values.items() if parse_metric(name).family == "beyond"}
+            for t, values in result.metrics.items() if any(parse_metric(n).family == "beyond" for n in values)}
 
 
 def _value(x, width=12, fmt=".6f") -> str:
@@ -159,12 +178,19 @@ def render_text(analytics: dict) -> str:
         for key, title in (("truth_size", "truth size"), ("session_length", "session length (events)")):
             if key not in b:
                 continue
-            header = f"{'':<10}{title:>24}{'sessions':>12}{metric:>12}{'share':>9}"
+            extra = list(next(iter(next(iter(b[key].values()))), {}).get("beyond", {}))
+            widths = [max(12, len(name) + 2) for name in extra]
+            header = f"{'':<10}{title:>24}{'sessions':>12}{metric:>12}{'share':>9}" + "".join(f"{n:>{w}}" for n, w in zip(extra, widths))
             lines += ["", f"{metric} by {title} (share: the bin's part of the denominator)", header, "-" * len(header)]
             for type_name, rows in b[key].items():
                 for row in rows:
                     share = "-" if row["share"] is None else f"{100 * row['share']:.1f}%"
-                    lines.append(f"{type_name:<10}{row['bin']:>24}{row['sessions']:>12,}{_value(row['recall'])}{share:>9}")
+                    lines.append(f"{type_name:<10}{row['bin']:>24}{row['sessions']:>12,}{_value(row['recall'])}{share:>9}"
+                                 + "".join(_value(row["beyond"][n], w) for n, w in zip(extra, widths)))
+        if "beyond" in b:
+            lines += ["", "beyond-accuracy totals (diagnostics; " + b["beyond"]["note"] + ")"]
+            for type_name, values in b["beyond"]["totals"].items():
+                lines.append(f"{type_name:<10}" + "  ".join(f"{n} {'-' if v is None else format(v, '.6f')}" for n, v in values.items()))
     return "\n".join(lines)
 
 

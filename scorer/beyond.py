@@ -105,20 +105,28 @@ class SideKernel:
         return SideFigures(self.slot_side, exposure, self.columns, self.items)
 
 
-def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray) -> float:
-    """One beyond-accuracy metric for the rows of type t (NaN when no row counts or the pass has no side figures)."""
+def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray, rows: np.ndarray | None = None) -> float:
+    """One beyond-accuracy metric for the rows of type t (NaN when no row counts or the pass has no side figures).
+
+    rows: indices of the sessions to average over (a breakdown's bin; sizes then covers these rows only), or None
+    for all; gini, a catalogue-level figure, has no per-row value: NaN for a subset."""
     side = outcome.side
     if side is None:
         return float("nan")
     name, k = metric.kind.name, metric.k
     if name == "gini":
+        if rows is not None:
+            return float("nan")
         listed = side.items.popularity_rank < len(side.items.popularity)
         return gini(side.exposure[side.columns[str(metric)], t][listed])
     counts, present = side.type_rows(outcome, t, n_types)
-    n = np.minimum(counts, k)
     figure = side.slot_side[t::n_types, side.columns[str(metric)]]
+    if rows is not None:
+        counts, present, figure = counts[rows], present[rows], figure[rows]
+    n = np.minimum(counts, k)
     if name in ("auc", "gauc"):
-        hits = np.bitwise_count(outcome.slot_hits[t::n_types] & np.int64((1 << k) - 1)).astype(np.float64)
+        masks = outcome.slot_hits[t::n_types] if rows is None else outcome.slot_hits[t::n_types][rows]
+        hits = np.bitwise_count(masks & np.int64((1 << k) - 1)).astype(np.float64)
         if name == "gauc":
             return gauc(hits, figure, n)
         return auc_at_k(hits, figure + hits * (k - n), sizes, k, side.items.catalogue)  # ranks past the list: misses
@@ -162,3 +170,25 @@ def gini(exposure: np.ndarray) -> float:
     x = np.sort(exposure).astype(np.float64)
     c = len(x)
     return float(((2 * np.arange(1, c + 1) - c - 1) * x).sum() / (c * total))
+
+
+def per_row_metrics(result) -> list:
+    """The Result's beyond-accuracy metrics that have a per-row figure (all but gini), as Metric objects."""
+    from scorer.metrics import parse_metric
+
+    if result.outcome is None or getattr(result.outcome, "side", None) is None:
+        return []
+    names = next(iter(result.metrics.values()), {})
+    metrics = [parse_metric(name) for name in names]
+    return [m for m in metrics if m.family == "beyond" and m.kind.name != "gini"]
+
+
+def subset_figures(result, metrics, t: int, rows: np.ndarray) -> dict:
+    """{metric: value or None} of type t over the given session rows (indices into the truth's sessions)."""
+    n_types = len(result.metrics)
+    sizes = result.truth_sizes.reshape(-1, n_types)[rows, t]
+    out = {}
+    for metric in metrics:
+        value = aggregate(metric, result.outcome, t, n_types, sizes, rows)
+        out[str(metric)] = value if np.isfinite(value) else None
+    return out

@@ -2,7 +2,9 @@
 
 hist_t[r] = sessions with truth of type t whose item at 0-based rank r is a hit (from the hit masks);
 recall@k_t = Σ_{r<k} hist_t[r] / Σ_s min(k, |T_st|)  (so recall@K read off the curve is the scored recall);
-a bin b of sessions: recall_t(b) = Σ_{s∈b} hits_st / Σ_{s∈b} min(K, |T_st|), and share_t(b) = its part of the denominator.
+a bin b of sessions: recall_t(b) = Σ_{s∈b} hits_st / Σ_{s∈b} min(K, |T_st|), and share_t(b) = its part of the denominator;
+with beyond-accuracy metrics, a bin also holds each per-row one (novelty, diversity, serendipity, arp, aplt, auc, gauc)
+aggregated as the whole-run figure is, over the bin's sessions (all have truth of the type); gini is catalogue-level: totals only.
 """
 
 from __future__ import annotations
@@ -32,24 +34,32 @@ def recall_curve(hist: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _bins(values: np.ndarray, hits: np.ndarray, den: np.ndarray, edges) -> list[dict]:
+def _bins(values: np.ndarray, hits: np.ndarray, den: np.ndarray, edges, beyond=None) -> list[dict]:
+    """One row per bin; beyond(inside) -> {metric: value} adds the bin's beyond-accuracy figures."""
     rows = []
     total = den.sum()
     for low, high, label in edges:
         inside = (values >= low) & (values <= (high if high is not None else np.iinfo(np.int64).max))
-        d = den[inside].sum()
-        rows.append({"bin": label, "sessions": int(np.count_nonzero(inside)),
-                     "recall": float(hits[inside].sum() / d) if d > 0 else None,
-                     "share": float(d / total) if total > 0 else None})
+        rows.append(_bin_row(label, inside, hits, den, total, beyond))
     return rows
 
 
+def _bin_row(label: str, inside: np.ndarray, hits: np.ndarray, den: np.ndarray, total, beyond) -> dict:
+    d = den[inside].sum()
+    row = {"bin": label, "sessions": int(np.count_nonzero(inside)),
+           "recall": float(hits[inside].sum() / d) if d > 0 else None, "share": float(d / total) if total > 0 else None}
+    if beyond is not None:
+        row["beyond"] = beyond(inside)
+    return row
+
+
 def breakdown(hit_masks: np.ndarray, hits: np.ndarray, sizes: np.ndarray, types: tuple[str, ...], kmax: int,
-              keep: np.ndarray | None = None, lengths: np.ndarray | None = None) -> dict:
+              keep: np.ndarray | None = None, lengths: np.ndarray | None = None, beyond=None) -> dict:
     """Per type: recall@k (k = 1..kmax), hit-rank histogram, and recall by truth size (and by session length).
 
     hit_masks: the Result's slot_hits; hits: (n, T) hit counts of the scored recall; sizes: (n, T) |truth|;
-    lengths: events per truth session (0 = not in the sessions file), or None.
+    lengths: events per truth session (0 = not in the sessions file), or None;
+    beyond: None, or beyond(t, session indices) -> {metric: value} for the bins' beyond-accuracy figures.
     """
     n = sizes.shape[0]
     keep = np.ones(n, bool) if keep is None else np.asarray(keep, bool)
@@ -63,15 +73,15 @@ def breakdown(hit_masks: np.ndarray, hits: np.ndarray, sizes: np.ndarray, types:
         out["recall_at_k"][name] = [None if np.isnan(x) else float(x) for x in curve[t]]
         out["hit_ranks"][name] = hist[t].tolist()
         size, den, hit = sizes[with_truth, t], np.minimum(sizes[with_truth, t], kmax).astype(np.float64), hits[with_truth, t]
-        out["truth_size"][name] = _bins(size, hit, den, SIZE_BINS)
+        where = np.flatnonzero(with_truth)
+        in_bin = None if beyond is None else (lambda inside, t=t, where=where: beyond(t, where[inside]))
+        out["truth_size"][name] = _bins(size, hit, den, SIZE_BINS, in_bin)
         if lengths is not None:
             length = lengths[with_truth]
-            rows = _bins(length, hit, den, LENGTH_BINS)
+            rows = _bins(length, hit, den, LENGTH_BINS, in_bin)
             unknown = length == 0
             if unknown.any():
-                d = den[unknown].sum()
-                rows.append({"bin": "not in sessions file", "sessions": int(unknown.sum()),
-                             "recall": float(hit[unknown].sum() / d) if d > 0 else None, "share": float(d / den.sum())})
+                rows.append(_bin_row("not in sessions file", unknown, hit, den, den.sum(), in_bin))
             out["session_length"][name] = rows
     return out
 

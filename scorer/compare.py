@@ -8,6 +8,7 @@ d_st = min(K, |T_st|). The figures:
     p = (1 + #{|Δ*| ≥ |Δ|}) / (1 + R), two-sided, per type and for the weighted score;
   wins / ties / losses: sessions where c_s = Σ_t w_t δ_st / Σ_s' d_s't is > 0, = 0, < 0
     (per type: sessions with truth where δ_st > 0, = 0, < 0).
+Beyond-accuracy metrics (diagnostics) are shown side by side over all sessions, without a paired test.
 """
 
 from __future__ import annotations
@@ -102,4 +103,33 @@ def render_text(figures: dict) -> str:
                      f"{v['wins']:>11,}{v['ties']:>11,}{v['losses']:>11,}")
     lines.append("")
     lines.append(f"score row: per-session weighted contribution; type rows: sessions with truth of that type ({figures['metric']} hits)")
+    return "\n".join(lines)
+
+
+BEYOND_NOTE = "diagnostics over all sessions, side by side: no paired test or interval"
+
+
+def beyond_sides(result_a, result_b) -> dict:
+    """{"note", "metrics": {type: {metric: {"a", "b", "difference"}}}} of the beyond-accuracy metrics ({} without them)."""
+    from scorer.metrics import parse_metric
+
+    metrics: dict = {}
+    for type_name, values in result_a.metrics.items():
+        for name, a in values.items():
+            if parse_metric(name).family != "beyond":
+                continue
+            b = result_b.metrics[type_name].get(name)
+            a, b = (None if x is None else _clean(x) for x in (a, b))
+            metrics.setdefault(type_name, {})[name] = {"a": a, "b": b, "difference": None if a is None or b is None else a - b}
+    return {"note": BEYOND_NOTE, "metrics": metrics} if metrics else {}
+
+
+def render_beyond(beyond: dict) -> str:
+    """The beyond-accuracy metrics of A and B per type, one line each."""
+    header = f"{'':<10}{'metric':<28}{'A':>12}{'B':>12}{'A - B':>12}"
+    lines = [f"beyond-accuracy metrics ({beyond['note']})", header, "-" * len(header)]
+    fmt = lambda x, sign="": f"{'-' if x is None else format(x, sign + '.6f'):>12}"  # noqa: E731
+    for type_name, values in beyond["metrics"].items():
+        for name, v in values.items():
+            lines.append(f"{type_name:<10}{name:<28}{fmt(v['a'])}{fmt(v['b'])}{fmt(v['difference'], '+')}")
     return "\n".join(lines)

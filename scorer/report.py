@@ -107,6 +107,28 @@ def _bins(ax, rows_by_type: dict, title: str, metric: str) -> None:
     ax.legend(fontsize=8)
 
 
+def _beyond_bins(ax, b: dict) -> bool:
+    """The per-row beyond-accuracy metrics by truth size for the heaviest type, each relative to its whole-run figure."""
+    totals = b.get("beyond", {}).get("totals")
+    if not totals:
+        return False
+    type_name = max(zip(b["weights"], b["truth_size"]))[1]
+    rows = b["truth_size"][type_name]
+    bins = [row["bin"] for row in rows]
+    for (name, total), colour in zip(((m, v) for m, v in totals.get(type_name, {}).items() if m in rows[0]["beyond"]), COLOURS):
+        if not total:
+            continue
+        values = [float("nan") if row["beyond"][name] is None else row["beyond"][name] / total for row in rows]
+        ax.plot(range(len(bins)), values, marker="o", color=colour, label=f"{name} (total {total:.4g})")
+    ax.axhline(1.0, color="grey", lw=1)
+    ax.set_xticks(range(len(bins)), bins, fontsize=8)
+    ax.set(title=f"beyond-accuracy by truth size ({type_name}; gini: totals only)", xlabel="truth size",
+           ylabel="bin figure / whole-run figure")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return True
+
+
 def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
     """The report figure as PNG bytes."""
     plt = _pyplot()
@@ -125,6 +147,7 @@ def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
         if "session_length" in b:
             _bins(axes[4], b["session_length"], "session length (events)", b["metric"])
             used[4] = True
+        used[5] = _beyond_bins(axes[5], b)
     used[1] = _intervals(axes[1], analytics)
     for ax, on in zip(axes, used):
         if not on:
@@ -202,11 +225,13 @@ def write_report(path, summary: dict, analytics: dict) -> Path:
                   render_text(analytics))
 
 
-def write_compare_report(path, figures: dict) -> Path:
-    """Write the comparison as FILE.png or a self-contained FILE.html."""
-    from scorer.compare import render_text
+def write_compare_report(path, figures: dict, beyond: dict | None = None) -> Path:
+    """Write the comparison as FILE.png or a self-contained FILE.html (with the beyond-accuracy metrics' table)."""
+    from scorer.compare import render_beyond, render_text
 
     check_name(path)
     tables = "\n\n".join(f"== {name} ==\n{render_text(f)}" for name, f in figures.items())
+    if beyond:
+        tables += "\n\n" + render_beyond(beyond)
     first = next(iter(figures.values()))
     return _write(path, compare_png(figures), f"scorer compare: {first['a']} vs {first['b']}", "", tables)

@@ -24,16 +24,21 @@ def add_arguments(parser) -> None:
                         help="also compare on the public and private sessions (hash split, or the truth's Usage column)")
     parser.add_argument("--report", metavar="FILE", help="write the differences and intervals as a plot: FILE.html or FILE.png")
     add_report_options(parser)
+    from scorer.items import add_arguments as add_items
+
+    add_items(parser)  # --items, --train, --metrics, as for `scorer score`
 
 
 def run(args) -> int:
-    from scorer.api import resolve_competition, resolve_truth, score
-    from scorer.compare import compare, render_text
+    from scorer.api import resolve_truth, score
+    from scorer.compare import beyond_sides, compare, render_beyond, render_text
     from scorer.errors import UsageError
     from scorer.result import render_problems
     from scorer.split import parse_split, resolve_split
 
-    competition = resolve_competition(args.competition, args.config)
+    from scorer.items import from_args
+
+    competition, items = from_args(args, args.competition)
     truth = resolve_truth(args.truth, competition)
     if truth.n_sessions == 0:
         raise UsageError(f"the truth {args.truth} has no sessions: nothing to compare")
@@ -47,7 +52,8 @@ def run(args) -> int:
 
         check_name(args.report)  # before the scoring, not after
     # One invocation scores both files (one after the other: each pass already uses the threads) and pairs them per session.
-    results = [score(path, truth, competition, strict=args.strict, **engine_options(args)) for path in (args.a, args.b)]
+    results = [score(path, truth, competition, strict=args.strict, items=items, **engine_options(args))
+               for path in (args.a, args.b)]
     failed = [r for r in results if r.score is None or r.slot_values is None]
     if failed:
         for r in failed:
@@ -60,12 +66,15 @@ def run(args) -> int:
                                                   "all": split.mask("all")}
     figures = {name: compare(*results, n=args.resamples, seed=args.seed, level=args.level, keep=keep, threads=args.threads)
                for name, keep in subsets.items()}
+    beyond = beyond_sides(*results)
     if args.report:
         from scorer.report import write_compare_report
 
-        write_compare_report(args.report, figures)
+        write_compare_report(args.report, figures, beyond)
     if args.format == "json":
         out = {"a": results[0].to_dict(), "b": results[1].to_dict(), "comparison": figures}
+        if beyond:
+            out["beyond"] = beyond
         if split is not None:
             out["split"] = {"source": split.source, "sessions": split.counts()}
         print(json.dumps(out, indent=2))
@@ -74,6 +83,9 @@ def run(args) -> int:
             if split is not None:
                 print(f"== {name} sessions ({split.source}) ==")
             print(render_text(figure))
+            print()
+        if beyond:
+            print(render_beyond(beyond))
             print()
         for r, label in zip(results, "AB"):
             counts = r.report.summary()
