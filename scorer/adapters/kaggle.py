@@ -30,6 +30,7 @@ from scorer.api import score as score_file
 from scorer.api import validate
 from scorer.competition import Competition, id_literals
 from scorer.errors import ScorerError
+from scorer.kernels.solution import label_items, plain_ids
 from scorer.problems import ERROR
 from scorer.truth import Truth, from_long
 
@@ -142,7 +143,9 @@ def _id_regex(comp: Competition) -> str:
 
 def parse_ids(ids: pa.Array, comp: Competition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(well_formed, session, type index) of each id; session and type are 0 where not well formed."""
-    quick = _parse_good_ids(ids, comp)
+    quick = _kernel_ids(ids, comp)
+    if quick is None:
+        quick = _parse_good_ids(ids, comp)
     if quick is not None:
         return quick
     found = pc.extract_regex(ids, _id_regex(comp))
@@ -233,7 +236,10 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
     if not well_formed.all():
         row = int(np.flatnonzero(~well_formed)[0])
         raise HostVisibleError(f"solution row {row + 1}: id {ids[row].as_py()!r} does not have the form {comp.id_pattern!r}")
-    items, parents = _label_items(strings(solution[label_column]), label_column)
+    labels = strings(solution[label_column])
+    ok, items, parents = label_items(*_buffers(labels))
+    if not ok:
+        items, parents = _label_items(labels, label_column)
     if (items < 0).any():
         raise HostVisibleError(f"the solution's {label_column!r} column holds a negative item id")
     quick = _sorted_truth(session, kinds, items, parents, comp.types)
@@ -243,6 +249,30 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
     all_kind = np.concatenate([kinds, kinds[parents]])
     all_item = np.concatenate([np.full(len(session), -1, np.int64), items])
     return from_long(all_session, all_kind, all_item, comp.types, source="kaggle solution")
+
+
+def _buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, int64 offsets) of a large_string array without nulls, as the solution kernels read them."""
+    offsets = np.frombuffer(strings.buffers()[1], np.int64)[strings.offset : strings.offset + len(strings) + 1]
+    data = strings.buffers()[2]
+    return (np.frombuffer(data, np.uint8) if data is not None else np.zeros(1, np.uint8)), offsets
+
+
+def _kernel_ids(ids: pa.Array, comp: Competition):
+    """parse_ids by one kernel pass for plain ids (`{session}{middle}{type}`, one middle byte) all well formed; None
+    otherwise (parse_ids then reads them and finds the bad one)."""
+    prefix, middle, suffix = id_literals(comp.id_pattern)
+    if prefix or suffix or len(middle.encode()) != 1 or middle.isdigit() or "{type}" not in comp.id_pattern or not comp.session_first or len(ids) == 0:
+        return None
+    if ids.null_count or ids.type != pa.large_string():
+        return None
+    names = [name.encode() for name in comp.types]
+    type_names = np.frombuffer(b"".join(names), np.uint8) if any(names) else np.zeros(0, np.uint8)
+    type_offsets = np.cumsum([0] + [len(name) for name in names]).astype(np.int64)
+    session, kinds = np.empty(len(ids), np.int64), np.empty(len(ids), np.int64)
+    if not plain_ids(*_buffers(ids), np.uint8(middle.encode()[0]), type_names, type_offsets, session, kinds):
+        return None
+    return np.ones(len(ids), np.bool_), session, kinds
 
 
 def _label_items(labels: pa.Array, label_column: str) -> tuple[np.ndarray, np.ndarray]:
