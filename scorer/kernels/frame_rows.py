@@ -40,6 +40,20 @@ def _valid(bitmap, bit_offset, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _first_in_row(value, items, n_items, seen, stamp):
+    """Is value not among items[:n_items] (parse._first_time, inlined: as a call with array arguments it costs 20
+    times the loop)? Marks it in the row's filter seen/stamp."""
+    h = _filter_slot(value)
+    if seen[h] == stamp:
+        for j in range(n_items):
+            if items[j] == value:
+                seen[h] = stamp
+                return False
+    seen[h] = stamp
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _plain_id(buf, start, end, middle, type_names, type_offsets):
     """(session, type index) of an id of the plain form `{session}{middle}{type}` (one middle byte, no prefix or
     suffix, at most 18 digits), or (-1, -1) for anything else (then _read_id reads it and names the problem)."""
@@ -116,9 +130,28 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
         bad_item = False
         duplicate_seen = False
         stamp = np.uint8(line & 255)
-        if _valid(list_valid, list_bit, row):
-            list_end = np.int64(list_offsets[row + 1])
-            for p in range(np.int64(list_offsets[row]), list_end):
+        list_start, list_end = np.int64(list_offsets[row]), np.int64(list_offsets[row + 1])
+        if not _valid(list_valid, list_bit, row):
+            pass
+        elif not has_nulls and list_end - list_start <= kmax:
+            # the common row, written apart: no null values and no more than kmax of them (every one takes part)
+            for p in range(list_start, list_end):
+                value = values[p]
+                if value < 0:
+                    bad_item = True
+                    where = value_line[p] if value_line.shape[0] > 0 else line
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, where, p, p, ITEM_FIELD)
+                    continue
+                first = _first_in_row(value, items, n_items, seen, stamp)
+                if not first and not duplicate_seen:
+                    duplicate_seen = True
+                    where = value_line[p] if value_line.shape[0] > 0 else line
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, p, p, ITEM_FIELD)
+                items[n_items] = value
+                relevant[n_items] = first
+                n_items += 1
+        else:
+            for p in range(list_start, list_end):
                 value = values[p]
                 if value < 0 or (has_nulls and not _valid(value_valid, value_bit, p)):
                     bad_item = True
@@ -131,14 +164,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                     where = value_line[p] if value_line.shape[0] > 0 else line
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, where, p, list_end, ITEM_FIELD)
                 if n_items < kmax:
-                    first = True  # parse._first_time written out: as a call it costs 20 times the loop (array arguments)
-                    h = _filter_slot(value)
-                    if seen[h] == stamp:
-                        for j in range(n_items):
-                            if items[j] == value:
-                                first = False
-                                break
-                    seen[h] = stamp
+                    first = _first_in_row(value, items, n_items, seen, stamp)
                     if not first and not duplicate_seen:
                         duplicate_seen = True
                         where = value_line[p] if value_line.shape[0] > 0 else line
