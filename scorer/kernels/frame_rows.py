@@ -8,6 +8,8 @@ parse_block scores it (the same functions: parse.truth_side_hits, parse.item_hit
 paths agree to the last bit (tests/test_frames.py holds them to it). The hot parts are written inline: as numba
 calls with array arguments they cost ten times the loop. item_hits (a large truth, or figures to store) is a
 plain call: inlined into this loop it slowed every row by a third (0.55 against 0.37 CPU-s at OTTO size).
+The hot indexes are cast to np.uint64: numba then leaves out its test for a negative index (0.34 against 0.27
+CPU-s at OTTO size).
 
 frame_rows is in the ahead-of-time module (scorer.aot); scorer.frame_pass gives it one set of argument types.
 
@@ -40,13 +42,27 @@ def _valid(bitmap, bit_offset, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _first_in_row(value, items, n_items, seen, stamp):
+    """Is value not among items[:n_items] (parse._first_time, inlined: as a call with array arguments it costs 20
+    times the loop)? Marks it in the row's filter seen/stamp."""
+    h = _filter_slot(value)
+    if seen[h] == stamp:
+        for j in range(n_items):
+            if items[j] == value:
+                seen[h] = stamp
+                return False
+    seen[h] = stamp
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _plain_id(buf, start, end, middle, type_names, type_offsets):
     """(session, type index) of an id of the plain form `{session}{middle}{type}` (one middle byte, no prefix or
     suffix, at most 18 digits), or (-1, -1) for anything else (then _read_id reads it and names the problem)."""
     session = np.int64(0)
     p = start
-    while p < end and 48 <= buf[p] <= 57 and p - start < 18:
-        session = session * 10 + np.int64(buf[p] - 48)
+    while p < end and 48 <= buf[np.uint64(p)] <= 57 and p - start < 18:
+        session = session * 10 + np.int64(buf[np.uint64(p)] - 48)
         p += 1
     if p == start or p >= end or buf[p] != middle:
         return np.int64(-1), -1
@@ -55,7 +71,7 @@ def _plain_id(buf, start, end, middle, type_names, type_offsets):
         if end - p == type_offsets[t + 1] - type_offsets[t]:
             same = True
             for j in range(end - p):
-                if buf[p + j] != type_names[type_offsets[t] + j]:
+                if buf[np.uint64(p + j)] != type_names[np.uint64(type_offsets[t] + j)]:
                     same = False
                     break
             if same:
@@ -90,7 +106,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
     while row < stop and n_rows < capacity:
         line = row_lines[row] if row_lines.shape[0] > 0 else line_base + row + 1
         if id_offsets.shape[0] > 0:
-            id_start, id_end = np.int64(id_offsets[row]), np.int64(id_offsets[row + 1])
+            id_start, id_end = np.int64(id_offsets[np.uint64(row)]), np.int64(id_offsets[np.uint64(row + 1)])
             if not _valid(id_valid, id_bit, row):
                 id_end = id_start  # a null id reads as an empty one
             session, type_index = np.int64(-1), -1
@@ -116,9 +132,28 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
         bad_item = False
         duplicate_seen = False
         stamp = np.uint8(line & 255)
-        if _valid(list_valid, list_bit, row):
-            list_end = np.int64(list_offsets[row + 1])
-            for p in range(np.int64(list_offsets[row]), list_end):
+        list_start, list_end = np.int64(list_offsets[np.uint64(row)]), np.int64(list_offsets[np.uint64(row + 1)])
+        if not _valid(list_valid, list_bit, row):
+            pass
+        elif not has_nulls and list_end - list_start <= kmax:
+            # the common row, written apart: no null values and no more than kmax of them (every one takes part)
+            for p in range(list_start, list_end):
+                value = values[np.uint64(p)]
+                if value < 0:
+                    bad_item = True
+                    where = value_line[p] if value_line.shape[0] > 0 else line
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, where, p, p, ITEM_FIELD)
+                    continue
+                first = _first_in_row(value, items, n_items, seen, stamp)
+                if not first and not duplicate_seen:
+                    duplicate_seen = True
+                    where = value_line[p] if value_line.shape[0] > 0 else line
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, p, p, ITEM_FIELD)
+                items[np.uint64(n_items)] = value
+                relevant[np.uint64(n_items)] = first
+                n_items += 1
+        else:
+            for p in range(list_start, list_end):
                 value = values[p]
                 if value < 0 or (has_nulls and not _valid(value_valid, value_bit, p)):
                     bad_item = True
@@ -131,14 +166,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                     where = value_line[p] if value_line.shape[0] > 0 else line
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, where, p, list_end, ITEM_FIELD)
                 if n_items < kmax:
-                    first = True  # parse._first_time written out: as a call it costs 20 times the loop (array arguments)
-                    h = _filter_slot(value)
-                    if seen[h] == stamp:
-                        for j in range(n_items):
-                            if items[j] == value:
-                                first = False
-                                break
-                    seen[h] = stamp
+                    first = _first_in_row(value, items, n_items, seen, stamp)
                     if not first and not duplicate_seen:
                         duplicate_seen = True
                         where = value_line[p] if value_line.shape[0] > 0 else line
@@ -158,21 +186,22 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                 index = np.int64(lookup_table[offset])
         else:
             index = locate(sessions, 0, sessions.shape[0], session)
-        row_ints[n_rows, 0] = -1
-        row_ints[n_rows, 1] = session
-        row_ints[n_rows, 2] = type_index
-        row_ints[n_rows, 3] = line
-        row_ints[n_rows, 4] = 0
+        out = np.uint64(n_rows)
+        row_ints[out, 0] = -1
+        row_ints[out, 1] = session
+        row_ints[out, 2] = type_index
+        row_ints[out, 3] = line
+        row_ints[out, 4] = 0
         for j in range(row_values.shape[1]):  # no view of the row: a view costs a reference count per row
             row_values[n_rows, j] = 0.0
         if index != NOT_FOUND:
             slot = index * n_types + type_index
-            row_ints[n_rows, 0] = slot
+            row_ints[out, 0] = slot
             if bad_item:
                 counts[codes.ROWS_WITH_ERRORS] += 1
-            t_start, t_end = indptr[slot], indptr[slot + 1]
+            t_start, t_end = indptr[np.uint64(slot)], indptr[np.uint64(slot + 1)]
             if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end)
+                row_ints[out, 4] = truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end)
             elif t_start < t_end:
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)
