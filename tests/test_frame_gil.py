@@ -83,5 +83,5 @@ def test_frame_rows_releases_the_gil(frame_rows):
     call = _frame_rows_call(frame_rows())
     call()  # compiled (JIT) and its pages touched before the timed call
     steps, seconds = _python_steps_during(call)
-    assert seconds > 0.02, f"the call took {seconds:.3f} s: too short to tell"
+    assert seconds > 0.005, f"the call took {seconds:.3f} s: too short to tell (50 switch intervals at least)"
     assert steps > 0, f"the main thread made no step during {seconds:.3f} s of frame_rows: it holds the GIL"
