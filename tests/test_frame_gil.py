@@ -78,7 +78,7 @@ def _compiled():
     return module
 
 
-@pytest.mark.parametrize("frame_rows", _kernel_sets())
+@pytest.mark.parametrize("frame_rows", list(_kernel_sets()))
 def test_frame_rows_releases_the_gil(frame_rows):
     call = _frame_rows_call(frame_rows())
     call()  # compiled (JIT) and its pages touched before the timed call
