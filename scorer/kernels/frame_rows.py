@@ -23,8 +23,7 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
-from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id, item_hits, truth_side_hits
-from scorer.kernels.rank import locate
+from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id, item_hits, session_index, truth_side_hits
 from scorer.kernels.rows import NEGATIVE_SESSION, NULL_SESSION
 
 ID_FIELD = 0
@@ -179,13 +178,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
             continue
         if bad_item:
             n_items = 0
-        index = np.int64(NOT_FOUND)
-        if lookup_table.shape[0] > 0:
-            offset = session - lookup_base
-            if 0 <= offset < lookup_table.shape[0]:
-                index = np.int64(lookup_table[offset])
-        else:
-            index = locate(sessions, 0, sessions.shape[0], session)
+        index = session_index(session, sessions, lookup_base, lookup_table)
         out = np.uint64(n_rows)
         row_ints[out, 0] = -1
         row_ints[out, 1] = session

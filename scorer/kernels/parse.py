@@ -186,6 +186,17 @@ def _filter_slot(value):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def session_index(session, sessions, lookup_base, lookup_table):
+    """The truth's index of `session` (by the dense lookup table when there is one, else binary search), or NOT_FOUND."""
+    if lookup_table.shape[0] > 0:
+        offset = session - lookup_base
+        if 0 <= offset < lookup_table.shape[0]:
+            return np.int64(lookup_table[offset])
+        return np.int64(NOT_FOUND)
+    return np.int64(locate(sessions, 0, sessions.shape[0], session))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end):
     """The hit-rank mask of a row's items[:n_items] against a small truth [t_start, t_end), found from the truth's
     side: each truth item is looked up in the row (the filter of the row's items, seen/stamp, rules most out).
@@ -500,13 +511,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 n_items = 0
                 row_error = True
         # the row: session index by table or binary search, then hits against the slot's truth
-        index = np.int64(NOT_FOUND)
-        if lookup_table.shape[0] > 0:
-            offset = session - lookup_base
-            if 0 <= offset < lookup_table.shape[0]:
-                index = np.int64(lookup_table[offset])
-        else:
-            index = locate(sessions, 0, sessions.shape[0], session)
+        index = session_index(session, sessions, lookup_base, lookup_table)
         row_ints[n_rows, 1] = session
         row_ints[n_rows, 2] = type_index
         row_ints[n_rows, 3] = line
