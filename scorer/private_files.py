@@ -12,8 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-_NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)  # POSIX; elsewhere opened_folder refuses anyway
-_READ = os.O_RDONLY | _NO_LINK | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO in a file's place never blocks
+NO_LINK = getattr(os, "O_NOFOLLOW", 0)  # POSIX; elsewhere opened_folder refuses anyway
+READ_ANY = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO never blocks
+_NO_LINK = NO_LINK | getattr(os, "O_CLOEXEC", 0)
+_READ = READ_ANY | NO_LINK
 
 
 class Untrusted(Exception):

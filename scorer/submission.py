@@ -22,6 +22,7 @@ from pathlib import Path
 
 from scorer.errors import SubmissionError
 from scorer.kernels.codes import LINE_TOO_LONG
+from scorer.private_files import NO_LINK, READ_ANY
 
 DEFAULT_BLOCK_BYTES = 8 << 20
 SLACK = 8  # zero bytes after each block's data, so kernels may read 8 bytes at a time
@@ -95,11 +96,8 @@ def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
     The checks are made on the opened descriptor, so what is checked is what is read. The messages
     name the path given, never what a link points at.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    if untrusted:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)  # O_NONBLOCK: a FIFO does not wait for a writer; it is refused below
+        fd = os.open(path, READ_ANY | (NO_LINK if untrusted else 0))  # a FIFO does not wait for a writer; refused below
     except OSError as error:
         if untrusted and error.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
             raise SubmissionError(f"submission {path} is a symbolic link: upload the file itself") from None
