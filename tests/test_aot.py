@@ -121,13 +121,17 @@ def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, mo
     assert aot.load() is None and aot.ensure_built() == "turned off (SCORER_AOT=0)" and aot.tip() is None
 
 
+def _printed(code: str) -> str:
+    """What `code` prints, run in a fresh interpreter (so sys.modules shows what it imported)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True).stdout.strip()
+
+
 def test_the_cli_scores_without_numba_on_the_compiled_kernels(compiled):
     code = ("import sys, io, contextlib\nfrom scorer.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
             "print('numba' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
-    assert done.stdout.strip() == ("True" if compiled is None else "False")
+    assert _printed(code) == ("True" if compiled is None else "False")
 
 
 
@@ -136,8 +140,8 @@ def test_a_frame_scores_without_numba_on_the_compiled_kernels(compiled):
             "frame = pa.table({'session_type': ['1_clicks', '2_orders'], 'labels': pa.array([[5, 6], [7]], pa.large_list(pa.int64()))})\n"
             f"result = scorer.score(frame, {str(FIXTURES / 'otto_truth.jsonl')!r})\n"
             "print(result.counts['rows_read'], 'numba' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
-    assert done.stdout.strip() == "2 " + ("True" if compiled is None else "False")
+    assert _printed(code) == "2 " + ("True" if compiled is None else "False")
+
 
 # -- only a module this user built is imported --------------------------------------------------
 
