@@ -57,7 +57,7 @@ class Run:
 
 def config(folder: Path, name: str = "otto", seconds: float = MAX_SECONDS, **limits) -> Path:
     """The bundled config with max_seconds (and other limits) replaced."""
-    text = (ROOT / "scorer" / "configs" / f"{name}.toml").read_text()
+    text = (ROOT / "scorer" / "spec" / "configs" / f"{name}.toml").read_text()
     for key, value in {"max_seconds": seconds, **limits}.items():
         text, found = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
         assert found == 1, key
@@ -183,7 +183,7 @@ def nested_truth(folder: Path) -> Run:
 def crafted_npz(how: str):
     def build(folder: Path) -> Run:
         sys.path.insert(0, str(ROOT))
-        from scorer.truth import read_npz, write_npz
+        from scorer.truth.ids import read_npz, write_npz
 
         compiled = folder / "truth.truth.npz"
         subprocess.run([sys.executable, "-m", "scorer.cli", "compile-truth", str(OTTO_TRUTH), "-o", str(compiled)],

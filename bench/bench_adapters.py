@@ -30,7 +30,7 @@ import make_otto  # noqa: E402
 
 import scorer  # noqa: E402
 from scorer.adapters import codabench, kaggle  # noqa: E402
-from scorer.cli import main as cli  # noqa: E402
+from scorer.cli.main import main as cli  # noqa: E402
 
 TARGET_SECONDS, TARGET_BYTES = 2.0, 1 << 30  # per split call, at OTTO size
 

@@ -96,8 +96,8 @@ def main(argv=None) -> None:
 
     # in process: the resampling alone, fast and straightforward
     import scorer
-    from scorer.bootstrap import SessionTable, bootstrap
-    from scorer.compare import compare
+    from scorer.analytics.bootstrap import SessionTable, bootstrap
+    from scorer.analytics.compare import compare
 
     result_a = scorer.score(a, truth)
     result_b = scorer.score(b, truth)

@@ -52,11 +52,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from scorer.api import score
-    from scorer.competition import load_competition
-    from scorer.items import read_items
-    from scorer.kernels import hot
-    from scorer.metrics import parse_metric
-    from scorer.truth import load_truth
+    from scorer.spec.competition import load_competition
+    from scorer.truth.items import read_items
+    from scorer.engine import kernel_set as hot
+    from scorer.spec.metrics import parse_metric
+    from scorer.truth.ids import load_truth
 
     submission, labels = args.data / "submission.csv", args.data / "test_labels.jsonl"
     if not submission.exists():
@@ -67,7 +67,7 @@ def main() -> int:
     read_seconds, items = best_of(1, lambda: read_items(table))
     otto = load_competition("otto")
     truth = load_truth(labels, otto.types)
-    from scorer import aot
+    from scorer.engine import aot
 
     status = aot.ensure_built()  # as after `scorer warmup`: the ahead-of-time kernels serve when they can be built
     kernels = "ahead-of-time module" if hot.kernels() is aot.load() and aot.load() is not None else f"numba JIT ({status})"

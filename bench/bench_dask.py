@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     import scorer
-    from scorer.competition import load_competition
+    from scorer.spec.competition import load_competition
     from scorer.dask.cluster import client_for
     from scorer.dask.grade import Grading
 

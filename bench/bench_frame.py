@@ -59,7 +59,7 @@ def peak_extra(call):
 
 def served() -> str:
     """Which kernel set scored: the ahead-of-time module (its file) or numba's JIT."""
-    from scorer.kernels import hot
+    from scorer.engine import kernel_set as hot
 
     module = hot.kernels()
     path = getattr(module, "__file__", None)

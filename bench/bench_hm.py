@@ -32,8 +32,8 @@ K = 12
 CHILD = r"""
 import json, resource, sys, time
 import scorer
-from scorer.string_truth import read_string_truth
-from scorer.competition import load_competition
+from scorer.truth.strings import read_string_truth
+from scorer.spec.competition import load_competition
 sub, truth_path, tiny = sys.argv[1:4]
 hm = load_competition("hm")
 t0 = time.perf_counter()

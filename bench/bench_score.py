@@ -5,7 +5,7 @@
 Generates the data with make_otto.py if it is missing, then in this one run measures:
   - the first run with an empty numba cache (compile time included),
   - warm runs (truth cache and numba cache warm), end to end as a subprocess: wall time and peak RSS,
-  - the same after `scorer warmup` has built the ahead-of-time kernel module (scorer.aot),
+  - the same after `scorer warmup` has built the ahead-of-time kernel module (scorer.engine.aot),
   - the same figures to the last bit for block sizes 1, 8, 64 MiB and 1 or 2 threads,
   - a plain-Python scorer (json, str.split, dicts and sets) on the same files,
 and prints the ratio.
@@ -88,7 +88,7 @@ def main(argv=None) -> None:
     command = [sys.executable, "-m", "scorer.cli", "score", str(submission), "--truth", str(truth), "--format", "json", "--no-progress"]
     with tempfile.TemporaryDirectory() as numba_cache, tempfile.TemporaryDirectory() as scorer_cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=numba_cache, SCORER_CACHE_DIR=scorer_cache)
-        fill = f"from scorer.truth import load_truth; load_truth({str(truth)!r}, ('clicks', 'carts', 'orders'))"
+        fill = f"from scorer.truth.ids import load_truth; load_truth({str(truth)!r}, ('clicks', 'carts', 'orders'))"
         truth_seconds, _, _ = timed_child([sys.executable, "-c", fill], env)
         print(f"truth cache filled (JSONL read once, not part of any figure below): {truth_seconds:.1f} s")
         cold, cold_rss, _ = timed_child(command, env)  # compiles every kernel

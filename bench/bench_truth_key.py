@@ -5,7 +5,7 @@ against a warm `scorer score` measured in the same run.
 
 Measures (medians of --runs, files in the page cache):
   - the content key (xxh3-128 of the mapped bytes) of test_labels.jsonl (113 MB at OTTO size),
-  - scorer.truth_checks on OTTO's compiled truth (1.67 M sessions) and on an H&M-size string truth
+  - scorer.truth.checks on OTTO's compiled truth (1.67 M sessions) and on an H&M-size string truth
     (1,371,980 ids of 64 hex characters, 105,542 article codes), as a compiled file given as truth (the full
     check) and as an entry of the private cache (the checks that keep the kernels safe, and a spot check),
   - loading a compiled file given as truth (OTTO's .truth.npz, the H&M-size .strings.npz), mapped, parsed and
@@ -52,7 +52,7 @@ def _timed(function, clock) -> float:
 
 def hm_string_truth(n_ids: int = 1_371_980, n_articles: int = 105_542, seed: int = 0):
     """A StringTruth shaped like H&M's: 5 % of the customers with 1-10 articles."""
-    from scorer.string_truth import StringTable, StringTruth
+    from scorer.truth.strings import StringTable, StringTruth
 
     rng = np.random.default_rng(seed)
     ids = [f"{value:064x}" for value in rng.integers(0, 2**62, n_ids)]
@@ -69,7 +69,7 @@ def hm_string_truth(n_ids: int = 1_371_980, n_articles: int = 105_542, seed: int
 def given_file_loads(path: Path, load, runs: int) -> None:
     """Median CPU of loading a compiled file given as truth: checked in full (no memo) and with its memo (in a
     fresh private cache folder); the content key of its mapping alone."""
-    from scorer.truth import bytes_key, map_file
+    from scorer.truth.ids import bytes_key, map_file
 
     full = median_cpu(lambda: load(path, False), runs)
     load(path, True)  # checked in full once: the memo is written
@@ -84,8 +84,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from scorer.truth import cache_path, content_key, load_truth, read_compiled
-    from scorer.truth_checks import check_string_truth, check_truth
+    from scorer.truth.ids import cache_path, content_key, load_truth, read_compiled
+    from scorer.truth.checks import check_string_truth, check_truth
 
     labels, submission = args.data / "test_labels.jsonl", args.data / "submission.csv"
     truth = load_truth(labels, TYPES)  # builds the cache entry once
@@ -105,7 +105,7 @@ def main() -> None:
     entry_checks = median_seconds(lambda: check_string_truth(hm, "hm", full=False), args.runs)
     print(f"  the same as an entry of the private cache (safety checks and a spot check): {entry_checks * 1e3:.1f} ms wall, "
           f"{median_cpu(lambda: check_string_truth(hm, 'hm', full=False), args.runs) * 1e3:.1f} ms CPU")
-    from scorer.string_truth import read_compiled_strings
+    from scorer.truth.strings import read_compiled_strings
 
     print("a compiled truth given as the truth file, loaded again (page cache warm):")
     with tempfile.TemporaryDirectory(prefix="bench-truth-key-") as name, patch.dict(os.environ, SCORER_CACHE_DIR=f"{name}/cache"):

@@ -45,9 +45,9 @@ def main() -> int:
         sys.exit(f"rectools cannot be imported ({error}): pip install --no-deps --target /tmp/rectools rectools typeguard, "
                  "then PYTHONPATH=.:/tmp/rectools")
     from scorer.api import score
-    from scorer.competition import load_competition
-    from scorer.items import from_popularity
-    from scorer.metrics import parse_metric
+    from scorer.spec.competition import load_competition
+    from scorer.truth.items import from_popularity
+    from scorer.spec.metrics import parse_metric
 
     rng = np.random.default_rng(args.seed)
     k, n_items = args.k, args.items

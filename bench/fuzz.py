@@ -37,7 +37,7 @@ def one(data: bytes, cli: bool = True) -> None:
     """Every check of tests/test_fuzz.py on one input; raises on a failure."""
     import scorer
     import test_fuzz
-    from scorer.cli import main
+    from scorer.cli.main import main
 
     COUNT["examples"] += 1
     path = FOLDER / "submission.csv"
@@ -86,13 +86,13 @@ def run_atheris(seconds: int) -> int:
     kernels = ["scorer.kernels"] + [f"scorer.kernels.{path.stem}" for path in (HERE.parent / "scorer" / "kernels").glob("*.py")]
     with atheris.instrument_imports(include=["scorer"], exclude=kernels):  # numba compiles the kernels' own bytecode
         import scorer.api  # noqa: F401  (scorer's own __init__ imports its modules lazily: name them here)
-        import scorer.cli  # noqa: F401
-        import scorer.commands.score  # noqa: F401
-        import scorer.commands.validate  # noqa: F401
-        import scorer.engine  # noqa: F401
-        import scorer.problems  # noqa: F401
-        import scorer.result  # noqa: F401
-        import scorer.submission  # noqa: F401
+        import scorer.cli.main  # noqa: F401
+        import scorer.cli.score  # noqa: F401
+        import scorer.cli.validate  # noqa: F401
+        import scorer.engine.file_pass  # noqa: F401
+        import scorer.engine.problems  # noqa: F401
+        import scorer.engine.result  # noqa: F401
+        import scorer.engine.reader  # noqa: F401
     import test_fuzz
 
     corpus = FOLDER / "corpus"

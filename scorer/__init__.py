@@ -16,7 +16,7 @@ def __getattr__(name):
 
         return getattr(api, name)
     if name == "load_competition":
-        from scorer.competition import load_competition
+        from scorer.spec.competition import load_competition
 
         return load_competition
     raise AttributeError(f"module 'scorer' has no attribute {name!r}")

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.competition import Competition, load_competition
-from scorer.engine import Pass
+from scorer.spec.competition import Competition, load_competition
+from scorer.engine.file_pass import Pass
 from scorer.errors import SubmissionError, UsageError
-from scorer.problems import Report
-from scorer.result import Result
-from scorer.submission import DEFAULT_BLOCK_BYTES, LimitExceeded
-from scorer.truth import Truth
-from scorer.truth import load_truth as read_truth_file
+from scorer.engine.problems import Report
+from scorer.engine.result import Result
+from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
+from scorer.truth.ids import Truth
+from scorer.truth.ids import load_truth as read_truth_file
 
 UNREADABLE = 27
 
@@ -38,13 +38,13 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
             raise TruthError(f"the truth has types {list(truth.types)}, the competition {list(competition.types)}")
         return truth
     if competition.shape != "id_type":
-        from scorer.string_truth import read_string_truth
+        from scorer.truth.strings import read_string_truth
 
         return read_string_truth(truth, competition.shape, competition.types[0])
     from scorer.frames import is_frame
 
     if is_frame(truth):
-        from scorer.frame_truth import truth_from_frame
+        from scorer.truth.frames import truth_from_frame
 
         return truth_from_frame(truth, competition)
     return read_truth_file(truth, competition.types)
@@ -73,7 +73,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     """Score a submission against ground truth.
 
     The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
-    or RecordBatchReader (see scorer.frame_pass for the forms); the truth is a file, a Truth or a frame.
+    or RecordBatchReader (see scorer.engine.frame_pass for the forms); the truth is a file, a Truth or a frame.
 
     Lenient (default): score what is there; missing, repeated and unknown rows are warnings.
     Strict: those are errors, and any error means no score (result.score is None).
@@ -82,7 +82,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     untrusted: the submission is an upload a grader reads: a symbolic link or a file of several hard
     links is refused (S027). Off by default (a participant's own file may be reached through links);
     every platform adapter and `scorer grade` set it.
-    items: a scorer.items.ItemSide for the beyond-accuracy metrics (file submissions).
+    items: a scorer.truth.items.ItemSide for the beyond-accuracy metrics (file submissions).
     """
     started = time.monotonic()
     _check_options(max_per_code, threads, block_bytes)
@@ -109,7 +109,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
 
 
 def _score_frame(frame, competition: Competition, truth: Truth, report: Report, strict: bool, threads: int, started: float) -> Result:
-    from scorer.frame_pass import FramePass
+    from scorer.engine.frame_pass import FramePass
     from scorer.frames import as_arrow, describe
 
     table = as_arrow(frame)
@@ -125,11 +125,11 @@ def load_truth(source, types=None, use_cache: bool = True, *, competition: str |
     from scorer.frames import is_frame
 
     if is_frame(source):
-        from scorer.frame_truth import truth_from_frame
+        from scorer.truth.frames import truth_from_frame
 
         return truth_from_frame(source, competition, tuple(types) if types is not None else None)
     if competition.shape != "id_type":
-        from scorer.string_truth import read_string_truth
+        from scorer.truth.strings import read_string_truth
 
         return read_string_truth(source, competition.shape, competition.types[0], use_cache=use_cache)
     return read_truth_file(source, tuple(types) if types is not None else competition.types, use_cache)
@@ -140,8 +140,8 @@ def validate(submission, truth: str | Path | Truth | None = None, competition: s
     """Find every problem in a submission (strict by default, as a grader judges it)."""
     competition = resolve_competition(competition, config)
     if truth is None:
-        from scorer.string_truth import empty_string_truth
-        from scorer.truth import empty_truth
+        from scorer.truth.strings import empty_string_truth
+        from scorer.truth.ids import empty_truth
 
         truth = empty_truth(competition.types) if competition.shape == "id_type" else empty_string_truth(competition.types[0])
     return score(submission, truth, competition, strict=strict, **options)
@@ -182,7 +182,7 @@ def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray)
     if metric.family == "catalog":
         return outcome.coverage
     if metric.family == "beyond":
-        from scorer.beyond import aggregate
+        from scorer.engine.beyond import aggregate
 
         return aggregate(metric, outcome, t, n_types, sizes)
     sums = outcome.figures.sums(t, n_types) if metric.sums_suffice else None

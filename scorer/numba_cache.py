@@ -1,7 +1,7 @@
 """The folder numba caches the compiled kernels in, checked before numba loads anything from it.
 
 numba's cache of a kernel is an index (.nbi, a pickle) and data files (.nbc, machine code), loaded as they are:
-whoever can write the folder runs code in the scorer, as with a planted ahead-of-time module (scorer.aot).
+whoever can write the folder runs code in the scorer, as with a planted ahead-of-time module (scorer.engine.aot).
 prepare() runs when scorer.kernels is first imported, before numba is. It finds the folder numba will use for
 scorer/kernels (numba.core.caching's locators, in their order: $NUMBA_CACHE_DIR, else __pycache__ beside the
 kernels, else the user's cache folder; the first one it can write) and checks it: the folders are this user's
@@ -22,7 +22,7 @@ import sys
 
 from scorer import private_files
 from scorer.errors import ConfigError
-from scorer.private_files import Untrusted
+from scorer.private_files import Untrusted, cache_dir
 
 _KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 # numba's subfolder for a source folder's kernels (CacheLocator.get_suitable_cache_subpath)
@@ -111,7 +111,6 @@ def _private_root() -> str | None:
     made private and passes the checks, else a temporary folder removed at exit; None if neither can be made."""
     import tempfile
 
-    from scorer.truth import cache_dir
 
     try:
         base = cache_dir()

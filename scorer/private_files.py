@@ -107,3 +107,9 @@ def write(folder: int, name: str, data: bytes | Callable[[BinaryIO], object]) ->
         except OSError:
             pass
         raise
+
+
+def cache_dir() -> Path:
+    """The scorer's own cache folder: $SCORER_CACHE_DIR, else $XDG_CACHE_HOME/scorer, else ~/.cache/scorer."""
+    root = os.environ.get("SCORER_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scorer"
+    return Path(root)

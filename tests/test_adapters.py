@@ -25,9 +25,9 @@ from scorer.adapters.evalai import EvaluationFailed, SubmissionRejected, evaluat
 from scorer.adapters.kaggle import MAX_MESSAGE, HostVisibleError, ParticipantVisibleError
 from scorer.adapters.kaggle import score as kaggle_score
 from scorer.api import score as api_score
-from scorer.cli import main
-from scorer.split import hash_split
-from scorer.problems import ERROR, kind
+from scorer.cli.main import main
+from scorer.analytics.leaderboard_split import hash_split
+from scorer.engine.problems import ERROR, kind
 
 ROOT = Path(__file__).parent.parent
 BAD = ROOT / "fixtures" / "bad"

@@ -10,12 +10,12 @@ import pytest
 
 import scorer
 from conftest import TYPES, full_rows, submission_text, truth_lines
-from scorer.bootstrap import SessionTable, bootstrap, resample
-from scorer.cli import main
-from scorer.compare import compare
+from scorer.analytics.bootstrap import SessionTable, bootstrap, resample
+from scorer.cli.main import main
+from scorer.analytics.compare import compare
 from scorer.kernels.resample import group_rows, poisson_draws, sign_flip_draws, stream_seeds
-from scorer.metrics import parse_metric
-from scorer.split import hash_split
+from scorer.spec.metrics import parse_metric
+from scorer.analytics.leaderboard_split import hash_split
 
 WEIGHTS = np.array([0.1, 0.3, 0.6])
 
@@ -173,7 +173,7 @@ def _subset_truth(tmp_path, truth, keep, name):
 
 
 def test_public_and_private_figures_equal_scoring_the_truth_subsets(tmp_path):
-    from scorer.analytics import analyse
+    from scorer.analytics.summary import analyse
 
     truth, truth_path, _, weak, _ = make_case(tmp_path, n=400)
     loaded = scorer.load_truth(truth_path, TYPES)
@@ -191,8 +191,8 @@ def test_public_and_private_figures_equal_scoring_the_truth_subsets(tmp_path):
 
 
 def test_usage_column_splits_and_ignored_sessions_count_nowhere(tmp_path):
-    from scorer.analytics import analyse
-    from scorer.split import resolve_split
+    from scorer.analytics.summary import analyse
+    from scorer.analytics.leaderboard_split import resolve_split
 
     truth, truth_path, _, weak, _ = make_case(tmp_path, n=200, usage=True)
     loaded = scorer.load_truth(truth_path, TYPES)
@@ -209,7 +209,7 @@ def test_usage_column_splits_and_ignored_sessions_count_nowhere(tmp_path):
 # -- breakdowns --------------------------------------------------------------------------------
 
 def test_recall_at_k_curve_ends_at_the_scored_recall_and_matches_scoring_at_smaller_k(tmp_path):
-    from scorer.analytics import analyse
+    from scorer.analytics.summary import analyse
 
     _, truth_path, _, weak, _ = make_case(tmp_path)
     loaded = scorer.load_truth(truth_path, TYPES)
@@ -232,7 +232,7 @@ def test_recall_at_k_curve_ends_at_the_scored_recall_and_matches_scoring_at_smal
 def test_session_lengths_from_jsonl_and_parquet_agree(tmp_path):
     import pandas as pd
 
-    from scorer.breakdown import session_lengths
+    from scorer.analytics.breakdown import session_lengths
 
     events = {5: 3, 7: 1, 9: 12}
     (tmp_path / "s.jsonl").write_text("".join(json.dumps({"session": s, "events": [{"aid": 1, "ts": 2, "type": "clicks"}] * n}) + "\n"
@@ -301,7 +301,7 @@ def test_cli_compare_refuses_an_unreadable_file(tmp_path, capsys):
 # -- Usage in the truth readers ----------------------------------------------------------------
 
 def test_usage_is_read_from_jsonl_and_csv_and_survives_the_cache(tmp_path):
-    from scorer.truth import load_truth
+    from scorer.truth.ids import load_truth
 
     (tmp_path / "t.jsonl").write_text('{"session": 3, "labels": {"clicks": 5}, "usage": "Public"}\n'
                                       '{"session": 1, "labels": {"carts": [5, 6]}, "usage": "private"}\n'
@@ -321,7 +321,7 @@ def test_usage_is_read_from_jsonl_and_csv_and_survives_the_cache(tmp_path):
 ])
 def test_bad_usage_in_a_jsonl_truth_is_named_with_its_line(tmp_path, text, words):
     from scorer.errors import TruthError
-    from scorer.truth import load_truth
+    from scorer.truth.ids import load_truth
 
     (tmp_path / "t.jsonl").write_text(text)
     with pytest.raises(TruthError, match=words.replace("(", r"\(")):
@@ -330,7 +330,7 @@ def test_bad_usage_in_a_jsonl_truth_is_named_with_its_line(tmp_path, text, words
 
 def test_a_session_with_two_usages_in_a_table_is_refused(tmp_path):
     from scorer.errors import TruthError
-    from scorer.truth import load_truth
+    from scorer.truth.ids import load_truth
 
     (tmp_path / "t.csv").write_text("session,type,aid,Usage\n1,carts,5,Public\n1,carts,6,Private\n")
     with pytest.raises(TruthError, match="session 1 has Usage"):
@@ -340,9 +340,9 @@ def test_a_session_with_two_usages_in_a_table_is_refused(tmp_path):
 def test_hash_split_of_string_ids_hashes_the_id_not_its_code():
     from types import SimpleNamespace
 
-    from scorer.split import resolve_split
+    from scorer.analytics.leaderboard_split import resolve_split
 
-    def table(names, form):  # the string tables of scorer.string_truth: keys with starts/ends, or offsets
+    def table(names, form):  # the string tables of scorer.truth.strings: keys with starts/ends, or offsets
         raw = [name.encode() for name in names]
         offsets = np.concatenate([[0], np.cumsum([len(r) for r in raw])]).astype(np.int64)
         keys = np.frombuffer(b"".join(raw) + bytes(8), np.uint8)

@@ -1,4 +1,4 @@
-"""The ahead-of-time compiled kernels (scorer.aot): built by warmup, the same figures as numba's JIT, a
+"""The ahead-of-time compiled kernels (scorer.engine.aot): built by warmup, the same figures as numba's JIT, a
 fallback when no build is possible, and a pass that never imports numba."""
 
 import hashlib
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import scorer
-from scorer import aot
-from scorer.kernels import hot
+from scorer.engine import aot
+from scorer.engine import kernel_set as hot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -127,7 +127,7 @@ def _printed(code: str) -> str:
 
 
 def test_the_cli_scores_without_numba_on_the_compiled_kernels(compiled):
-    code = ("import sys, io, contextlib\nfrom scorer.cli import main\n"
+    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
             "print('numba' in sys.modules)")
@@ -180,7 +180,7 @@ def _planted_cache(tmp_path):
 
 
 def _score_in_a_fresh_process(env):
-    code = ("import sys, io, contextlib\nfrom scorer.cli import main\nfrom scorer.kernels import hot\n"
+    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.kernels import hot\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
             "print(code, 'score' in out.getvalue(), type(hot.kernels().parse_block).__name__)")

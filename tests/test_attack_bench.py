@@ -52,8 +52,8 @@ def test_the_time_limit_counts_bytes_of_csv_also_between_blocks(monkeypatch, tmp
     import gzip
 
     import scorer
-    from scorer import engine
-    from scorer.submission import Deadline
+    from scorer.engine import file_pass as engine
+    from scorer.engine.reader import Deadline
 
     counted = []
 

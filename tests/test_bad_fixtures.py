@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import scorer
-from scorer.cli import main
-from scorer.problems import CATALOGUE, ERROR
-from scorer.submission import BlockReader, LimitExceeded
+from scorer.cli.main import main
+from scorer.engine.problems import CATALOGUE, ERROR
+from scorer.engine.reader import BlockReader, LimitExceeded
 
 BAD = Path(__file__).parent.parent / "fixtures" / "bad"
 TRUTH = BAD.parent / "otto_truth.jsonl"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from scorer.api import score
-from scorer.competition import load_competition
-from scorer.items import from_popularity, read_items
+from scorer.spec.competition import load_competition
+from scorer.truth.items import from_popularity, read_items
 
 TYPES = ("clicks", "carts", "orders")
 K = 5
@@ -129,7 +129,7 @@ METRICS = {"auc": "auc@5", "gauc": "gauc@5", "novelty": "novelty@5", "arp": "arp
 def _competition(extra):
     import dataclasses
 
-    from scorer.metrics import parse_metric
+    from scorer.spec.metrics import parse_metric
 
     otto = load_competition("otto")
     return dataclasses.replace(otto, diagnostics=tuple(parse_metric(m) for m in extra))
@@ -149,7 +149,7 @@ def test_every_metric_matches_its_slow_reference(tmp_path, seed, spacing):
 
 
 def test_packed_self_information_is_within_its_stated_bound():
-    from scorer.items import SELF_INFO_SCALE
+    from scorer.truth.items import SELF_INFO_SCALE
 
     rng = np.random.default_rng(5)
     items = from_popularity(np.arange(5000), rng.zipf(1.3, 5000).clip(max=10**12).astype(float))
@@ -160,8 +160,8 @@ def test_packed_self_information_is_within_its_stated_bound():
 
 @pytest.mark.parametrize("spacing", [1, 600])
 def test_aot_module_gives_the_same_side_figures(tmp_path, spacing):
-    from scorer import aot
-    from scorer.kernels import hot
+    from scorer.engine import aot
+    from scorer.engine import kernel_set as hot
 
     status = aot.ensure_built()
     module = aot.load()
@@ -182,7 +182,7 @@ def test_items_from_a_csv_table_and_from_a_training_log(tmp_path):
     assert side.self_info[9] == pytest.approx(-math.log2(1 / 12))  # never seen: counted once
     (tmp_path / "train.jsonl").write_text('{"session": 1, "events": [{"aid": 4, "ts": 1, "type": "clicks"}, {"aid": 4, "ts": 2, "type": "carts"}]}\n'
                                           '{"session": 2, "events": [{"aid": 7, "ts": 1, "type": "clicks"}]}\n')
-    from scorer.items import from_train
+    from scorer.truth.items import from_train
 
     side = from_train(tmp_path / "train.jsonl")
     assert side.popularity[4] == 2 and side.popularity[7] == 1 and side.catalogue == 2
@@ -198,14 +198,14 @@ def test_items_from_a_csv_table_and_from_a_training_log(tmp_path):
 def test_a_bad_item_table_is_a_usage_error_naming_the_problem(tmp_path, text, message):
     path = tmp_path / "items.csv"
     path.write_text(text)
-    run = subprocess.run([sys.executable, "-c", "from scorer.cli import main; raise SystemExit(main())", "score", str(path),
+    run = subprocess.run([sys.executable, "-c", "from scorer.cli.main import main; raise SystemExit(main())", "score", str(path),
                           "--truth", str(path), "--items", str(path), "--metrics", "novelty@20"], capture_output=True, text=True)
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
 
 
 def test_metrics_that_need_items_say_so(tmp_path):
     lists, truths, *_ = _random_case(tmp_path, 4)
-    run = subprocess.run([sys.executable, "-c", "from scorer.cli import main; raise SystemExit(main())", "score",
+    run = subprocess.run([sys.executable, "-c", "from scorer.cli.main import main; raise SystemExit(main())", "score",
                           str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "labels.jsonl"), "--metrics", "novelty@20"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "--items FILE" in run.stderr
@@ -216,7 +216,7 @@ def test_cli_shows_them_in_text_and_json(tmp_path):
 
     _random_case(tmp_path, 5)
     (tmp_path / "items.csv").write_text("item,popularity\n" + "".join(f"{i},{i % 7}\n" for i in range(40)))
-    base = [sys.executable, "-c", "from scorer.cli import main; raise SystemExit(main())", "score", str(tmp_path / "sub.csv"),
+    base = [sys.executable, "-c", "from scorer.cli.main import main; raise SystemExit(main())", "score", str(tmp_path / "sub.csv"),
             "--truth", str(tmp_path / "labels.jsonl"), "--items", str(tmp_path / "items.csv"), "--metrics", "novelty@20,gini@20,auc@20"]
     text = subprocess.run(base, capture_output=True, text=True)
     assert "novelty@20" in text.stdout and "gini@20" in text.stdout
@@ -225,7 +225,7 @@ def test_cli_shows_them_in_text_and_json(tmp_path):
 
 
 def test_beyond_metrics_need_the_id_type_shape():
-    from scorer.competition import competition_from_dict
+    from scorer.spec.competition import competition_from_dict
     from scorer.errors import ConfigError
 
     with pytest.raises(ConfigError, match="needs shape 'id_type'"):
@@ -234,14 +234,14 @@ def test_beyond_metrics_need_the_id_type_shape():
 
 
 def test_the_compiled_module_is_rebuilt_when_the_side_types_change():
-    """The side tuple's types come from scorer/beyond.py and its kernel from kernels/beyond.py: a stale module would crash."""
-    from scorer import aot
+    """The side tuple's types come from scorer/engine/beyond.py and its kernel from kernels/beyond.py: a stale module would crash."""
+    from scorer.engine import aot
 
-    assert {"kernels/beyond.py", "beyond.py"} <= set(aot.SOURCES)
+    assert {"kernels/beyond.py", "engine/beyond.py"} <= set(aot.SOURCES)
 
 
 def test_bootstrap_leaves_beyond_metrics_out_of_its_ratios():
-    from scorer.bootstrap import ratio_parts
-    from scorer.metrics import parse_metric
+    from scorer.analytics.bootstrap import ratio_parts
+    from scorer.spec.metrics import parse_metric
 
     assert ratio_parts(parse_metric("novelty@20"), np.ones(3), np.ones(3)) is None

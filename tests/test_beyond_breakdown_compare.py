@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from scorer.analytics import analyse
+from scorer.analytics.summary import analyse
 from scorer.api import score
 from test_beyond_accuracy import METRICS, TYPES, _competition, _random_case, _reference
 
-CLI = [sys.executable, "-c", "from scorer.cli import main; raise SystemExit(main())"]
+CLI = [sys.executable, "-c", "from scorer.cli.main import main; raise SystemExit(main())"]
 PER_ROW = {name: text for name, text in METRICS.items() if name != "gini"}
 
 

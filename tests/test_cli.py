@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import full_rows
-from scorer.cli import main
+from scorer.cli.main import main
 
 TRUTH = {1: {"clicks": 5, "orders": [8]}, 2: {"carts": [3]}}
 

@@ -4,8 +4,8 @@ A nan limit compares false with everything, so it would have turned the limit of
 import pytest
 
 from conftest import full_rows
-from scorer.cli import main
-from scorer.competition import competition_from_dict
+from scorer.cli.main import main
+from scorer.spec.competition import competition_from_dict
 from scorer.errors import ConfigError
 
 TRUTH = {1: {"clicks": 5, "orders": [8]}, 2: {"carts": [3]}}

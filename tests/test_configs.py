@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import scorer
-from scorer.competition import bundled_names, load_competition
+from scorer.spec.competition import bundled_names, load_competition
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -37,7 +37,7 @@ def test_fixture_scores_the_hand_worked_value(name):
 
 def test_every_bundled_config_has_a_fixture_and_cites_its_evaluation_text():
     for name in bundled_names():
-        text = (resources.files("scorer") / "configs" / f"{name}.toml").read_text()
+        text = (resources.files("scorer.spec") / "configs" / f"{name}.toml").read_text()
         assert "https://" in text.split("\n\n")[0], f"{name}.toml: cite the evaluation page in the opening comment"
         if name != "otto":
             assert name in EXPECTED and (FIXTURES / name / "README.md").is_file(), name

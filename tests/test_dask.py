@@ -14,8 +14,8 @@ from distributed import Client, LocalCluster
 
 import scorer
 from conftest import TYPES, submission_text, truth_lines
-from scorer.cli import main
-from scorer.competition import load_competition
+from scorer.cli.main import main
+from scorer.spec.competition import load_competition
 from scorer.dask.dataset import score_dataset
 from scorer.dask.partitioned import score_part
 from scorer.dask.grade import Grading
@@ -334,5 +334,5 @@ def test_without_dask_the_commands_say_how_to_install_it(case, tmp_path, monkeyp
 def test_the_command_line_does_not_import_dask_until_asked():
     import subprocess
 
-    code = "import sys; from scorer.cli import build_parser; build_parser(); print('distributed' in sys.modules or 'dask' in sys.modules)"
+    code = "import sys; from scorer.cli.main import build_parser; build_parser(); print('distributed' in sys.modules or 'dask' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

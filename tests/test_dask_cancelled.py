@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from scorer.competition import load_competition
+from scorer.spec.competition import load_competition
 from scorer.dask.dataset import score_dataset
 from scorer.dask.grade import Grading
 from scorer.dask.partitioned import score_part

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import scorer
-from scorer import aot
-from scorer.kernels import hot
+from scorer.engine import aot
+from scorer.engine import kernel_set as hot
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ERROR_LINES = [b"1_clicks,10 abc 99", b"1_carts,20 \xff", b"1_orders,30,31", b'2_clicks,"11 5', b"2_orders,0 99999999999999999999",

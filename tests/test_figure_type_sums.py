@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from scorer.figures import SlotFigures
+from scorer.engine.figures import SlotFigures
 from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_RR
 
 

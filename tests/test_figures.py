@@ -73,7 +73,7 @@ def test_figure_sums_agree_with_the_summed_figures():
 
 def test_aggregating_sums_equals_aggregating_columns():
     import scorer
-    from scorer.competition import load_competition
+    from scorer.spec.competition import load_competition
 
     result = scorer.score("fixtures/otto_submission.csv", "fixtures/otto_truth.jsonl")
     truth, figures = result.truth, result.outcome.figures

@@ -8,13 +8,14 @@ import time
 import numpy as np
 import pytest
 
-from scorer import aot
-from scorer.competition import load_competition
-from scorer.engine import _Kernel
-from scorer.frame_pass import _Job
-from scorer.kernels import codes, hot
+from scorer.engine import aot
+from scorer.spec.competition import load_competition
+from scorer.engine.file_pass import _Kernel
+from scorer.engine.frame_pass import _Job
+from scorer.kernels import codes
+from scorer.engine import kernel_set as hot
 from scorer.kernels.rows import scratch_for
-from scorer.truth import from_long
+from scorer.truth.ids import from_long
 
 N_ROWS = 1_000_000
 N_ITEMS = 12

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import scorer
 from conftest import submission_text, truth_lines
-from scorer import frame_pass
+from scorer.engine import frame_pass
 from test_frames import NEGATIVE, csv_rows, frames_of, same_figures, truths, where
 
 K = 20

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scorer
-from scorer.cli import main
-from scorer.problems import CATALOGUE, SEVERITY_RANK
+from scorer.cli.main import main
+from scorer.engine.problems import CATALOGUE, SEVERITY_RANK
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TRUTH = FIXTURES / "otto_truth.jsonl"

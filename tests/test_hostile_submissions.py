@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 import scorer
-import scorer.submission as submission
+import scorer.engine.reader as submission
 from scorer.adapters.codabench import find_submission, find_truth, grade
 from scorer.adapters.evalai import SubmissionRejected, evaluate
-from scorer.cli import main
+from scorer.cli.main import main
 from scorer.errors import SubmissionError, TruthError
-from scorer.submission import BlockReader, Deadline, LimitExceeded
+from scorer.engine.reader import BlockReader, Deadline, LimitExceeded
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 OTTO_TRUTH = FIXTURES / "otto_truth.jsonl"

@@ -115,7 +115,7 @@ def test_the_image_is_built_in_two_stages_pinned_and_checked():
 
 
 def test_the_aot_key_survives_image_layers_that_keep_whole_seconds(tmp_path, monkeypatch):
-    from scorer import aot
+    from scorer.engine import aot
 
     (tmp_path / "layered_module.py").write_text("x = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -264,7 +264,7 @@ def test_the_emulated_container_cannot_override_permissions(codabench_zip, tmp_p
 
 def test_max_seconds_replaces_the_configs_time_limit(tmp_path):
     from scorer.adapters.codabench import grade
-    from scorer.cli import main
+    from scorer.cli.main import main
 
     root = tmp_path / "run"
     (root / "input" / "ref").mkdir(parents=True)
@@ -492,7 +492,7 @@ def test_a_read_only_root_file_system_scores_with_a_temporary_numba_cache(tmp_pa
     argv = ["score", str(SUBMISSION), "--truth", str(TRUTH), "--strict", "--format", "json"]
     subprocess.run(["chmod", "-R", "a-w", str(frozen)], check=True)
     try:
-        without = subprocess.run([sys.executable, "-c", "import sys, scorer.numba_cache as n, scorer.cli as cli; n.prepare = lambda: None; "
+        without = subprocess.run([sys.executable, "-c", "import sys, scorer.numba_cache as n, scorer.cli.main as cli; n.prepare = lambda: None; "
                                   f"sys.exit(cli.main({argv!r}))"], env=env, cwd=scratch, preexec_fn=_as_container,
                                  capture_output=True, text=True, timeout=300)
         done = subprocess.run([sys.executable, "-m", "scorer.cli", *argv], env=env, cwd=scratch, preexec_fn=_as_container,

@@ -15,7 +15,7 @@ from scorer.adapters import kaggle
 from scorer.adapters.kaggle_frame import gaps_of, judge_rows, strings
 from scorer.adapters.message import participant_message
 from scorer.api import resolve_competition
-from scorer.truth import from_long
+from scorer.truth.ids import from_long
 
 ROW_ID = "session_type"
 COMP = resolve_competition("otto")

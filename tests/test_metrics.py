@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import reference_metrics as ref
 from scorer.kernels.kinds import discounts, ideal_dcg
 from scorer.kernels.rank import score_row
-from scorer.metrics import REGISTRY, parse_metric, supported
+from scorer.spec.metrics import REGISTRY, parse_metric, supported
 
 CONFORMANCE = Path(__file__).parent.parent / "fixtures" / "conformance.csv"
 ROW_METRICS = ["recall", "precision", "hitrate", "f1@k", "map", "ndcg", "mrr", "f1"]

@@ -43,7 +43,7 @@ def _index_names() -> list[str]:
     import importlib
 
     names = []
-    for module in ("parse", "rank", "shapes", "strings", "split", "resample"):
+    for module in ("parse", "rank", "string_ids", "strings", "holdout", "resample"):
         for value in vars(importlib.import_module(f"scorer.kernels.{module}")).values():
             cache = getattr(value, "_cache", None)
             if hasattr(cache, "_cache_file"):
@@ -65,7 +65,7 @@ def _env(cache: Path | None, **extra) -> dict:
 
 def _run(args: list[str], env: dict, unchecked: bool = False) -> subprocess.CompletedProcess:
     prefix = "import scorer.numba_cache as n; n.prepare = lambda: None; " if unchecked else ""
-    code = f"import sys; {prefix}from scorer.cli import main; sys.exit(main({args!r}))"
+    code = f"import sys; {prefix}from scorer.cli.main import main; sys.exit(main({args!r}))"
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -212,7 +212,7 @@ def test_a_refused_cache_without_any_private_folder_is_a_clear_error(tmp_path):
     foreign.mkdir()
     os.chown(foreign, FOREIGN, -1)
     no_temporary = "import tempfile; tempfile.mkdtemp = lambda **_: (_ for _ in ()).throw(OSError('no room'))\n"
-    code = f"import sys\n{no_temporary}from scorer.cli import main\nsys.exit(main({SCORE!r}))"
+    code = f"import sys\n{no_temporary}from scorer.cli.main import main\nsys.exit(main({SCORE!r}))"
     done = subprocess.run([sys.executable, "-c", code], env=_env(cache, SCORER_CACHE_DIR=str(foreign)),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("scorer: error: numba's cache"), done.stderr

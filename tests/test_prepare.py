@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer.errors import UsageError
-from scorer.kernels import split as K
-from scorer.prepare import prepare, read_events, split_events
+from scorer.kernels import holdout as K
+from scorer.prepare.pipeline import prepare, read_events, split_events
 
 TYPES = ("clicks", "carts", "orders")
 DAY_MS = 86_400_000
@@ -184,7 +184,7 @@ def test_labels_kernel_matches_reference(sessions, data):
 @settings(deadline=None)
 @given(st.integers(0, M64), st.integers(0, 2**31 - 1), st.integers(2, 10_000))
 def test_cut_is_the_documented_hash(seed, session, n):
-    from scorer.prepare import seed_mix
+    from scorer.prepare.pipeline import seed_mix
 
     k = int(K.cut_point(np.uint64(seed_mix(seed)), session, n))
     assert k == reference_kept(seed, session, n)
@@ -377,7 +377,7 @@ def test_bad_parquet(tmp_path):
 
 
 def test_failure_while_writing_leaves_no_outputs(tmp_path, monkeypatch):
-    import scorer.prepare as P
+    import scorer.prepare.pipeline as P
 
     src = write_jsonl(tmp_path / "e.jsonl", random_sessions(1, n=200))
 
@@ -395,7 +395,7 @@ def test_failure_while_writing_leaves_no_outputs(tmp_path, monkeypatch):
 def _run_command(argv):
     import argparse
 
-    from scorer.commands import prepare as command
+    from scorer.cli import prepare as command
 
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
@@ -414,9 +414,9 @@ def test_command_prints_summary(tmp_path, capsys):
 
 
 def test_cli_main_exit_code_on_bad_input(tmp_path, capsys):
-    pytest.importorskip("scorer.commands.score")
-    pytest.importorskip("scorer.commands.validate")
-    from scorer.cli import main
+    pytest.importorskip("scorer.cli.score")
+    pytest.importorskip("scorer.cli.validate")
+    from scorer.cli.main import main
 
     src = tmp_path / "e.jsonl"
     src.write_text(GOOD + '{"session": 2, "events": [{"aid": 1, "ts": 5, "type": "views"}]}\n')
@@ -518,7 +518,7 @@ def _dump(style: str, sid: int, events) -> str:
                          max_size=5), min_size=1, max_size=8),
        st.lists(st.sampled_from(["spaced", "compact", "reordered", "padded"]), min_size=8, max_size=8))
 def test_jsonl_parser_fast_and_general_paths_agree(log, styles):
-    from scorer.prepare import _parse_block
+    from scorer.prepare.pipeline import _parse_block
 
     sessions = [(sid * 7, events) for sid, events in enumerate(log)]
     text = "\n".join(_dump(style, sid, ev) for style, (sid, ev) in zip(styles, sessions))

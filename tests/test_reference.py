@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import reference
 import scorer
 from conftest import TYPES, submission_text, truth_lines
-from scorer.competition import load_competition
+from scorer.spec.competition import load_competition
 
 OTTO = load_competition("otto")
 items = st.integers(0, 40)  # a small item space, so that hits and duplicates are common

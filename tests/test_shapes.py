@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import reference_metrics as ref
 import scorer
-from scorer.competition import competition_from_dict
+from scorer.spec.competition import competition_from_dict
 from scorer.errors import ConfigError
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import scorer
 from conftest import full_rows, submission_text
-from scorer.submission import BlockReader
+from scorer.engine.reader import BlockReader
 
 TRUTH = {s: {"clicks": s % 7, "carts": [s % 5, 9], "orders": [s % 3]} for s in range(50)}
 ROWS = full_rows(TRUTH, {(s, t): [s % 7, s % 5, s % 3, 1, 2] for s in TRUTH for t in ("clicks", "carts", "orders")})

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import submission_text, truth_lines
 from scorer.errors import TruthError
-from scorer.truth import cache_path, load_truth, read_npz, write_npz
+from scorer.truth.ids import cache_path, load_truth, read_npz, write_npz
 
 TYPES = ("clicks", "carts", "orders")
 TRUTH = {5: {"clicks": 3, "orders": [2, 1, 7]}, 2: {}, 9: {"carts": [0, 4]}, 6: {"orders": [11]}}
@@ -23,7 +23,7 @@ ROOT = Path(__file__).parent.parent
 def run_cli(*args, cache: Path, limit_file_bytes: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """`scorer ARGS` in a child process (a segfault is its exit code, not ours)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SCORER_CACHE_DIR": str(cache)}
-    code = "import sys; from scorer.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from scorer.cli.main import main; sys.exit(main(sys.argv[1:]))"
     preexec = None
     if limit_file_bytes is not None:
         def preexec():  # a "full disk": writes past the limit fail with EFBIG
@@ -66,7 +66,7 @@ def test_cache_is_keyed_by_content_not_size_and_time(tmp_path):
 
 
 def test_a_file_changed_while_read_is_not_cached_under_the_old_key(tmp_path, monkeypatch):
-    import scorer.truth as truth_module
+    import scorer.truth.ids as truth_module
 
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "t.jsonl"
@@ -86,7 +86,7 @@ def test_a_file_changed_while_read_is_not_cached_under_the_old_key(tmp_path, mon
 
 
 def test_content_key_without_xxhash_uses_blake2b(tmp_path, monkeypatch):
-    from scorer.truth import content_key
+    from scorer.truth.ids import content_key
 
     path = tmp_path / "t.jsonl"
     path.write_text(truth_lines(TRUTH))
@@ -106,7 +106,7 @@ def test_an_empty_looking_file_is_not_cached(tmp_path):
 
 
 def test_dask_workers_reload_a_truth_rewritten_with_the_same_size_and_time(tmp_path):
-    from scorer.competition import load_competition
+    from scorer.spec.competition import load_competition
     from scorer.dask.truthcache import truth_for
 
     otto = load_competition("otto")
@@ -207,7 +207,7 @@ def test_crafted_cache_entry_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack
 
 @pytest.mark.parametrize("attack", ["items unsorted", "items repeated", "sessions unsorted", "lookup with a stray entry"])
 def test_an_id_cache_entry_gets_the_safe_checks_a_given_file_the_full_one(tmp_path, attack):
-    from scorer.truth_checks import check_truth
+    from scorer.truth.checks import check_truth
 
     crafted = craft(_compiled(tmp_path), tmp_path / "crafted.truth.npz", **ID_ATTACKS[attack][0])
     arrays = read_npz(crafted)
@@ -240,7 +240,7 @@ def test_full_cache_disk_leaves_no_tmp_file_and_scores(tmp_path):
 
 
 def test_failed_write_removes_its_tmp_file(tmp_path, monkeypatch):
-    import scorer.truth as truth_module
+    import scorer.truth.ids as truth_module
 
     def half_then_fail(handle, arrays):
         handle.write(b"half")
@@ -255,7 +255,7 @@ def test_failed_write_removes_its_tmp_file(tmp_path, monkeypatch):
 # crafted compiled string truths
 
 def _compiled_strings(tmp_path, text="customer_id,prediction\nA,0001 0002\nB,\nC,0002 0003\n", shape="list") -> Path:
-    from scorer.string_truth import read_string_truth
+    from scorer.truth.strings import read_string_truth
 
     source = tmp_path / "s.csv"
     source.write_text(text)
@@ -294,7 +294,7 @@ STRING_ATTACKS = {
 
 @pytest.mark.parametrize("attack", STRING_ATTACKS)
 def test_crafted_compiled_string_truth_is_a_truth_error(tmp_path, attack):
-    from scorer.string_truth import read_string_truth
+    from scorer.truth.strings import read_string_truth
 
     path = _compiled_strings(tmp_path)
     make, message = STRING_ATTACKS[attack]
@@ -305,8 +305,8 @@ def test_crafted_compiled_string_truth_is_a_truth_error(tmp_path, attack):
 
 
 def test_reachability_of_every_key_including_clusters_that_wrap_round():
-    from scorer.string_truth import StringTable
-    from scorer.truth_checks import check_table, hash_keys
+    from scorer.truth.strings import StringTable
+    from scorer.truth.checks import check_table, hash_keys
 
     rng = np.random.default_rng(7)
     moved_across_the_end = wrapped = 0
@@ -329,15 +329,15 @@ def test_reachability_of_every_key_including_clusters_that_wrap_round():
 
 
 def test_duplicate_keys_are_found(tmp_path):
-    from scorer.string_truth import StringTable
-    from scorer.truth_checks import check_table
+    from scorer.truth.strings import StringTable
+    from scorer.truth.checks import check_table
 
     with pytest.raises(TruthError, match="two ids are the same string"):
         check_table(StringTable.of(["a", "b", "a"]), "id", "x")  # each key in the table, reachable: only the bytes tell
 
 
 def test_value_shape_needs_one_value_per_id(tmp_path):
-    from scorer.string_truth import read_string_truth
+    from scorer.truth.strings import read_string_truth
 
     listed = _compiled_strings(tmp_path)
     with pytest.raises(TruthError, match="one value per id"):
@@ -348,7 +348,7 @@ def test_value_shape_needs_one_value_per_id(tmp_path):
 
 def test_numpy_key_hash_is_the_kernels_hash():
     from scorer.kernels.strings import hash_bytes
-    from scorer.truth_checks import hash_keys
+    from scorer.truth.checks import hash_keys
 
     rng = np.random.default_rng(3)
     lengths = rng.integers(0, 40, 300)
@@ -361,8 +361,8 @@ def test_numpy_key_hash_is_the_kernels_hash():
 
 def test_long_keys_hash_as_the_kernel_does_and_too_long_ones_are_refused():
     from scorer.kernels.strings import hash_bytes
-    from scorer.string_truth import StringTable
-    from scorer.truth_checks import MAX_KEY_BYTES, check_table, hash_keys
+    from scorer.truth.strings import StringTable
+    from scorer.truth.checks import MAX_KEY_BYTES, check_table, hash_keys
 
     names = ["a" * 300, "b", "c" * 5000, "dd"]
     table = StringTable.of(names)
@@ -383,7 +383,7 @@ def test_crafted_string_table_exits_2_instead_of_hanging(tmp_path):
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path):
-    from scorer.competition import load_competition
+    from scorer.spec.competition import load_competition
     from scorer.dask.truthcache import truth_for
 
     fifo = tmp_path / "t.jsonl"
@@ -433,7 +433,7 @@ REFUSED_FOLDERS = {
 
 @pytest.mark.parametrize("spoil", REFUSED_FOLDERS)
 def test_a_cache_folder_others_control_is_not_used_and_said_once(tmp_path, monkeypatch, capsys, spoil):
-    import scorer.truth as truth_module
+    import scorer.truth.ids as truth_module
 
     monkeypatch.setattr(truth_module, "_refused", set())
     cache = tmp_path / "cache"
@@ -450,7 +450,7 @@ def test_a_cache_folder_others_control_is_not_used_and_said_once(tmp_path, monke
 
 
 def test_a_cache_folder_that_is_a_symlink_is_not_used(tmp_path, monkeypatch, capsys):
-    import scorer.truth as truth_module
+    import scorer.truth.ids as truth_module
 
     monkeypatch.setattr(truth_module, "_refused", set())
     real = tmp_path / "real"
@@ -503,8 +503,8 @@ def test_the_cli_scores_with_a_refused_cache_and_says_why(tmp_path):
 
 def _table_with_a_lost_key(n_keys=200):
     """A correct table of n_keys keys, then the unsampled key whose probe is shortest moved where it cannot be found."""
-    from scorer.string_truth import StringTable
-    from scorer.truth_checks import SPOT, hash_keys
+    from scorer.truth.strings import StringTable
+    from scorer.truth.checks import SPOT, hash_keys
 
     table = StringTable.of([f"customer{value:06d}" for value in range(n_keys)])
     sampled = set(np.unique(np.linspace(0, n_keys - 1, SPOT).astype(np.int64)).tolist())
@@ -521,7 +521,7 @@ def _table_with_a_lost_key(n_keys=200):
 
 
 def test_a_cache_entry_table_gets_the_safe_checks_a_given_file_the_full_one():
-    from scorer.truth_checks import check_table
+    from scorer.truth.checks import check_table
 
     good, lost = _table_with_a_lost_key()
     assert check_table(good, "id", "x", full=False) == check_table(good, "id", "x") == 200
@@ -533,7 +533,7 @@ def test_a_cache_entry_table_gets_the_safe_checks_a_given_file_the_full_one():
 @pytest.mark.parametrize("attack", ["id table with no empty entry", "id table entry past the ids", "id table entries moved",
                                     "key past its buffer", "item code past the names"])
 def test_a_string_cache_entry_failing_the_safe_or_spot_checks_is_a_miss_and_rebuilt(tmp_path, monkeypatch, attack):
-    from scorer.string_truth import read_string_truth
+    from scorer.truth.strings import read_string_truth
 
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     source = tmp_path / "s.csv"
@@ -547,8 +547,8 @@ def test_a_string_cache_entry_failing_the_safe_or_spot_checks_is_a_miss_and_rebu
 
 
 def test_the_spot_check_finds_a_table_built_with_another_hash():
-    from scorer.string_truth import StringTable
-    from scorer.truth_checks import check_table
+    from scorer.truth.strings import StringTable
+    from scorer.truth.checks import check_table
 
     table = StringTable.of([f"k{value}" for value in range(1000)])
     slots = table.table.copy()
@@ -559,8 +559,8 @@ def test_the_spot_check_finds_a_table_built_with_another_hash():
 
 
 def test_only_an_entry_of_the_private_cache_skips_the_full_table_check(tmp_path, monkeypatch):
-    import scorer.truth_checks as checks
-    from scorer.string_truth import read_string_truth
+    import scorer.truth.checks as checks
+    from scorer.truth.strings import read_string_truth
 
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     source = tmp_path / "s.csv"
@@ -581,7 +581,7 @@ def test_only_an_entry_of_the_private_cache_skips_the_full_table_check(tmp_path,
 
 def _spy_checks(monkeypatch) -> list:
     """The `full` of every check_truth and check_string_truth call, in order."""
-    import scorer.truth_checks as checks
+    import scorer.truth.checks as checks
 
     seen = []
     for name in ("check_truth", "check_string_truth"):
@@ -591,7 +591,7 @@ def _spy_checks(monkeypatch) -> list:
 
 
 def _load(path: Path):
-    from scorer.string_truth import read_string_truth
+    from scorer.truth.strings import read_string_truth
 
     return read_string_truth(path, "list") if path.name.endswith(".strings.npz") else load_truth(path, TYPES)
 
@@ -638,8 +638,8 @@ def test_changed_bytes_of_the_same_size_are_checked_in_full(tmp_path, monkeypatc
 
 
 def test_the_memo_key_holds_the_check_version(tmp_path, monkeypatch):
-    import scorer.truth_checks as checks
-    from scorer.truth import map_file, memo_name
+    import scorer.truth.checks as checks
+    from scorer.truth.ids import map_file, memo_name
 
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     path = _compiled(tmp_path)
@@ -655,7 +655,7 @@ def test_the_memo_key_holds_the_check_version(tmp_path, monkeypatch):
 
 def _plant_memo(folder: Path, path: Path, kind: str = "truth") -> Path:
     """The memo this scorer would write after checking `path` in full, written by someone else's hand."""
-    from scorer.truth import map_file, memo_name
+    from scorer.truth.ids import map_file, memo_name
 
     key, name = memo_name(map_file(path), kind)
     (folder / name).write_bytes(key)
@@ -701,7 +701,7 @@ def test_a_memo_not_this_users_own_or_not_its_key_is_not_trusted(tmp_path, monke
 
 @pytest.mark.parametrize("spoil", REFUSED_FOLDERS)
 def test_a_memo_in_a_cache_folder_others_control_is_not_trusted_and_loads_still_work(tmp_path, monkeypatch, capsys, spoil):
-    import scorer.truth as truth_module
+    import scorer.truth.ids as truth_module
 
     monkeypatch.setattr(truth_module, "_refused", set())
     cache = tmp_path / "cache"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import full_rows, submission_text, truth_lines
-from scorer.cli import main
+from scorer.cli.main import main
 
 TRUTH = {1: {"clicks": 5, "carts": [6, 7], "orders": [8]}, 2: {"clicks": 9}}
 GOOD = full_rows(TRUTH, {(1, "clicks"): [5], (1, "carts"): [6, 7], (2, "clicks"): [9, 3]})

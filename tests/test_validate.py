@@ -10,7 +10,7 @@ import pytest
 
 import scorer
 from conftest import HEADER, TYPES, full_rows, submission_text
-from scorer.cli import main
+from scorer.cli.main import main
 from scorer.errors import UsageError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

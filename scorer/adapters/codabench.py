@@ -17,10 +17,10 @@ from pathlib import Path
 from scorer.adapters.message import leaderboard_values, participant_message
 from scorer.api import resolve_competition, score
 from scorer.errors import SubmissionError, TruthError, UsageError
-from scorer.result import Result
-from scorer.string_truth import STRINGS_SUFFIX
-from scorer.submission import refusal
-from scorer.truth import COMPILED_SUFFIX
+from scorer.engine.result import Result
+from scorer.truth.strings import STRINGS_SUFFIX
+from scorer.engine.reader import refusal
+from scorer.truth.ids import COMPILED_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
 TRUTH_SUFFIXES = (".jsonl", ".json", ".ndjson", ".parquet", ".pq", ".csv")
@@ -74,7 +74,7 @@ def find_truth(ref: Path) -> Path:
 
 
 def _not_a_plain_upload(path: Path, res: Path) -> str | None:
-    """Why the uploaded entry `path` may not be read (scorer.submission.refusal: a link, a hard link, a special
+    """Why the uploaded entry `path` may not be read (scorer.engine.reader.refusal: a link, a hard link, a special
     file), or None. Its status is the entry's own (lstat): nothing a link points at is named or read.
     """
     try:

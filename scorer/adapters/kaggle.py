@@ -28,11 +28,11 @@ from scorer.adapters.message import participant_message
 from scorer.api import resolve_competition
 from scorer.api import score as score_file
 from scorer.api import validate
-from scorer.competition import Competition, id_literals
+from scorer.spec.competition import Competition, id_literals
 from scorer.errors import ScorerError
 from scorer.kernels.solution import label_items, plain_ids
-from scorer.problems import ERROR
-from scorer.truth import Truth, from_long
+from scorer.engine.problems import ERROR
+from scorer.truth.ids import Truth, from_long
 
 MAX_MESSAGE = 280
 USAGE = "Usage"

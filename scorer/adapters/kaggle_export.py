@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.competition import Competition, id_literals
+from scorer.spec.competition import Competition, id_literals
 from scorer.errors import UsageError
-from scorer.truth import Truth
+from scorer.truth.ids import Truth
 
 SAMPLE_LABELS = ("empty", "popular")
 
@@ -35,7 +35,7 @@ def usage(sessions: np.ndarray, public: float, seed: int) -> np.ndarray:
     """True for the sessions of the Public split: the same seeded hash split as `scorer score --split public=F --seed S`."""
     if not 0.0 <= public <= 1.0:
         raise UsageError(f"--public must be between 0 and 1, got {public}")
-    from scorer.split import hash_split
+    from scorer.analytics.leaderboard_split import hash_split
 
     return hash_split(sessions, public, seed).mask("public")
 

@@ -21,14 +21,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from scorer.api import result_from
-from scorer.competition import Competition
-from scorer.engine import Pass
+from scorer.spec.competition import Competition
+from scorer.engine.file_pass import Pass
 from scorer.kernels import codes
 from scorer.kernels.parse import SLACK
-from scorer.problems import Report
-from scorer.result import Result
-from scorer.submission import Deadline, LimitExceeded
-from scorer.truth import Truth
+from scorer.engine.problems import Report
+from scorer.engine.result import Result
+from scorer.engine.reader import Deadline, LimitExceeded
+from scorer.truth.ids import Truth
 
 BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
 PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from scorer.problems import ERROR
-from scorer.result import Result
+from scorer.engine.problems import ERROR
+from scorer.engine.result import Result
 
 ELLIPSIS = "…"
 SUMMED = {"S011", "S012"}  # one problem that already counts its rows (missing, unknown sessions)

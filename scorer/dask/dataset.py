@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from scorer.competition import Competition
+from scorer.spec.competition import Competition
 from scorer.dask.partitioned import UNREADABLE, Partial, reduce, score_part
 from scorer.dask.parts import list_parts
 from scorer.errors import UsageError, one_line
-from scorer.problems import Report
-from scorer.truth import Truth
+from scorer.engine.problems import Report
+from scorer.truth.ids import Truth
 
 
 def score_dataset(directory: str | Path, truth: str | Path | Truth, competition: str | Competition = "otto", *,

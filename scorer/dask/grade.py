@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from scorer.competition import Competition
+from scorer.spec.competition import Competition
 from scorer.dask.attempts import Tracker
 from scorer.dask.futures import failure
 from scorer.dask.tasks import grade_one, warm

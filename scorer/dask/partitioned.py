@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from scorer.competition import Competition
-from scorer.engine import SHOWN_IDS, PassResult
-from scorer.figures import SlotFigures
-from scorer.problems import Report
-from scorer.truth import Truth
+from scorer.spec.competition import Competition
+from scorer.engine.file_pass import SHOWN_IDS, PassResult
+from scorer.engine.figures import SlotFigures
+from scorer.engine.problems import Report
+from scorer.truth.ids import Truth
 
 MISSING, DUPLICATE, UNREADABLE = 11, 10, 27
 

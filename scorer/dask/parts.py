@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.submission import open_regular
+from scorer.engine.reader import open_regular
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 COLUMNS = ("session_type", "labels")
@@ -41,7 +41,7 @@ def parquet_to_csv(source: str | Path, target: str | Path, columns: tuple[str, .
     same rows in a CSV part would be, so the engine judges both alike. With both `columns` present
     only they are written, in that order (index or partition columns are dropped); otherwise all
     columns are, and the engine reports the header as wrong. The part is opened once, as a submission
-    is (scorer.submission.open_regular: a regular file; `untrusted`, no link), and pyarrow reads that
+    is (scorer.engine.reader.open_regular: a regular file; `untrusted`, no link), and pyarrow reads that
     descriptor. Raises SubmissionError, OSError or pyarrow errors.
     """
     import pyarrow.parquet as pq

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from scorer.competition import Competition
+from scorer.spec.competition import Competition
 from scorer.dask.truthcache import truth_for
 from scorer.errors import ScorerError
 

@@ -2,7 +2,7 @@
 
 parse_block calls side_row (inlined) for each row of the truth only when such a metric is
 configured: `side` then holds the kinds and cut-offs, the items' packed words
-(scorer.items.ItemSide.packed: one random 4-byte load per item serves every metric), popularity and
+(scorer.truth.items.ItemSide.packed: one random 4-byte load per item serves every metric), popularity and
 embeddings (loaded only by arp and diversity by embedding), this thread's exposure counts and
 the rows' output. Column 0 of a row is its item count; column j + 1 holds metric j's figure
 (SIDE_* in kinds.py). Ids beyond the table take `unknown_word`: unknown self-information, no
@@ -19,7 +19,7 @@ from numba.extending import intrinsic
 from scorer.kernels.kinds import (SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_LONG_TAIL,
                                   SIDE_NOVELTY, SIDE_PAIRS, SIDE_POPULARITY, SIDE_SERENDIPITY)
 
-SELF_INFO_UNIT = 2.0**-10  # 1 / scorer.items.SELF_INFO_SCALE
+SELF_INFO_UNIT = 2.0**-10  # 1 / scorer.truth.items.SELF_INFO_SCALE
 
 
 @intrinsic

@@ -3,7 +3,7 @@
 A row is described by `relevant` (the item at rank i is a first occurrence and in the truth),
 optional `gains` (the truth grade of the item at rank i; empty = binary relevance),
 |truth| and the number of distinct items in the row. One figure per metric is written;
-the aggregation over rows (micro / macro, denominators) is done by scorer.metrics.
+the aggregation over rows (micro / macro, denominators) is done by scorer.spec.metrics.
 """
 
 import numpy as np

@@ -1,0 +1,135 @@
+"""Paired comparison of two submissions scored against the same truth.
+
+Per session s and type t, δ_st = hits^A_st - hits^B_st (the scored metric's numerator) and
+d_st = min(K, |T_st|). The figures:
+  Δ_t = Σ_s δ_st / Σ_s d_st  (recall of A minus recall of B),   Δ = Σ_t w_t Δ_t;
+  paired bootstrap: sessions redrawn with replacement, both files together → percentile interval of Δ, Δ_t;
+  randomization test: each session's δ_s has its sign flipped with probability 1/2 (A and B swapped),
+    p = (1 + #{|Δ*| ≥ |Δ|}) / (1 + R), two-sided, per type and for the weighted score;
+  wins / ties / losses: sessions where c_s = Σ_t w_t δ_st / Σ_s' d_s't is > 0, = 0, < 0
+    (per type: sessions with truth where δ_st > 0, = 0, < 0).
+Beyond-accuracy metrics (diagnostics) are shown side by side over all sessions, without a paired test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scorer.analytics.bootstrap import SessionTable, interval, resample
+from scorer.errors import UsageError
+from scorer.kernels.resample import group_rows
+
+
+def _clean(x) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.95, keep: np.ndarray | None = None,
+            threads: int = 2) -> dict:
+    """The paired figures of A - B over the kept sessions (all when keep is None); see the module docstring."""
+    a, b = SessionTable.from_result(result_a), SessionTable.from_result(result_b)
+    if a.types != b.types or a.values.shape != b.values.shape or not np.array_equal(a.sizes, b.sizes):
+        raise UsageError("the two results were not scored against the same truth and competition")
+    scored = [(t, 0) for t in range(len(a.types))]
+    hits_a, den = a.parts(a.values, a.sizes, scored)
+    hits_b, _ = b.parts(b.values, b.sizes, scored)
+    if keep is not None:
+        hits_a, hits_b, den = hits_a[keep], hits_b[keep], den[keep]
+    delta = hits_a - hits_b
+    n_types = len(a.types)
+    den_total = den.sum(axis=0)
+    safe = np.where(den_total > 0, den_total, 1.0)
+    observed = np.where(den_total > 0, delta.sum(axis=0) / safe, np.nan)
+    weights = a.weights
+    observed_score = float((np.nan_to_num(observed) * weights).sum())
+
+    group, first = group_rows(np.ascontiguousarray(delta).view(np.int64), np.ascontiguousarray(den).view(np.int64))
+    counts = np.bincount(group, minlength=len(first)).astype(np.int64)
+    values = np.concatenate([delta[first], den[first]], axis=1)
+
+    def figures(d_sums, den_sums):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_type = np.where(den_sums > 0, d_sums / np.where(den_sums > 0, den_sums, 1.0), np.nan)
+        return np.concatenate([(np.nan_to_num(per_type) * weights).sum(axis=1, keepdims=True), per_type], axis=1)
+
+    boot = resample(values, counts, n, seed, "bootstrap", threads)
+    boot_figures = figures(boot[:, :n_types], boot[:, n_types:])
+    low, high = interval(boot_figures, level)
+
+    moving = np.any(values[:, :n_types] != 0, axis=1)  # sessions with δ = 0 everywhere do not move under a flip
+    flips = resample(values[moving, :n_types], counts[moving], n, seed + 1, "flip", threads)
+    flip_figures = figures(flips, np.broadcast_to(den_total, flips.shape))
+    obs = np.concatenate([[observed_score], observed])
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(obs))
+    extreme = (np.abs(flip_figures) >= np.abs(obs) - tolerance).sum(axis=0)
+    p_values = (1 + extreme) / (1 + n) if n else np.full(len(obs), np.nan)
+
+    contribution = (delta / safe * np.where(den_total > 0, weights, 0.0)).sum(axis=1)
+    has_truth = den > 0
+    outcome = lambda x, mask: {"wins": int((x[mask] > 0).sum()), "ties": int((x[mask] == 0).sum()), "losses": int((x[mask] < 0).sum())}  # noqa: E731
+
+    def row(j, value):
+        return {"difference": _clean(value), "low": _clean(low[j]), "high": _clean(high[j]), "p_value": _clean(p_values[j])}
+
+    recall_a = np.where(den_total > 0, hits_a.sum(axis=0) / safe, np.nan)
+    recall_b = np.where(den_total > 0, hits_b.sum(axis=0) / safe, np.nan)
+    out = {
+        "a": result_a.submission, "b": result_b.submission, "metric": str(a.metrics[0]),
+        "resamples": n, "seed": seed, "level": level, "sessions": int(len(den)),
+        "score": {"a": float((np.nan_to_num(recall_a) * weights).sum()), "b": float((np.nan_to_num(recall_b) * weights).sum()),
+                  **row(0, observed_score), **outcome(contribution, np.ones(len(contribution), bool))},
+        "types": {},
+    }
+    for t, type_name in enumerate(a.types):
+        out["types"][type_name] = {"a": _clean(recall_a[t]), "b": _clean(recall_b[t]), **row(t + 1, observed[t]),
+                                   **outcome(delta[:, t], has_truth[:, t])}
+    return out
+
+
+def render_text(figures: dict) -> str:
+    """A table of A, B, A - B, its interval, the p-value and the session outcomes, per type and weighted."""
+    level = round(100 * figures["level"])
+    lines = [f"A = {figures['a']}", f"B = {figures['b']}",
+             f"paired over {figures['sessions']:,} sessions; {figures['resamples']:,} resamples (seed {figures['seed']}), "
+             f"{level}% percentile interval, two-sided randomization p-value", ""]
+    header = f"{'':<10}{'A':>10}{'B':>10}{'A - B':>11}{f'{level}% interval':>24}{'p':>9}{'A wins':>11}{'ties':>11}{'B wins':>11}"
+    lines += [header, "-" * len(header)]
+    fmt = lambda x, w=10, sign="": f"{'-' if x is None else format(x, sign + '.6f'):>{w}}"  # noqa: E731
+    rows = [("score", figures["score"])] + [(f"{t}", v) for t, v in figures["types"].items()]
+    for name, v in rows:
+        span = "-" if v["low"] is None else f"[{v['low']:+.6f}, {v['high']:+.6f}]"
+        p = "-" if v["p_value"] is None else f"{v['p_value']:.4f}"
+        lines.append(f"{name:<10}{fmt(v['a'])}{fmt(v['b'])}{fmt(v['difference'], 11, '+')}{span:>24}{p:>9}"
+                     f"{v['wins']:>11,}{v['ties']:>11,}{v['losses']:>11,}")
+    lines.append("")
+    lines.append(f"score row: per-session weighted contribution; type rows: sessions with truth of that type ({figures['metric']} hits)")
+    return "\n".join(lines)
+
+
+BEYOND_NOTE = "diagnostics over all sessions, side by side: no paired test or interval"
+
+
+def beyond_sides(result_a, result_b) -> dict:
+    """{"note", "metrics": {type: {metric: {"a", "b", "difference"}}}} of the beyond-accuracy metrics ({} without them)."""
+    from scorer.spec.metrics import parse_metric
+
+    metrics: dict = {}
+    for type_name, values in result_a.metrics.items():
+        for name, a in values.items():
+            if parse_metric(name).family != "beyond":
+                continue
+            b = result_b.metrics[type_name].get(name)
+            a, b = (None if x is None else _clean(x) for x in (a, b))
+            metrics.setdefault(type_name, {})[name] = {"a": a, "b": b, "difference": None if a is None or b is None else a - b}
+    return {"note": BEYOND_NOTE, "metrics": metrics} if metrics else {}
+
+
+def render_beyond(beyond: dict) -> str:
+    """The beyond-accuracy metrics of A and B per type, one line each."""
+    header = f"{'':<10}{'metric':<28}{'A':>12}{'B':>12}{'A - B':>12}"
+    lines = [f"beyond-accuracy metrics ({beyond['note']})", header, "-" * len(header)]
+    fmt = lambda x, sign="": f"{'-' if x is None else format(x, sign + '.6f'):>12}"  # noqa: E731
+    for type_name, values in beyond["metrics"].items():
+        for name, v in values.items():
+            lines.append(f"{type_name:<10}{name:<28}{fmt(v['a'])}{fmt(v['b'])}{fmt(v['difference'], '+')}")
+    return "\n".join(lines)

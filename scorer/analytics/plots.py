@@ -1,0 +1,237 @@
+"""The analytics report: recall@k curves, intervals and breakdowns drawn with matplotlib.
+
+FILE.png is the figure; FILE.html is a self-contained page (the figure embedded as base64 PNG,
+plus the tables as text). matplotlib is an optional dependency: pip install 'recsys-scorer[report]'.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+from scorer.errors import UsageError
+
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--report needs matplotlib: pip install 'recsys-scorer[report]' (or pip install matplotlib)") from None
+    return plt
+
+
+def _integer_ticks():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
+def _curves(ax, b: dict) -> None:
+    ks = list(range(1, b["k"] + 1))
+    weighted = [0.0] * len(ks)
+    for (name, curve), colour, weight in zip(b["recall_at_k"].items(), COLOURS, b["weights"]):
+        ax.plot(ks, [float("nan") if v is None else v for v in curve], marker="o", ms=3, color=colour, label=name)
+        weighted = [w + weight * (v or 0.0) for w, v in zip(weighted, curve)]
+    ax.plot(ks, weighted, color="black", ls="--", label="weighted")
+    ax.set(title=f"{b['metric'].split('@')[0]}@k", xlabel="k (items read)", ylabel="recall")
+    ax.xaxis.set_major_locator(_integer_ticks())
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def _intervals(ax, analytics: dict) -> bool:
+    boot = analytics.get("bootstrap")
+    split = analytics.get("split")
+    if boot is None and split is None:
+        return False
+    source = boot["subsets"] if boot else {name: None for name in split["figures"]}
+    first = next(iter(source))
+    types = list((boot["subsets"][first]["metrics"] if boot else split["figures"][first]["metrics"]).keys())
+    labels = ["score"] + types
+    width = 0.8 / len(source)
+    for i, (name, colour) in enumerate(zip(source, COLOURS)):
+        xs = [j - 0.4 + width * (i + 0.5) for j in range(len(labels))]
+        if boot:
+            figures = boot["subsets"][name]
+            metric = next(iter(figures["metrics"][types[0]]))
+            entries = [figures["score"]] + [figures["metrics"][t][metric] for t in types]
+            values = [e["value"] if e["value"] is not None else float("nan") for e in entries]
+            low = [v - e["low"] if e["low"] is not None else 0.0 for v, e in zip(values, entries)]
+            high = [e["high"] - v if e["high"] is not None else 0.0 for v, e in zip(values, entries)]
+            ax.errorbar(xs, values, yerr=[low, high], fmt="o", color=colour, capsize=4, label=name)
+        else:
+            figures = split["figures"][name]
+            metric = next(iter(figures["metrics"][types[0]]))
+            values = [figures["score"]] + [figures["metrics"][t][metric] for t in types]
+            ax.plot(xs, [float("nan") if v is None else v for v in values], "o", color=colour, label=name)
+    ax.set_xticks(range(len(labels)), labels)
+    level = f"{100 * boot['level']:g}% intervals, {boot['resamples']:,} resamples" if boot else "no intervals (use --bootstrap)"
+    ax.set(title=f"score and {metric} ({level})", ylabel="value")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    return True
+
+
+def _ranks(ax, b: dict) -> None:
+    ranks = list(range(1, b["k"] + 1))
+    for (name, counts), colour in zip(b["hit_ranks"].items(), COLOURS):
+        total = sum(counts) or 1
+        ax.plot(ranks, [c / total for c in counts], marker="o", ms=3, color=colour, label=f"{name} ({sum(counts):,} hits)")
+    ax.set(title="where the hits are: share of hits by rank", xlabel="rank (1 = first item)", ylabel="share of the type's hits")
+    ax.xaxis.set_major_locator(_integer_ticks())
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def _bins(ax, rows_by_type: dict, title: str, metric: str) -> None:
+    types = list(rows_by_type)
+    bins = [row["bin"] for row in rows_by_type[types[0]]]
+    width = 0.8 / len(types)
+    for i, (name, colour) in enumerate(zip(types, COLOURS)):
+        values = [row["recall"] if row["recall"] is not None else 0.0 for row in rows_by_type[name]]
+        xs = [j - 0.4 + width * (i + 0.5) for j in range(len(bins))]
+        bars = ax.bar(xs, values, width, color=colour, label=name)
+        for bar, row in zip(bars, rows_by_type[name]):
+            ax.annotate(f"{row['sessions']:,}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
+                        va="bottom", fontsize=6, rotation=90)
+    ax.set_xticks(range(len(bins)), bins, fontsize=8)
+    ax.set(title=f"{metric} by {title} (numbers: sessions)", xlabel=title, ylabel=metric)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+
+
+def _beyond_bins(ax, b: dict) -> bool:
+    """The per-row beyond-accuracy metrics by truth size for the heaviest type, each relative to its whole-run figure."""
+    totals = b.get("beyond", {}).get("totals")
+    if not totals:
+        return False
+    type_name = max(zip(b["weights"], b["truth_size"]))[1]
+    rows = b["truth_size"][type_name]
+    bins = [row["bin"] for row in rows]
+    for (name, total), colour in zip(((m, v) for m, v in totals.get(type_name, {}).items() if m in rows[0]["beyond"]), COLOURS):
+        if not total:
+            continue
+        values = [float("nan") if row["beyond"][name] is None else row["beyond"][name] / total for row in rows]
+        ax.plot(range(len(bins)), values, marker="o", color=colour, label=f"{name} (total {total:.4g})")
+    ax.axhline(1.0, color="grey", lw=1)
+    ax.set_xticks(range(len(bins)), bins, fontsize=8)
+    ax.set(title=f"beyond-accuracy by truth size ({type_name}; gini: totals only)", xlabel="truth size",
+           ylabel="bin figure / whole-run figure")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return True
+
+
+def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
+    """The report figure as PNG bytes."""
+    plt = _pyplot()
+    b = analytics.get("breakdown")
+    fig, axes = plt.subplots(2, 3, figsize=(18, 10))
+    axes = axes.ravel()
+    score = summary.get("score")
+    fig.suptitle(f"{summary.get('submission', '')}: score {score:.6f}" if score is not None else f"{summary.get('submission', '')}: no score",
+                 fontsize=13)
+    used = [False] * 6
+    if b is not None:
+        _curves(axes[0], b)
+        _ranks(axes[2], b)
+        _bins(axes[3], b["truth_size"], "truth size", b["metric"])
+        used[0] = used[2] = used[3] = True
+        if "session_length" in b:
+            _bins(axes[4], b["session_length"], "session length (events)", b["metric"])
+            used[4] = True
+        used[5] = _beyond_bins(axes[5], b)
+    used[1] = _intervals(axes[1], analytics)
+    for ax, on in zip(axes, used):
+        if not on:
+            ax.axis("off")
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def compare_png(figures: dict, dpi: int = 110) -> bytes:
+    """The comparison figure: A - B with its interval per type and for the score, one colour per subset."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(10, 5))
+    first = next(iter(figures.values()))
+    labels = ["score"] + list(first["types"])
+    width = 0.8 / len(figures)
+    for i, ((name, f), colour) in enumerate(zip(figures.items(), COLOURS)):
+        rows = [f["score"]] + [f["types"][t] for t in labels[1:]]
+        xs = [j - 0.4 + width * (i + 0.5) for j in range(len(labels))]
+        values = [r["difference"] if r["difference"] is not None else float("nan") for r in rows]
+        low = [v - r["low"] if r["low"] is not None else 0.0 for v, r in zip(values, rows)]
+        high = [r["high"] - v if r["high"] is not None else 0.0 for v, r in zip(values, rows)]
+        ax.errorbar(xs, values, yerr=[low, high], fmt="o", color=colour, capsize=4, label=name)
+        for x, v, r in zip(xs, values, rows):
+            if r["p_value"] is not None:
+                ax.annotate(f"p={r['p_value']:.3g}", (x, v), textcoords="offset points", xytext=(6, 0), fontsize=7, va="center")
+    ax.axhline(0.0, color="grey", lw=1)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set(title=f"A - B ({first['metric']}): {100 * first['level']:g}% paired bootstrap intervals, randomization p-values\n"
+                 f"A = {first['a']}   B = {first['b']}", ylabel="difference")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _write(path, png: bytes, title: str, header: str, tables: str) -> Path:
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".png":
+            path.write_bytes(png)
+        else:
+            title = html.escape(title)
+            body = (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{title}</title>"
+                    "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style></head><body>"
+                    f"<h1>{title}</h1>{header}"
+                    f"<img alt='figures' style='max-width:100%' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+                    f"<pre>{html.escape(tables.strip())}</pre></body></html>\n")
+            path.write_text(body, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write the report {path}: {error}") from None
+    return path
+
+
+def check_name(path) -> None:
+    if Path(path).suffix.lower() not in (".html", ".htm", ".png"):
+        raise UsageError(f"--report {path}: the name must end in .html or .png")
+
+
+def write_report(path, summary: dict, analytics: dict) -> Path:
+    """Write FILE.png (the figure) or FILE.html (self-contained: figure and tables)."""
+    from scorer.analytics.summary import render_text
+
+    check_name(path)
+    metrics = "\n".join(f"{t}: " + ", ".join(f"{m} {'-' if v is None else f'{v:.6f}'}" for m, v in ms.items())
+                        for t, ms in summary.get("metrics", {}).items())
+    score = summary.get("score")
+    header = f"<p>score <b>{'none' if score is None else f'{score:.6f}'}</b></p><pre>{html.escape(metrics)}</pre>"
+    return _write(path, figure_png(summary, analytics), f"scorer report: {summary.get('submission', '')}", header,
+                  render_text(analytics))
+
+
+def write_compare_report(path, figures: dict, beyond: dict | None = None) -> Path:
+    """Write the comparison as FILE.png or a self-contained FILE.html (with the beyond-accuracy metrics' table)."""
+    from scorer.analytics.compare import render_beyond, render_text
+
+    check_name(path)
+    tables = "\n\n".join(f"== {name} ==\n{render_text(f)}" for name, f in figures.items())
+    if beyond:
+        tables += "\n\n" + render_beyond(beyond)
+    first = next(iter(figures.values()))
+    return _write(path, compare_png(figures), f"scorer compare: {first['a']} vs {first['b']}", "", tables)

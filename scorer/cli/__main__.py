@@ -1,0 +1,7 @@
+"""`python -m scorer.cli ...`: the `scorer` command."""
+
+import sys
+
+from scorer.cli.main import main
+
+sys.exit(main())

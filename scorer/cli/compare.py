@@ -1,0 +1,94 @@
+"""scorer compare A B --truth T: is A really better than B? Paired difference, interval, p-value, wins/ties/losses."""
+
+from __future__ import annotations
+
+import json
+
+from scorer.cli.common import add_competition, add_report_options, engine_options
+
+HELP = "compare two submissions on the same truth: paired bootstrap interval and randomization p-value of the difference"
+
+
+def add_arguments(parser) -> None:
+    from scorer.analytics.summary import add_resampling_options, count_value
+
+    parser.add_argument("a", metavar="A", help="first submission CSV (plain, .gz or .zip)")
+    parser.add_argument("b", metavar="B", help="second submission CSV")
+    parser.add_argument("--truth", required=True, help="ground truth (as for `scorer score`)")
+    add_competition(parser)
+    parser.add_argument("--strict", action="store_true", help="judge both files as a grader (any error: no comparison)")
+    parser.add_argument("--resamples", type=count_value, default=1000, metavar="N",
+                        help="paired bootstrap resamples and randomization permutations (default 1000)")
+    add_resampling_options(parser)
+    parser.add_argument("--split", metavar="public=F|usage",
+                        help="also compare on the public and private sessions (hash split, or the truth's Usage column)")
+    parser.add_argument("--report", metavar="FILE", help="write the differences and intervals as a plot: FILE.html or FILE.png")
+    add_report_options(parser)
+    from scorer.truth.items import add_arguments as add_items
+
+    add_items(parser)  # --items, --train, --metrics, as for `scorer score`
+
+
+def run(args) -> int:
+    from scorer.api import resolve_truth, score
+    from scorer.analytics.compare import beyond_sides, compare, render_beyond, render_text
+    from scorer.errors import UsageError
+    from scorer.engine.result import render_problems
+    from scorer.analytics.leaderboard_split import parse_split, resolve_split
+
+    from scorer.truth.items import from_args
+
+    competition, items = from_args(args, args.competition)
+    truth = resolve_truth(args.truth, competition)
+    if truth.n_sessions == 0:
+        raise UsageError(f"the truth {args.truth} has no sessions: nothing to compare")
+    split = None
+    if args.split:
+        if args.split == "usage" and getattr(truth, "usage", None) is None:
+            raise UsageError(f"--split usage: the truth {args.truth} has no Usage column; use --split public=F")
+        split = resolve_split(truth, None if args.split == "usage" else parse_split(args.split), args.seed)
+    if args.report:
+        from scorer.analytics.plots import check_name
+
+        check_name(args.report)  # before the scoring, not after
+    # One invocation scores both files (one after the other: each pass already uses the threads) and pairs them per session.
+    results = [score(path, truth, competition, strict=args.strict, items=items, **engine_options(args))
+               for path in (args.a, args.b)]
+    failed = [r for r in results if r.score is None or r.slot_values is None]
+    if failed:
+        for r in failed:
+            print(f"{r.submission}: no score" + (" (strict mode)" if r.strict else ""))
+            problems = render_problems(r.report)
+            if problems:
+                print(problems)
+        return 1
+    subsets = {"all": None} if split is None else {"public": split.mask("public"), "private": split.mask("private"),
+                                                  "all": split.mask("all")}
+    figures = {name: compare(*results, n=args.resamples, seed=args.seed, level=args.level, keep=keep, threads=args.threads)
+               for name, keep in subsets.items()}
+    beyond = beyond_sides(*results)
+    if args.report:
+        from scorer.analytics.plots import write_compare_report
+
+        write_compare_report(args.report, figures, beyond)
+    if args.format == "json":
+        out = {"a": results[0].to_dict(), "b": results[1].to_dict(), "comparison": figures}
+        if beyond:
+            out["beyond"] = beyond
+        if split is not None:
+            out["split"] = {"source": split.source, "sessions": split.counts()}
+        print(json.dumps(out, indent=2))
+    else:
+        for name, figure in figures.items():
+            if split is not None:
+                print(f"== {name} sessions ({split.source}) ==")
+            print(render_text(figure))
+            print()
+        if beyond:
+            print(render_beyond(beyond))
+            print()
+        for r, label in zip(results, "AB"):
+            counts = r.report.summary()
+            if counts:
+                print(f"{label} ({r.submission}): " + ", ".join(f"{row['code']} {row['count']:,}" for row in counts))
+    return 0

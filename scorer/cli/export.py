@@ -1,0 +1,42 @@
+"""scorer export kaggle-solution TRUTH -o solution.csv: a Kaggle solution file (with Usage) and its sample submission."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scorer.cli.common import add_competition
+
+HELP = "export ground truth for a platform: kaggle-solution writes solution.csv (with Usage) and sample_submission.csv"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("target", choices=("kaggle-solution",), help="what to export")
+    parser.add_argument("truth", metavar="TRUTH", help="ground truth (.jsonl, .parquet, .csv or .truth.npz)")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the solution CSV to write")
+    parser.add_argument("--sample", metavar="FILE", help="the sample submission to write (default: sample_submission.csv beside the solution)")
+    parser.add_argument("--public", type=float, default=0.3, metavar="FRACTION",
+                        help="share of sessions in the Public split, the rest Private (default 0.3)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the Public/Private draw (default 0)")
+    parser.add_argument("--sample-labels", choices=("empty", "popular"), default="empty",
+                        help="sample submission labels: empty, or each type's most frequent truth items (this reveals them; default empty)")
+    add_competition(parser)
+
+
+def run(args) -> int:
+    from scorer.adapters.kaggle_export import write_solution
+    from scorer.api import resolve_competition
+    from scorer.errors import UsageError
+    from scorer.truth.ids import load_truth
+
+    competition = resolve_competition(args.competition, args.config)
+    truth = load_truth(args.truth, competition.types)
+    sample = Path(args.sample) if args.sample else Path(args.output).with_name("sample_submission.csv")
+    if sample.resolve() == Path(args.output).resolve():
+        raise UsageError("the solution and the sample submission would be the same file: pass --sample FILE")
+    try:
+        summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels)
+    except OSError as error:
+        raise UsageError(f"cannot write {error.filename or args.output}: {error.strerror or error}") from None
+    print(f"wrote {args.output} ({summary['rows']:,} rows; {summary['public_sessions']:,} sessions Public, "
+          f"{summary['private_sessions']:,} Private) and {sample}")
+    return 0

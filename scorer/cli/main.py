@@ -1,0 +1,100 @@
+"""Command-line entry point: builds the parser from scorer/commands/* and maps errors to exit codes.
+
+Exit codes: 0 scored / valid, 1 submission invalid or unreadable, 2 usage, config or truth error,
+3 internal error (a bug in scorer; set SCORER_DEBUG=1 to see the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+# Each command module defines HELP, add_arguments(parser) and run(args) -> int.
+COMMANDS = {
+    "score": "scorer.cli.score",
+    "validate": "scorer.cli.validate",
+    "prepare": "scorer.cli.prepare",
+    "compare": "scorer.cli.compare",
+    "compile-truth": "scorer.cli.compile_truth",
+    "export": "scorer.cli.export",
+    "codabench": "scorer.cli.codabench",
+    "warmup": "scorer.cli.warmup",
+    "grade": "scorer.cli.grade",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits with 2 too; keep its message, drop nothing
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from scorer import __version__
+
+    parser = _Parser(prog="scorer", description="Score and validate recommender-system competition submissions.")
+    parser.add_argument("--version", action="version", version=f"scorer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def _skip_blas_probe() -> None:
+    """Spare the CLI process numba's BLAS probe (about 0.2 s where SciPy is installed).
+
+    The first compiled function numba loads imports numba.np.arraymath, which imports scipy.linalg
+    only to learn whether np.dot may use BLAS. No kernel of ours uses BLAS and this process runs
+    nothing else, so scipy.linalg.cython_blas is made unimportable here: the probe answers "no" at once.
+    Nothing is imported now, so a pass on the ahead-of-time kernels never loads numba at all.
+    """
+    if "scipy.linalg" not in sys.modules:
+        sys.modules.setdefault("scipy.linalg.cython_blas", None)
+
+
+def _warmup_tip() -> None:
+    """At a terminal, say once per run that `scorer warmup` would make runs start faster (until it has been run)."""
+    from scorer.engine import aot
+
+    tip = aot.tip()
+    if tip:
+        print(f"scorer: tip: {tip}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from scorer.errors import ScorerError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help, --version and argparse errors
+        return int(stop.code or 0)
+    try:
+        _skip_blas_probe()
+        code = int(args._run(args))
+        if args.command in ("score", "validate") and sys.stderr.isatty():
+            _warmup_tip()
+        return code
+    except ScorerError as error:
+        print(f"scorer: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("scorer: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # a bug of ours: never show a participant a traceback
+        if os.environ.get("SCORER_DEBUG"):
+            raise
+        print(f"scorer: internal error ({type(error).__name__}: {error}); set SCORER_DEBUG=1 for details", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

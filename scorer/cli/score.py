@@ -1,0 +1,77 @@
+"""scorer score SUBMISSION --truth TRUTH: the weighted score, per-type metrics, counts and problems."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from scorer.cli.common import add_competition, add_report_options, engine_options
+from scorer.cli.grade import add_cluster_options
+
+HELP = "score a submission against ground truth"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("submission", help="submission CSV (plain, .gz or .zip), or a directory of CSV/Parquet part files")
+    parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz; string shapes: .csv/.parquet or .strings.npz")
+    add_competition(parser)
+    parser.add_argument("--strict", action="store_true",
+                        help="judge as a grader: missing, repeated or unknown rows are errors, and any error means no score")
+    add_report_options(parser)
+    parser.add_argument("--engine", choices=("local", "dask"), default="local",
+                        help="local (default), or dask: score the part files of a directory on a Dask cluster")
+    add_cluster_options(parser)
+    from scorer.analytics.summary import add_arguments as add_analytics
+
+    add_analytics(parser)  # --bootstrap, --split, --seed, --level, --breakdown, --sessions, --report
+    from scorer.truth.items import add_arguments as add_items
+
+    add_items(parser)  # --items, --train, --metrics
+
+
+def run(args) -> int:
+    from scorer.api import score
+    from scorer.errors import TruthError
+
+    try:
+        if args.engine == "dask" or os.path.isdir(args.submission):
+            from scorer.dask.run import score_directory
+
+            result = score_directory(args)
+        else:
+            from scorer.truth.items import from_args
+
+            competition, items = from_args(args, args.competition)
+            result = score(args.submission, args.truth, competition, strict=args.strict, items=items, **engine_options(args))
+    except TruthError as error:
+        if _looks_like_a_submission(args.truth, args):
+            raise TruthError(f"{error} — arguments swapped? {args.truth} looks like a submission "
+                             f"(usage: scorer score SUBMISSION --truth TRUTH)") from None
+        raise
+    from scorer.analytics import summary as analytics
+
+    if analytics.requested(args):
+        return max(analytics.finish(args, result), exit_code(result))
+    print(result.to_json() if args.format == "json" else result.to_text())
+    if result.score is not None and result.report.has_errors():
+        print("scorer: the submission has errors (see its problems); lines with an error score 0 (exit code 1)", file=sys.stderr)
+    return exit_code(result)
+
+
+def exit_code(result) -> int:
+    """1 when there is no score or any problem is an error (lenient mode shows the score all the same), else 0."""
+    return 1 if result.score is None or result.report.has_errors() else 0
+
+
+def _looks_like_a_submission(path: str, args) -> bool:
+    """Does the file's first line hold the competition's submission header?"""
+    from scorer.api import resolve_competition
+
+    try:
+        with open(path, "rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0]
+        header = resolve_competition(args.competition, args.config).header
+    except Exception:  # only a hint: a file or config that cannot be read says nothing here
+        return False
+    fields = [part.strip().strip('"') for part in first.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace").split(",")]
+    return fields == list(header)

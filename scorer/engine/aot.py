@@ -1,0 +1,316 @@
+"""Ahead-of-time compiled hot kernels (numba.pycc), so that a warm pass starts without numba.
+
+`scorer warmup` compiles parse_block, parse_strings_block, merge_rows, figure_sums and frame_rows with the argument
+types the engine passes into an extension module in the cache folder ($SCORER_CACHE_DIR/aot); a pass loads it when it
+is there. (Building takes about 13 s, most of it numba compiling and a C compiler linking, so it is
+not done in the middle of a participant's first run.) Its name carries a key of the kernels' source, the numba, numpy and Python
+versions and the CPU, so an edited kernel or another machine gets its own build. The exported functions
+release the GIL, as the JIT kernels do (nogil), so two blocks are still parsed at once.
+
+When a build is impossible (no C compiler, pycc gone from numba) the reason is kept beside it (.failed)
+and the JIT kernels are used; the next `scorer warmup` tries again. SCORER_AOT=0 turns the module off.
+
+A module runs inside the scorer, so only one this user built is imported: the folder is private (this user's,
+0700, not a symlink), the build's SHA-256 is recorded beside it (.sha256, `sha256sum -c` reads it), and before
+the import the file is checked (a regular file of this user's, not writable by others) and hashed. Anything
+else (a planted or altered file, a foreign or open folder) is not imported: the JIT kernels serve, and the
+process says why once, on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib.machinery
+import importlib.util
+import os
+import platform
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from scorer import private_files
+from scorer.private_files import cache_dir
+from scorer.errors import one_line
+from scorer.private_files import Untrusted
+
+NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
+SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py",
+           "kernels/string_ids.py", "kernels/strings.py", "kernels/frame_rows.py", "kernels/rows.py", "kernels/beyond.py",
+           "engine/beyond.py", "engine/aot.py")  # engine/beyond.py: the types of parse_block's `side`
+_tried: dict[Path, object] = {}
+
+
+def enabled() -> bool:
+    return os.environ.get("SCORER_AOT", "1") != "0"
+
+
+def _cpu() -> str:
+    """What the code is compiled for: NUMBA_CPU_NAME (as numba's caches), else this host."""
+    return os.environ.get("NUMBA_CPU_NAME") or "host"
+
+
+def _cpu_identity() -> str:
+    if _cpu() != "host":
+        return _cpu()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            lines = [line for line in handle if line.startswith(("model name", "flags"))]
+        return "".join(sorted(set(lines)))
+    except OSError:
+        return platform.machine() + platform.processor()
+
+
+def _version_stamp(module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return module + ": missing"
+    stat = os.stat(spec.origin)
+    return f"{spec.origin}:{stat.st_size}:{int(stat.st_mtime)}"  # whole seconds: image layers keep no more
+
+
+def module_path() -> Path:
+    """Where the build for this source, these libraries and this CPU lives."""
+    digest = hashlib.sha256()
+    root = Path(__file__).parent.parent  # scorer/
+    for name in SOURCES:
+        digest.update((root / name).read_bytes())
+    import numpy
+
+    for part in (sys.version, numpy.__version__, _version_stamp("numba"), _version_stamp("llvmlite"), _cpu_identity()):
+        digest.update(part.encode())
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return cache_dir() / "aot" / f"{NAME}-{digest.hexdigest()[:20]}{suffix}"
+
+
+def _recorded_hash(folder: int, name: str) -> str:
+    """The SHA-256 recorded when the module `name` was built, from its checked .sha256 file beside it."""
+    try:
+        with private_files.opened_file(folder, name + ".sha256") as fd:
+            fields = private_files.read_all(fd, 4096).decode("ascii", "replace").split()
+    except FileNotFoundError:
+        raise Untrusted(f"{name} has no recorded SHA-256 (made by an older scorer, or not by `scorer warmup`)") from None
+    if len(fields) != 2 or fields[1] != name or len(fields[0]) != 64:
+        raise Untrusted(f"the SHA-256 recorded for {name} is unreadable")
+    return fields[0]
+
+
+def _verified(path: Path, stack: ExitStack) -> int | None:
+    """The private folder's descriptor (open until stack closes) once the module in it passed every check; None
+    when no module is built. Raises Untrusted (or OSError) saying why a module that is there must not be imported."""
+    try:
+        folder = stack.enter_context(private_files.opened_folder(path.parent))
+        module = stack.enter_context(private_files.opened_file(folder, path.name))
+    except FileNotFoundError:
+        return None
+    recorded = _recorded_hash(folder, path.name)
+    if not hmac.compare_digest(private_files.sha256(private_files.read_all(module)), recorded):
+        raise Untrusted(f"{path.name} is not the file built here: its SHA-256 differs from the recorded one")
+    return folder
+
+
+def ensure_built() -> str:
+    """Build the module for this source and machine unless it is there (and passes the checks); say what happened."""
+    if not enabled():
+        return "turned off (SCORER_AOT=0)"
+    path = module_path()
+    try:
+        with ExitStack() as stack:
+            if _verified(path, stack) is not None:
+                return f"ready: {path}"
+    except (Untrusted, OSError):
+        pass  # built again, over it (a folder that is not private refuses the build too, with its reason)
+    try:
+        build(path)
+    except Exception as error:  # no compiler, pycc missing or broken, a folder that is not private: the JIT kernels serve
+        message = one_line(error)
+        _keep(path, ".failed", (message + "\n").encode())
+        return f"not built (the JIT kernels serve): {message}"
+    _keep(path, ".failed", None)
+    _tried.pop(path, None)
+    return f"built: {path}"
+
+
+def _keep(path: Path, suffix: str, data: bytes | None) -> None:
+    """Write (or with None remove) a note beside the module, where the folder is private; else do without it."""
+    try:
+        with private_files.opened_folder(path.parent, create=True) as folder:
+            if data is None:
+                os.unlink(path.name + suffix, dir_fd=folder)
+            else:
+                private_files.write(folder, path.name + suffix, data)
+    except (OSError, Untrusted):
+        pass
+
+
+def _enabled_path() -> Path | None:
+    """The module's path, or None when the module is turned off or the cache folder cannot be named."""
+    if not enabled():
+        return None
+    try:
+        return module_path()
+    except OSError:
+        return None
+
+
+def tip() -> str | None:
+    """A hint for a participant at a terminal while no module is built (and no build has failed), else None."""
+    path = _enabled_path()
+    if path is None or path.is_file() or path.with_name(path.name + ".failed").is_file():
+        return None
+    return "run `scorer warmup` once: it compiles the hot kernels ahead of time, and every later run starts without numba"
+
+
+def load():
+    """The compiled module if it is built for this source and machine and passes the checks, else None (the JIT
+    kernels serve; a module that is there but fails a check is named on stderr, once per process)."""
+    path = _enabled_path()
+    if path is None:
+        return None
+    if path in _tried:
+        return _tried[path]
+    module = None
+    with ExitStack() as stack:
+        try:
+            folder = _verified(path, stack)
+            if folder is not None:
+                module = _import(path, folder)
+        except (Untrusted, ImportError, OSError) as error:
+            reason = str(error) if isinstance(error, Untrusted) else one_line(error)
+            print(f"scorer: warning: the ahead-of-time kernels in {path.parent} were not loaded: {reason}; "
+                  "the JIT kernels serve (`scorer warmup` builds them again)", file=sys.stderr)
+    _tried[path] = module
+    return module
+
+
+def _import(path: Path, folder: int):
+    """Import the module just hashed.
+
+    The loader opens the file by name again, so between the hash and the import the name could be pointed at
+    other bytes. The name is looked up through the checked folder's descriptor (/proc/self/fd/N/name): renaming
+    or swapping any folder above it (a cache root others can write to) cannot lead elsewhere, and the folder is
+    this user's and closed to everyone else, so only this user, who could as well edit the package, can swap
+    the file in that window. (Where /proc is missing, the path checked a moment before is used.)
+    """
+    through_folder = f"/proc/self/fd/{folder}/{path.name}"
+    location = through_folder if os.path.exists(through_folder) else str(path)
+    loader = importlib.machinery.ExtensionFileLoader(NAME, location)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(NAME, location, loader=loader))
+    loader.exec_module(module)
+    module.__file__ = str(path)  # the descriptor's path means nothing once it is closed
+    return module
+
+
+def signatures() -> dict:
+    """The exported functions' numba signatures: the types of the arguments the engine passes."""
+    import numpy as np
+    from numba import typeof, types
+
+    from scorer.spec.competition import load_competition
+    from scorer.engine.file_pass import _Kernel
+    from scorer.kernels.rows import scratch_for
+    from scorer.truth.ids import from_long
+
+    competition = load_competition("otto")
+    truth = from_long(np.array([1, 2]), np.array([0, 1]), np.array([5, 6]), competition.types)
+    kernel = _Kernel(competition, truth, 1)
+    row_ints, row_values = kernel.rows()
+    block = np.zeros(16, np.uint8)
+    counts, found = np.zeros(4, np.int64), np.zeros((4, 5), np.int64)
+    from scorer.engine.beyond import NO_SIDE
+
+    parse_args = (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, NO_SIDE, kernel.limits, scratch_for(kernel.kmax),
+                  row_ints, row_values, counts, found, 0)
+    slots = np.zeros(4, np.int64)
+    merge_args = (row_ints, row_values, 0, 0, slots, np.zeros((4, 0)), slots, found, 0, found, 0)
+    shape_kernel = _string_kernel()
+    strings_rows = shape_kernel.rows()
+    strings_args = (block, 0, 1, 0, shape_kernel.shape, shape_kernel.tables, shape_kernel.truth, shape_kernel.metric,
+                    shape_kernel.limits, shape_kernel.scratch(), *strings_rows, np.zeros((1, 3), np.int64), counts, found, 0)
+    frame_args = _frame_rows_args(kernel, counts, found)
+    strided = types.Array(types.int64, 1, "A")
+    integers, floats = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
+    return {  # argument types only: numba infers the return types, as its JIT does
+        "parse_block": tuple(typeof(arg) for arg in parse_args),
+        "parse_strings_block": tuple(typeof(arg) for arg in strings_args),
+        "merge_rows": tuple(typeof(arg) for arg in merge_args),
+        "figure_sums": (strided, strided, strided, integers, integers, floats, floats, floats),
+        "frame_rows": tuple(typeof(arg) for arg in frame_args),
+    }
+
+
+def _frame_rows_args(kernel, counts, found) -> tuple:
+    """frame_rows' arguments for a one-row frame, as scorer.engine.frame_pass passes them (its _Job fixes their types)."""
+    import numpy as np
+
+    from scorer.engine.frame_pass import _Job
+    from scorer.kernels.rows import scratch_for
+
+    empty8, empty64 = np.empty(0, np.uint8), np.empty(0, np.int64)
+    lists = (np.array([0, 1], np.int64), empty8, 0, np.array([5], np.int64), empty8, 0, empty64)
+    job = _Job((np.frombuffer(b"1_clicks", np.uint8), np.array([0, 8]), empty8, 0), (empty64, empty64, empty64), lists, 1, 0, ())
+    row_ints, row_values = kernel.rows()
+    return (0, 1, 0, job.ids, job.keys, job.lists, kernel.idspec, kernel.truth, kernel.metric, kernel.max_per_code,
+            scratch_for(kernel.kmax)[:3], row_ints, row_values, counts, found, 0)
+
+
+def _string_kernel():
+    """A string-shape kernel over a tiny truth: its arrays have the types every string shape passes."""
+    import numpy as np
+
+    from scorer.spec.competition import load_competition
+    from scorer.engine.string_kernel import ShapeKernel
+    from scorer.truth.strings import StringTable, StringTruth
+
+    names = StringTable.of(np.array(["a", "b"], dtype=object))
+    truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], np.int64), np.array([0, 1], np.int64),
+                        ids=names, item_names=names)
+    return ShapeKernel(load_competition("hm"), truth, 1)
+
+
+def build(path: Path) -> None:
+    """Compile the module into path (written whole or not at all, with its SHA-256 beside it)."""
+    with private_files.opened_folder(path.parent, create=True) as folder:  # not private: Untrusted, before compiling
+        _compile(folder, path.name)
+
+
+def _compile(folder: int, filename: str) -> None:
+    """Compile the module with pycc in a temporary folder of its own; write it, then its hash, as `filename` in the folder."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pycc's pending-deprecation notice: it is what exists for this today
+        import numba.pycc.compiler as pycc_compiler
+        from numba.pycc import CC
+
+    from scorer.engine.kernel_set import jit_kernels
+
+    class ReleasingFlags(pycc_compiler.Flags):  # pycc has no nogil option: its wrappers keep the GIL otherwise
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+
+    functions = vars(jit_kernels())
+    with tempfile.TemporaryDirectory(prefix="scorer-aot-") as work, warnings.catch_warnings():  # made 0700
+        warnings.simplefilter("ignore")
+        cc = CC(NAME)
+        cc.output_dir = work
+        cc.target_cpu = _cpu()
+        cc.verbose = False
+        for name, signature in signatures().items():
+            cc.export(name, signature)(functions[name].py_func)
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.refresh()  # pycc types with the JIT's registries, which load on first use
+        cpu_target.typing_context.refresh()
+        plain = pycc_compiler.Flags
+        pycc_compiler.Flags = ReleasingFlags
+        try:
+            cc.compile()
+        finally:
+            pycc_compiler.Flags = plain
+        (built,) = Path(work).glob(f"{NAME}*")
+        data = built.read_bytes()
+        private_files.write(folder, filename, data)  # the module first, then its hash: never a hash without it
+        private_files.write(folder, filename + ".sha256", f"{private_files.sha256(data)}  {filename}\n".encode())

@@ -1,0 +1,414 @@
+"""One streaming pass over a submission: blocks → parse+score kernel (threads) → per-slot figures.
+
+Per-row figures land in arrays indexed by (session, type) slot, in line order, so the
+aggregates are the same to the last bit whatever the block size or thread count.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scorer.spec.competition import Competition
+from scorer.engine.figures import SlotFigures
+from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
+from scorer.engine.heap import bound_heap
+from scorer.kernels import codes
+from scorer.engine import kernel_set as hot
+from scorer.kernels.kinds import derivable, discounts, ideal_dcg
+from scorer.kernels.rows import RowArrays, scratch_for
+from scorer.engine.problems import Report
+from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LINE_TOO_LONG, BlockReader, Deadline, LimitExceeded
+from scorer.truth.ids import Truth
+
+BOM = b"\xef\xbb\xbf"
+INDEX_COLUMN = "looks like a pandas index column: write with index=False"
+PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
+PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
+SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
+
+
+@dataclass
+class PassResult:
+    slot_line: np.ndarray  # int64 per slot: line of the row that counts, 0 if none
+    figures: SlotFigures  # per slot and metric: the row figure (stored, or derived from slot_hits)
+    slot_hits: np.ndarray  # int64 per slot: bit r set when the item at 0-based rank r (< 63) is a hit
+    counts: dict = field(default_factory=dict)
+    coverage: float = float("nan")  # coverage@K (string shapes): share of the truth's items in some row's top K
+    side: object = None  # scorer.engine.beyond.SideFigures of the beyond-accuracy metrics, None without them
+
+    @property
+    def slot_values(self) -> np.ndarray:
+        """float64 (slots, metrics): every row figure (made on first use when derived)."""
+        return self.figures.array()
+
+
+@dataclass
+class _Parsed:
+    data: np.ndarray
+    chunks: list  # (row_ints, row_values, n_rows)
+    counts: np.ndarray
+    found: np.ndarray
+    n_problems: int
+    last_line: int  # block-local number of the block's last line
+    sides: list = field(default_factory=list)  # per chunk: the rows' side figures (beyond-accuracy metrics)
+
+
+class _Kernel(RowArrays):
+    """The competition and truth as the arrays the kernel takes."""
+
+    def __init__(self, competition: Competition, truth: Truth, max_per_code: int, items=None):
+        prefix, middle, suffix = competition.id_literals()
+        as_bytes = lambda text: np.frombuffer(text.encode(), np.uint8).copy()  # noqa: E731
+        names = [name.encode() for name in competition.types]
+        self.idspec = (as_bytes(prefix), as_bytes(middle), as_bytes(suffix), competition.session_first,
+                       as_bytes("".join(competition.types)), np.cumsum([0] + [len(name) for name in names]).astype(np.int64))
+        base, table = truth.lookup
+        self.truth = (truth.sessions, np.int64(base), table, truth.indptr, truth.items, np.int64(len(competition.types)))
+        self.n_metrics = len(competition.metrics)
+        kmax = competition.k
+        kinds, ks = competition.row_kinds()
+        self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
+        self.metric = (kinds, ks, np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
+        self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
+        self.max_per_code = max_per_code
+        self.kmax = kmax
+        self.spare: list[tuple[np.ndarray, np.ndarray]] = []
+        self.side = SideKernel(competition, items, truth.n_sessions) if any(m.family == "beyond" for m in competition.metrics) else None
+
+    def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> _Parsed:
+        """Parse data[start:end] (followed by SLACK zero bytes); first_line is the block-local number of its first line."""
+        counts = np.zeros(codes.N_CODES, np.int64)
+        found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
+        scratch = scratch_for(self.kmax)
+        pos, line, n_problems, chunks = start, first_line - 1, 0, []
+        parse_block = hot.kernels().parse_block
+        sides = []
+        while pos < end:
+            row_ints, row_values = self.rows()
+            side = NO_SIDE if self.side is None else self.side.for_call()
+            pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric, side,
+                                                        self.limits, scratch, row_ints, row_values, counts, found, n_problems)
+            chunks.append((row_ints, row_values, n_rows))
+            sides.append(side[SIDE_OUTPUT])
+        return _Parsed(data[:end], chunks, counts, found, n_problems, line, sides)  # messages quote no byte past the block
+
+
+def _text(raw: bytes, limit: int = 60) -> str:
+    text = raw.decode("utf-8", "backslashreplace")
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+_VISIBLE = {c: "\ufffd" for c in range(32)}  # control bytes (NUL, tab, CR) shown one column wide
+
+
+def _context(line: bytes, start: int, end: int) -> dict:
+    """A window of the line around bytes [start, end) and the caret under them, in characters."""
+    window = max(0, start - 60)
+    shown = lambda raw: raw.decode("utf-8", "replace").translate(_VISIBLE)  # noqa: E731
+    before, bad = shown(line[window:start]), shown(line[start:end])
+    after = shown(line[end : window + 160].rstrip(b"\r"))
+    return {"context": before + bad + after, "caret": (len(before), max(1, len(bad)))}
+
+
+class Pass:
+    def __init__(self, competition: Competition, truth: Truth, report: Report,
+                 block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = None, items=None):
+        self.competition = competition
+        self.truth = truth
+        self.report = report
+        self.block_bytes = block_bytes
+        self.threads = max(1, int(threads))
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.has_truth = truth.n_sessions > 0  # without truth, repeated rows are found by sorting the row keys
+        self.row_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        if competition.shape == "id_type":
+            self.kernel = _Kernel(competition, truth, report.max_per_code, items)
+        else:
+            from scorer.engine.string_kernel import ShapeKernel
+
+            self.kernel = ShapeKernel(competition, truth, report.max_per_code)
+        self.names = getattr(truth, "ids", None)  # string shapes: the ids as written
+        n_slots = truth.n_sessions * len(competition.types)
+        self.slot_line = np.zeros(n_slots, np.int64)
+        self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
+        self.slot_hits = np.zeros(n_slots, np.int64)
+        self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line
+        self.unknown = np.zeros((report.max_per_code, 2), np.int64)  # session, line
+        self.n_duplicates = 0
+        self.n_unknown = 0
+        self.rows_read = 0
+        self.rows_with_errors = 0  # rows of the truth read with an error: they hold their slot and score 0
+        self.kmax_items = competition.k
+        self.format_keys = {
+            "expected": "",
+            "hint": "",
+            "k": competition.k,
+            "max_line_bytes": competition.limits.max_line_bytes,
+        }
+
+    # -- the header ---------------------------------------------------------------------------
+    def _header(self, data: memoryview) -> tuple[int, int]:
+        """Check the first line; return (offset where data rows start, their first line number)."""
+        offset = 0
+        if bytes(data[:3]) == BOM:
+            self.report.add(18, line=1, column=1)
+            offset = 3
+        if offset == len(data):  # a byte-order mark and nothing else
+            self.report.add(1, expected=repr(",".join(self.competition.header)))
+            return offset, 1
+        max_line = self.competition.limits.max_line_bytes
+        end = bytes(data[offset : offset + max_line + 2]).find(b"\n")
+        if end < 0 and len(data) - offset > max_line + 1:  # no line end within the limit
+            end = bytes(data[offset:]).find(b"\n")
+            end = len(data) if end < 0 else offset + end
+            self.report.add(22, f"{end - offset:,}", line=1, column=max_line + 1, **self.format_keys)
+            return end + 1, 2
+        end = len(data) if end < 0 else offset + end
+        first = bytes(data[offset:end])
+        if first.endswith(b"\r"):
+            first = first[:-1]
+            self.report.add(19, line=1, column=len(first) + 1)
+        fields = [part.strip().strip('"') for part in first.decode("utf-8", "replace").split(",")]
+        expected = ",".join(self.competition.header)
+        if fields == list(self.competition.header):
+            if b'"' in first:
+                quoted = first[first.index(b'"') : first.index(b'"', first.index(b'"') + 1) + 1] if first.count(b'"') > 1 else first
+                self.report.add(20, _text(quoted), line=1, column=first.index(b'"') + 1)
+            return end + 1, 2
+        if self._looks_like_row(fields) or (fields[0].isdigit() and self._looks_like_row(fields[1:])):
+            hint = f" ({INDEX_COLUMN}, and header=True)" if not self._looks_like_row(fields) else ""
+            self.report.add(2, f"header missing: line 1 is a data row ({_text(first)}); expected the header {expected!r} first{hint}",
+                            line=1, column=1, **_context(first, 0, len(first)))
+            return offset, 1
+        self.report.add(2, f"header is {_text(first)}; expected {expected!r}{self._header_hint(fields, first)}", line=1, column=1,
+                        **_context(first, 0, len(first)))
+        return end + 1, 2
+
+    def _header_hint(self, fields: list[str], first: bytes) -> str:
+        """The likely cause of a wrong header: a pandas index column, or a truth file given as the submission."""
+        header = list(self.competition.header)
+        if fields[1:] == header and fields[0] in ("", "Unnamed: 0", "index"):
+            return f" ({INDEX_COLUMN})"
+        if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
+            return " (this looks like a truth file, not a submission: arguments swapped?)"
+        return ""
+
+    def _looks_like_row(self, fields: list[str]) -> bool:
+        pattern = re.escape(self.competition.id_pattern).replace(r"\{session\}", r"\d+").replace(r"\{type\}", r"\w+")
+        return len(fields) == 2 and re.fullmatch(pattern, fields[0]) is not None
+
+    def _row_hint(self, line: bytes) -> str:
+        """The likely cause of a row with too many fields: a pandas index column or a Python list of items."""
+        head, _, rest = line.partition(b",")
+        if head.strip().isdigit() and self._looks_like_row(rest.decode("utf-8", "replace").split(",")):
+            return f" ({INDEX_COLUMN})"
+        if PYTHON_LIST.search(line):
+            return f" ({PYTHON_LIST_HINT})"
+        return ""
+
+    # -- blocks -------------------------------------------------------------------------------
+    def _describe(self, code: int, text: bytes, start: int, end: int) -> dict:
+        """The value and the other words a kernel problem's message names."""
+        words = dict(self.format_keys, value=_text(text[start:end]))
+        if code == codes.WRONG_FIELD_COUNT:
+            words["value"] = f"found more: {_text(text[start:end])}" if end > start else f"found one: {_text(text)}"
+            words["hint"] = self._row_hint(text)
+            if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
+                words["hint"] = " (items must be separated by a single space, not ',')"
+            words["expected"] = ",".join(self.competition.header)
+        elif code == codes.MALFORMED_ID:
+            words["expected"] = repr(self.competition.id_pattern)
+        elif code == codes.UNKNOWN_TYPE:
+            words["expected"] = ", ".join(self.competition.types)
+        elif code in (codes.INVALID_UTF8, codes.NUL_BYTE):
+            words["value"] = f"0x{text[start]:02x}"
+        elif code == codes.ITEM_NOT_INTEGER:
+            joined = re.fullmatch(rb"\d+([^\d\s])\d+(\1\d+)*", text[start:end])
+            if re.fullmatch(rb"\[?-?\d*,?\]?", text[start:end]) and PYTHON_LIST.search(text):
+                words["hint"] = f" ({PYTHON_LIST_HINT})"
+            elif joined:
+                words["hint"] = f" (found {_text(joined.group(1))} between items: use a single space)"
+        elif code == codes.LINE_TOO_LONG:
+            words["value"] = f"{end:,}"
+        elif code == codes.TOO_MANY_ITEMS:
+            cut = len(text[start:end].split())
+            words["value"], words["cut"] = f"{self.kmax_items + cut:,}", f"{cut:,}"
+        elif code == codes.BAD_SEPARATOR:
+            found = _text(text[start:end]) if end > start else "nothing"
+            if start > 0 and text[start - 1 : start] in (b",", b'"'):
+                words["value"] = f"{found} before the first item"
+            elif text[end:].rstrip(b"\r") in (b"", b'"'):
+                words["value"] = f"{found} after the last item"
+            else:
+                words["value"] = f"{found} between items"
+        return words
+
+    def _absorb(self, parsed: _Parsed, line_offset: int) -> None:
+        for row_ints, row_values, n_rows in parsed.chunks:
+            self.rows_read += n_rows
+            if not self.has_truth:
+                self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
+            self.n_duplicates, self.n_unknown = hot.kernels().merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values, self.slot_hits,
+                                                           self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
+        if not isinstance(self.kernel, _Kernel):
+            self.kernel.collect(parsed, line_offset)
+        else:
+            if self.kernel.side is not None:
+                self.kernel.side.absorb(parsed)
+            self.kernel.release(parsed)
+        kept = np.zeros(codes.N_CODES, np.int64)
+        data = parsed.data
+        for code, line, start, end, line_start in parsed.found[: parsed.n_problems].tolist():
+            kept[code] += 1
+            text = data[line_start : line_start + self.competition.limits.max_line_bytes + 2].tobytes()
+            text = text[: text.find(b"\n")] if b"\n" in text else text
+            start, end = start - line_start, end - line_start  # now columns (0-based) within the line
+            self.report.add(code, line=line + line_offset, column=start + 1, **_context(text, start, end),
+                            **self._describe(code, text, start, end))
+        self.rows_with_errors += int(parsed.counts[codes.ROWS_WITH_ERRORS])
+        for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
+            self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
+
+    def run(self, path, untrusted: bool = False) -> PassResult:
+        bound_heap()
+        limits = self.competition.limits
+        deadline = Deadline(limits.max_seconds, time.monotonic())  # checked between blocks and inside decompression
+        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,
+                             untrusted=untrusted)
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=None, unit="B", unit_scale=True, file=sys.stderr, desc="scoring", leave=False)
+        pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        pending: deque = deque()
+        lines_before = 0  # lines of the blocks already absorbed
+
+        def absorb(parsed: _Parsed) -> None:
+            nonlocal lines_before
+            self._absorb(parsed, lines_before)
+            lines_before += parsed.last_line
+
+        first = True
+        try:
+            for block in reader:
+                if bar is not None:
+                    bar.total = reader.file_bytes
+                    bar.n = block.end_offset
+                    bar.refresh()
+                offset, first_line = 0, 1
+                if first:
+                    first = False
+                    offset, first_line = self._header(block.data)
+                data = np.frombuffer(block.buffer, np.uint8)
+                if pool is None:
+                    absorb(self.kernel.parse(data, offset, block.end, first_line))
+                    reader.release(block)
+                else:
+                    pending.append((block, pool.submit(self.kernel.parse, data, offset, block.end, first_line)))
+                    while len(pending) > self.threads:
+                        done, future = pending.popleft()
+                        absorb(future.result())
+                        reader.release(done)
+                deadline.check(reader.bytes_read)  # bytes of CSV, as the reader's own checks count
+            while pending:
+                absorb(pending.popleft()[1].result())
+        except LimitExceeded as error:
+            if error.number == LINE_TOO_LONG and error.line is None:  # the reader found no line end: the next line
+                while pending:
+                    absorb(pending.popleft()[1].result())
+                error.line, error.column = lines_before + 1, limits.max_line_bytes + 1
+            raise
+        finally:
+            for _, future in pending:
+                future.cancel()
+            if pool is not None:
+                pool.shutdown(wait=True)
+            if bar is not None:
+                bar.close()
+        if first:
+            self.report.add(1, expected=repr(",".join(self.competition.header)))
+        return self._finish()
+
+    # -- rows that are missing, repeated or unknown -------------------------------------------
+    def _repeated_rows_without_truth(self) -> None:
+        if not self.row_keys:
+            return
+        session, kind, line = (np.concatenate(parts) for parts in zip(*self.row_keys))
+        self.row_keys = []
+        if len(session) < 2:
+            return
+        n_types = len(self.competition.types)
+        if 0 <= session.min() and session.max() < (2**63 - 1) // n_types - n_types:  # one int64 key per row
+            key = session * n_types + kind
+            if np.all(key[1:] > key[:-1]):  # rows in order (as OTTO's are): none repeats, no sort needed
+                return
+            order = np.argsort(key, kind="stable")  # lines ascend within a key: rows arrive in file order
+            sorted_key = key[order]
+            repeat = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
+        else:
+            order = np.lexsort((line, kind, session))
+            repeat = np.flatnonzero((session[order][1:] == session[order][:-1]) & (kind[order][1:] == kind[order][:-1])) + 1
+        self.n_duplicates = len(repeat)
+        keep = "the last one counts" if not self.report.strict else "each row may appear once"
+        by_line = np.argsort(order[repeat])[: self.report.max_per_code]  # the first repeats of the file are shown
+        for row, previous in zip(order[repeat][by_line], order[repeat - 1][by_line]):
+            name = self.competition.id_pattern.format(session=int(session[row]), type=self.competition.types[kind[row]])
+            if self.names is not None:
+                name = f"of line {int(line[row])}"
+            self.report.add(10, f"row {name!r} repeats line {int(line[previous])} ({keep})", line=int(line[row]), column=1)
+        self.report.count_only(10, len(repeat) - min(len(repeat), self.report.max_per_code))
+
+    def _slot_name(self, slot: int) -> str:
+        types = self.competition.types
+        if self.names is not None:
+            return self.truth.name(slot)
+        session = int(self.truth.sessions[slot // len(types)])
+        return self.competition.id_pattern.format(session=session, type=types[slot % len(types)])
+
+    def _finish(self) -> PassResult:
+        report = self.report
+        if not isinstance(self.kernel, _Kernel):
+            self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
+        dup_slot, dup_line, dup_previous = self.duplicates.T
+        keep = "the last one counts" if not report.strict else "each row may appear once"
+        for j in range(min(self.n_duplicates, report.max_per_code)):
+            report.add(10, f"row {self._slot_name(int(dup_slot[j]))!r} repeats line {int(dup_previous[j])} ({keep})",
+                       line=int(dup_line[j]), column=1)
+        report.count_only(10, self.n_duplicates - min(self.n_duplicates, report.max_per_code))
+        if not self.has_truth:
+            self._repeated_rows_without_truth()
+        elif self.n_unknown:
+            sessions, lines = self.unknown.T
+            first = min(self.n_unknown, SHOWN_IDS, len(sessions))  # rows past n_unknown are unused
+            shown = ", ".join(f"{int(s)} (line {int(n)})" if self.names is None else f"line {int(n)}" for s, n in zip(sessions[:first], lines[:first]))
+            report.add(12, f"{self.n_unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
+                       line=int(lines[0]), column=1, count=self.n_unknown)
+        missing = np.flatnonzero(self.slot_line == 0) if self.has_truth else np.empty(0, np.int64)
+        if len(missing):
+            shown = ", ".join(self._slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
+            report.add(11, f"{len(missing):,} rows are missing (they score 0); first: {shown}", count=len(missing))
+        counts = {
+            "sessions_in_truth": self.truth.n_sessions,
+            "rows_expected": len(self.slot_line),
+            "rows_read": self.rows_read,
+            "rows_scored": int(len(self.slot_line) - len(missing)),
+            "rows_missing": int(len(missing)),
+            "rows_unknown_session": self.n_unknown if self.has_truth else 0,
+            "rows_duplicate": self.n_duplicates,
+            "rows_with_errors": self.rows_with_errors,
+            "rows_cut_at_k": report.counts.get("S013", 0),
+            "rows_with_duplicate_items": report.counts.get("S014", 0),
+        }
+        coverage = self.kernel.coverage_of() if not isinstance(self.kernel, _Kernel) else float("nan")
+        stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
+        figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
+        side = self.kernel.side.finish() if isinstance(self.kernel, _Kernel) and self.kernel.side is not None else None
+        return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage, side)

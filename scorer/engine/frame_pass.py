@@ -1,0 +1,373 @@
+"""One pass over a data frame: Arrow buffers → frame_rows kernel (chunks, threads) → Pass's merge and report.
+
+Integer lists (OTTO's shape) go to scorer.kernels.frame_rows with no copy of their items. Text columns (labels
+as a space-separated string, and the string shapes) are what the CSV kernels read: their lines are joined by
+Arrow compute into one buffer, which the file's kernel parses. Either way the rows are merged, and the
+missing, repeated and unknown ones reported, by scorer.engine.file_pass.Pass, so a frame scores as its CSV does.
+
+Problems name the 0-based position of the row in the frame (`row`) and the column (`field`), not a line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from scorer import frames
+from scorer.engine.file_pass import Pass, PassResult, _text
+from scorer.errors import UsageError
+from scorer.kernels import codes
+from scorer.engine.problems import CATALOGUE
+
+ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}
+ITEM_FIELD = 2
+ROW_CODES = {10, 12}  # the engine's messages about whole rows, which speak of lines
+CHUNK_ROWS = 1 << 16  # rows per kernel job (a record batch is cut into pieces of this many): one row array each
+
+
+@dataclass
+class _Job:
+    """The kernel's arrays for n rows of the frame (see frame_rows), the first of them at row `start`."""
+
+    ids: tuple
+    keys: tuple
+    lists: tuple
+    n: int
+    start: int
+    columns: tuple  # the session and type columns, for the values problems quote (keys form)
+    row_index: np.ndarray | None = None  # long form: the frame row of each list's first item
+
+    def __post_init__(self):
+        self.ids = (_frozen(self.ids[0], np.uint8), _frozen(self.ids[1], np.int64), _frozen(self.ids[2], np.uint8), np.int64(self.ids[3]))
+        self.keys = tuple(_frozen(array, np.int64) for array in self.keys)
+        offsets, list_valid, list_bit, values, value_valid, value_bit, value_line = self.lists
+        self.lists = (_frozen(offsets, np.int64), _frozen(list_valid, np.uint8), np.int64(list_bit), _frozen(values, np.int64),
+                      _frozen(value_valid, np.uint8), np.int64(value_bit), _frozen(value_line, np.int64))
+
+
+def _frozen(array, dtype) -> np.ndarray:
+    """The array as frame_rows takes it: contiguous, of dtype (a copy only for int32 offsets), read-only, so that the
+    kernel has one signature (Arrow's buffers are read-only) and the ahead-of-time module can hold it."""
+    array = np.ascontiguousarray(array, dtype)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
+
+
+class FramePass(Pass):
+    """Pass over a frame (see the module docstring); run_frame takes a pyarrow Table."""
+
+    def run_frame(self, table) -> PassResult:
+        form = frames.pick_form(table.column_names, self.competition)
+        self.fields = self._field_names(form)
+        labels = table.column(self.fields[2])
+        if self.competition.shape != "id_type" or (form == "id_labels" and not frames.is_list(labels.type)):
+            self._run_text(table, form)
+        else:
+            self._run_lists(table, form)
+        outcome = self._finish()
+        self._name_rows()
+        return outcome
+
+    def _field_names(self, form: str) -> tuple[str, str, str]:
+        """The columns of the id (or session), the type and the labels (or item), as problems name them."""
+        id_name, labels_name = self.competition.header
+        return {"id_labels": (id_name, id_name, labels_name), "session_type_labels": ("session", "type", "labels"),
+                "long": ("session", "type", "aid")}[form]
+
+    # -- integer lists: the frame kernel ------------------------------------------------------
+    def _run_lists(self, table, form: str) -> None:
+        from scorer.engine import kernel_set as hot
+        from scorer.kernels.rows import scratch_for
+
+        frame_rows = hot.kernels().frame_rows
+        kernel = self.kernel
+        # made as they are submitted, so the first pieces run while later batches are still being viewed
+        jobs = iter([self._long_job(table)]) if form == "long" else (self._wide_job(batch, form, start) for batch, start in _batches(table))
+
+        def run(piece):
+            job, first, last = piece
+            counts = np.zeros(codes.N_CODES, np.int64)
+            found = np.zeros((kernel.max_per_code * codes.N_CODES, 5), np.int64)
+            scratch = scratch_for(kernel.kmax)[:3]
+            chunks, row, n_problems = [], first, 0
+            while row < last:
+                row_ints, row_values = kernel.rows()
+                row, n_rows, n_problems = frame_rows(row, last, job.start, job.ids, job.keys, job.lists, kernel.idspec, kernel.truth,
+                                                     kernel.metric, kernel.max_per_code, scratch, row_ints, row_values, counts, found,
+                                                     n_problems)
+                chunks.append((row_ints, row_values, n_rows))
+            return job, chunks, counts, found[:n_problems]
+
+        pieces = ((job, first, min(first + CHUNK_ROWS, job.n)) for job in jobs for first in range(0, job.n, CHUNK_ROWS))
+        if self.threads == 1:
+            for piece in pieces:
+                self._absorb_piece(*run(piece))
+            return
+        pending: deque = deque()
+        with ThreadPoolExecutor(self.threads) as pool:
+            try:
+                for piece in pieces:  # at most `threads` pieces in flight; they merge in frame order
+                    pending.append(pool.submit(run, piece))
+                    while len(pending) > self.threads:
+                        self._absorb_piece(*pending.popleft().result())
+                while pending:
+                    self._absorb_piece(*pending.popleft().result())
+            finally:
+                for future in pending:
+                    future.cancel()
+
+    def _absorb_piece(self, job, chunks, counts, found) -> None:
+        self._merge(chunks)
+        self._report_found(job, counts, found)
+
+    def _merge(self, chunks) -> None:
+        from scorer.engine import kernel_set as hot
+
+        merge_rows = hot.kernels().merge_rows
+        for row_ints, row_values, n_rows in chunks:
+            self.rows_read += n_rows
+            if not self.has_truth:
+                self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3].copy()))
+            self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, 0, self.slot_line, self.slot_values,
+                                                           self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
+            self.kernel.spare.append((row_ints, row_values))
+
+    def _report_found(self, job, counts: np.ndarray, found: np.ndarray) -> None:
+        """The kernel's problem records as problems naming a row and a column, with the bad value."""
+        if not len(found) and not counts.any():
+            return
+        id_bytes = job.ids[0]
+        values = job.lists[3]
+        kept = np.zeros(codes.N_CODES, np.int64)
+        for code, line, start, end, field in found.tolist():
+            kept[code] += 1
+            words = dict(self.format_keys)
+            if field == ITEM_FIELD:
+                words["value"] = "null" if code == codes.ITEM_NOT_INTEGER else repr(int(values[start]))
+                if code == codes.TOO_MANY_ITEMS:
+                    cut = end - start  # the items from the first one past K, as the file's message counts them
+                    words["value"], words["cut"] = f"{self.kmax_items + cut:,}", f"{cut:,}"
+            elif len(id_bytes) or len(job.ids[1]):
+                words["value"] = _text(id_bytes[start:end].tobytes())
+            else:
+                at = int(job.row_index[start]) if job.row_index is not None else start
+                words["value"] = repr(job.columns[field][at].as_py())
+            if code == codes.MALFORMED_ID:
+                words["expected"] = repr(self.competition.id_pattern)
+            elif code == codes.UNKNOWN_TYPE:
+                words["expected"] = ", ".join(self.competition.types)
+            self.report.add(code, row=frames.row_of(line), field=self.fields[field], **words)
+        self.rows_with_errors += int(counts[codes.ROWS_WITH_ERRORS])
+        for code in np.flatnonzero(counts[: codes.ROWS_WITH_ERRORS]):
+            self.report.count_only(int(code), int(counts[code] - kept[code]))
+
+    def _wide_job(self, batch, form: str, start: int) -> _Job:
+        """The kernel's arrays of one record batch in the wide forms (views of its buffers)."""
+        empty8, empty64 = np.empty(0, np.uint8), np.empty(0, np.int64)
+        lists = _lists(batch.column(self.fields[2]), self.fields[2])
+        if form == "id_labels":
+            column = frames.strings(batch.column(self.fields[0]))
+            if column is None:
+                raise UsageError(f"column {self.fields[0]!r} must hold strings such as {self.competition.id_pattern!r}, "
+                                 f"got {batch.column(self.fields[0]).type}")
+            bitmap, bit = frames.validity(column)
+            ids = (frames.buffer_view(column, 2, np.uint8, _data_size(column)), _offsets(column), bitmap, bit)
+            return _Job(ids, (empty64, empty64, empty64), lists, batch.num_rows, start, ())
+        session, kind = batch.column("session"), batch.column("type")
+        keys = (_session_codes(session), self._type_indexes(kind), empty64)
+        return _Job((empty8, empty64, empty8, 0), keys, lists, batch.num_rows, start, (session, kind))
+
+    def _type_indexes(self, column) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        names = frames.strings(column)
+        if names is None:
+            raise UsageError(f"column 'type' must hold the type names ({', '.join(self.competition.types)}), got {column.type}")
+        index = pc.index_in(names, value_set=pa.array(self.competition.types, pa.large_string()))
+        return pc.fill_null(index, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def _long_job(self, table) -> _Job:
+        """The long form (a row per item) as one list per (session, type), its items by rank, then row order (rows
+        without a rank last); a row with a bad session or type is a list of its own, so that its problems are named.
+        A list's line is its first row's."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = table.combine_chunks()
+        n = table.num_rows
+        type_column = table.column("type").combine_chunks()
+        session = _session_codes(table.column("session"))
+        kind = self._type_indexes(type_column)
+        values, valid = _int64(table.column("aid").combine_chunks(), "aid")
+        row = np.arange(n, dtype=np.int64)
+        if "rank" in table.column_names:
+            rank = table.column("rank").combine_chunks()
+            if not (pa.types.is_integer(rank.type) or pa.types.is_floating(rank.type) or pa.types.is_null(rank.type)):
+                raise UsageError(f"column 'rank' must hold numbers, got {rank.type}")
+            unranked = rank.is_null().to_numpy(zero_copy_only=False)
+            rank = pc.fill_null(rank.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False)
+            order = np.lexsort((row, rank, unranked, kind, session))
+        else:
+            order = np.lexsort((row, kind, session))
+        good = (session[order] >= 0) & (kind[order] >= 0)
+        same = np.zeros(n, np.bool_)
+        same[1:] = good[1:] & good[:-1] & (session[order][1:] == session[order][:-1]) & (kind[order][1:] == kind[order][:-1])
+        group = np.cumsum(~same) - 1  # per sorted row: its (session, type) list
+        n_groups = int(group[-1]) + 1 if n else 0
+        first_row = np.minimum.reduceat(order, np.flatnonzero(~same)) if n else row
+        by_first = np.argsort(first_row, kind="stable")  # lists in the order of their first rows
+        place = np.empty(n_groups, np.int64)
+        place[by_first] = np.arange(n_groups)
+        final = order[np.argsort(place[group], kind="stable")]  # rows list by list, in list order
+        offsets = np.zeros(n_groups + 1, np.int64)
+        np.cumsum(np.bincount(place[group], minlength=n_groups), out=offsets[1:])
+        heads = final[offsets[:-1]]
+        bitmap = np.packbits(valid[final], bitorder="little") if valid is not None else np.empty(0, np.uint8)
+        lists = (offsets, np.empty(0, np.uint8), 0, np.ascontiguousarray(values[final]), bitmap, 0, final + 1)
+        keys = (session[heads], kind[heads], first_row[by_first] + 1)
+        empty8, empty64 = np.empty(0, np.uint8), np.empty(0, np.int64)
+        return _Job((empty8, empty64, empty8, 0), keys, lists, n_groups, 0,
+                    (table.column("session").combine_chunks(), type_column), row_index=heads)
+
+    # -- text columns: the file's kernel ------------------------------------------------------
+    def _run_text(self, table, form: str) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from scorer.kernels.parse import SLACK
+
+        if form != "id_labels":
+            raise UsageError(f"the labels of the form {', '.join(self.fields)} must be a list column")
+        id_name, labels_name = self.competition.header
+        ids = _as_text(table.column(id_name).combine_chunks(), id_name)
+        labels = table.column(labels_name).combine_chunks()
+        if frames.is_list(labels.type):
+            labels = pc.binary_join(_as_text(labels, labels_name), pa.scalar(" ", pa.large_string()))
+        else:
+            labels = _as_text(labels, labels_name)
+        text = lambda value: pa.scalar(value, pa.large_string())  # noqa: E731
+        ended = pc.binary_join_element_wise(labels, text(""), text("\n"), null_handling="replace")
+        lines = pc.binary_join_element_wise(ids, ended, text(","), null_handling="replace")
+        size = _data_size(lines)
+        data = np.zeros(size + SLACK, np.uint8)
+        if size:
+            data[:size] = frames.buffer_view(lines, 2, np.uint8, size)
+        self._absorb(self.kernel.parse(data, 0, size, 1), 0)
+
+    # -- problems as rows ---------------------------------------------------------------------
+    def _name_rows(self) -> None:
+        """Problems of lines become problems of rows: line N is row N - 1; the column follows from the code."""
+        for code, kept in self.report.kept.items():
+            number = int(code[1:])
+            for problem in kept:
+                if problem.line is None:
+                    continue
+                problem.row, problem.line, problem.column = frames.row_of(problem.line), None, None
+                if problem.field is None and number not in ROW_CODES and number in CATALOGUE:
+                    problem.field = self.fields[0] if number in ID_CODES else self.fields[2]
+                if number in ROW_CODES:
+                    problem.message = re.sub(r"\bline (\d+)", lambda m: f"row {frames.row_of(int(m.group(1)))}", problem.message)
+
+
+def _batches(table):
+    start = 0
+    for batch in table.to_batches():
+        yield batch, start
+        start += batch.num_rows
+
+
+def _offsets(array) -> np.ndarray:
+    """The n + 1 offsets of a string or list array (int32 or int64, as stored; no copy)."""
+    import pyarrow as pa
+
+    wide = pa.types.is_large_string(array.type) or pa.types.is_large_list(array.type)
+    return frames.buffer_view(array, 1, np.int64 if wide else np.int32, array.offset + len(array) + 1)[array.offset :]
+
+
+def _data_size(array) -> int:
+    offsets = _offsets(array)
+    return int(offsets[-1]) if len(offsets) else 0
+
+
+def _session_codes(column) -> np.ndarray:
+    """Session ids as int64, null as NULL_SESSION and negative ones as NEGATIVE_SESSION."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from scorer.kernels.rows import NEGATIVE_SESSION, NULL_SESSION
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not pa.types.is_integer(column.type):
+        raise UsageError(f"column 'session' must hold integers, got {column.type}")
+    if pa.types.is_uint64(column.type) and len(column) and pc.max(column).as_py() >= 2**63:
+        raise UsageError("column 'session' holds ids over 2^63 - 1")
+    values = pc.fill_null(column.cast(pa.int64()), NULL_SESSION).to_numpy()
+    if column.null_count == 0 and (len(values) == 0 or values.min() >= 0):
+        return values
+    values = values.copy()
+    values[values < 0] = NEGATIVE_SESSION
+    if column.null_count:
+        values[column.is_null().to_numpy(zero_copy_only=False)] = NULL_SESSION
+    return values
+
+
+def _int64(column, name: str):
+    """(values, validity as bool or None) of an integer column."""
+    import pyarrow as pa
+
+    if not pa.types.is_integer(column.type):
+        raise UsageError(f"column {name!r} must hold integers, got {column.type}")
+    try:
+        cast = column.cast(pa.int64())
+    except pa.ArrowInvalid:
+        raise UsageError(f"column {name!r} holds ids over 2^63 - 1") from None
+    import pyarrow.compute as pc
+
+    valid = cast.is_valid().to_numpy(zero_copy_only=False) if cast.null_count else None
+    return pc.fill_null(cast, 0).to_numpy(), valid
+
+
+def _lists(column, name: str):
+    """The kernel's view of a list column: offsets, validity, values (int64), their validity; no copy when the
+    values are int64 already."""
+    import pyarrow as pa
+
+    if not frames.is_list(column.type):
+        raise UsageError(f"column {name!r} must be a list of integers, got {column.type}")
+    if getattr(pa.types, "is_list_view", lambda _: False)(column.type):
+        column = column.cast(pa.large_list(column.type.value_type))
+    values = column.values
+    if not pa.types.is_int64(values.type):
+        if not (pa.types.is_integer(values.type) or pa.types.is_null(values.type)):  # null: lists of nulls only
+            raise UsageError(f"column {name!r} must be a list of integers, got {column.type}")
+        try:
+            values = values.cast(pa.int64())
+        except pa.ArrowInvalid:
+            raise UsageError(f"column {name!r} holds item ids over 2^63 - 1") from None
+    data = frames.buffer_view(values, 1, np.int64, values.offset + len(values))[values.offset :]
+    list_bitmap, list_bit = frames.validity(column)
+    value_bitmap, value_bit = frames.validity(values)
+    offsets = _offsets(column)
+    return offsets, list_bitmap, list_bit, data, value_bitmap, value_bit, np.empty(0, np.int64)
+
+
+def _as_text(column, name: str):
+    """A column (or a list column's items) as strings, as the CSV would hold them."""
+    import pyarrow as pa
+
+    kind = column.type.value_type if frames.is_list(column.type) else column.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    target = pa.large_list(pa.large_string()) if frames.is_list(column.type) else pa.large_string()
+    try:
+        return column.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise UsageError(f"column {name!r} of type {column.type} cannot be read as text") from None

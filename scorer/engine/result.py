@@ -1,0 +1,112 @@
+"""The Result of scoring or validating a submission, and its text and JSON renderings."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scorer.engine.problems import Problem, Report
+
+
+@dataclass
+class Result:
+    competition: str
+    submission: str
+    strict: bool
+    score: float | None  # weighted score; None when the submission is invalid (strict) or unreadable
+    metrics: dict[str, dict[str, float | None]]  # {type: {"recall@20": x, ...}}
+    weights: dict[str, float]
+    scored_metric: str
+    counts: dict[str, int]
+    report: Report
+    truth_sessions: dict[str, int] = field(default_factory=dict)  # sessions with truth, per type
+    outcome: object = field(default=None, repr=False)  # the pass's per-slot arrays (scorer.engine.file_pass.PassResult), None if unscored
+    truth: object = field(default=None, repr=False)  # the scorer.truth.ids.Truth scored against
+    seconds: float = 0.0
+
+    @property
+    def slot_line(self) -> np.ndarray | None:
+        """Per (session, type) slot: the line of the row that counted, 0 if none."""
+        return None if self.outcome is None else self.outcome.slot_line
+
+    @property
+    def slot_values(self) -> np.ndarray | None:
+        """Per slot and metric: the row figure (made on first use when the pass derived it from the hits)."""
+        return None if self.outcome is None else self.outcome.slot_values
+
+    @property
+    def slot_hits(self) -> np.ndarray | None:
+        """Per slot: bit r set when the item at 0-based rank r (< 63) is a hit."""
+        return None if self.outcome is None else self.outcome.slot_hits
+
+    @property
+    def truth_sizes(self) -> np.ndarray | None:
+        """|truth| per (session, type), shaped (n_sessions, n_types)."""
+        return None if self.truth is None else self.truth.sizes
+
+    @property
+    def valid(self) -> bool:
+        return not self.report.has_errors()
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.report.problems
+
+    def to_dict(self) -> dict:
+        clean = lambda value: None if value is None or (isinstance(value, float) and math.isnan(value)) else value  # noqa: E731
+        return {
+            "competition": self.competition,
+            "submission": self.submission,
+            "mode": "strict" if self.strict else "lenient",
+            "valid": self.valid,
+            "score": clean(self.score),
+            "scored_metric": self.scored_metric,
+            "weights": self.weights,
+            "metrics": {t: {name: clean(v) for name, v in values.items()} for t, values in self.metrics.items()},
+            "counts": self.counts,
+            "problem_counts": self.report.summary(),
+            "problems": [problem.to_dict() for problem in self.report.problems],
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_text(self) -> str:
+        lines = []
+        if self.score is not None:
+            lines.append(f"score  {self.score:.6f}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
+        else:
+            lines.append("score  none: the submission is not valid" + (" (strict mode)" if self.strict else ""))
+        names = list(next(iter(self.metrics.values())).keys()) if self.metrics else []
+        widths = [max(12, len(name) + 2) for name in names]
+        header = f"{'type':<10}" + "".join(f"{name:>{w}}" for name, w in zip(names, widths)) + f"{'sessions':>12}"
+        lines += ["", header, "-" * len(header)]
+        for type_name, values in self.metrics.items():
+            cells = "".join(f"{'-' if v is None or math.isnan(v) else f'{v:.6f}':>{w}}" for v, w in zip(values.values(), widths))
+            lines.append(f"{type_name:<10}{cells}{self.truth_sessions.get(type_name, 0):>12,}")
+        lines.append("")
+        lines.append("  ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in self.counts.items()))
+        problems = render_problems(self.report)
+        if problems:
+            lines += ["", problems]
+        return "\n".join(lines)
+
+
+def render_problems(report: Report) -> str:
+    """Per code the kept problems as `line:column code severity message`, a caret under the bad part, and the total."""
+    out = []
+    for row in report.summary():
+        kept = report.kept[row["code"]]
+        more = f" (showing {len(kept)})" if row["count"] > row["shown"] else ""
+        out.append(f"{row['code']} {row['severity']}: {row['title']} — {row['count']:,} in all{more}")
+        for problem in kept:
+            out.append(f"  {problem.where}: {problem.message}")
+            if problem.context is not None and problem.caret is not None:
+                start, width = problem.caret
+                out.append(f"    | {problem.context}")
+                out.append(f"    | {' ' * start}{'^' * max(1, min(width, len(problem.context) - start))}")
+    return "\n".join(out)

@@ -1,0 +1,210 @@
+"""Competition configs: a TOML file in configs/ becomes a checked, frozen Competition."""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from scorer.errors import ConfigError
+from scorer.spec.metrics import Metric, parse_metric
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int = 4_000_000_000
+    max_decompressed_bytes: int = 8_000_000_000
+    max_line_bytes: int = 65_536
+    max_seconds: float = 600.0
+
+
+@dataclass(frozen=True)
+class Competition:
+    name: str
+    title: str
+    header: tuple[str, ...]
+    id_pattern: str
+    item_separator: str
+    types: tuple[str, ...]
+    weights: tuple[float, ...]
+    k: int
+    metric: Metric
+    diagnostics: tuple[Metric, ...]
+    limits: Limits
+    source: str = ""
+    shape: str = "id_type"  # see SHAPES
+    empty_token: str = ""  # list shape: the token that stands for "nothing" (Instacart's None), an item of its own
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        """The scored metric first, then the diagnostics."""
+        return (self.metric, *self.diagnostics)
+
+    def row_kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per metric, as the kernels take them: the row figure's kind (ROW_*) and the cut-off (K when it has none)."""
+        return (np.array([m.row_kind for m in self.metrics], np.int64), np.array([m.k or self.k for m in self.metrics], np.int64))
+
+    @property
+    def session_first(self) -> bool:
+        return self.id_pattern.index("{session}") < self.id_pattern.find("{type}") or "{type}" not in self.id_pattern
+
+    def id_literals(self) -> tuple[str, str, str]:
+        return id_literals(self.id_pattern)
+
+
+SHAPES = {
+    "id_type": "one row per id and type, the type inside the id (OTTO: 123_clicks,4 5 6); integer ids and items",
+    "list": "one row per id, space-separated items (H&M: customer_id,prediction); ids and items are strings kept as written",
+    "long": "one row per prediction, ranked by the order of the rows of an id (Airbnb: id,country)",
+    "value": "one value per id, for rating prediction (id,rating)",
+}
+
+
+def id_literals(pattern: str) -> tuple[str, str, str]:
+    """The literal text around the placeholders of an id pattern: (prefix, middle, suffix)."""
+    parts = re.split(r"\{session\}|\{type\}", pattern)
+    if len(parts) == 2:  # single-type competitions: "{session}" alone
+        return parts[0], "", parts[1]
+    return parts[0], parts[1], parts[2]
+
+
+def bundled_names() -> list[str]:
+    folder = resources.files("scorer.spec") / "configs"
+    return sorted(entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".toml"))
+
+
+def load_competition(name: str | None = None, path: str | Path | None = None) -> Competition:
+    """Load a bundled competition by name ("otto") or any TOML file by path."""
+    if path is not None:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"cannot read config {path}: {error}") from None
+        source = str(path)
+    else:
+        name = name or "otto"
+        entry = resources.files("scorer.spec") / "configs" / f"{name}.toml"
+        if not entry.is_file():
+            raise ConfigError(f"unknown competition {name!r}; bundled: {', '.join(bundled_names())} (or pass --config PATH)")
+        text = entry.read_text(encoding="utf-8")
+        source = f"{name}.toml"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    return competition_from_dict(data, source)
+
+
+def _get(table: dict, key: str, kind, source: str, default=None, section: str = ""):
+    where = f"{section}.{key}" if section else key
+    if key not in table:
+        if default is None:
+            raise ConfigError(f"{source}: missing key {where!r}")
+        return default
+    value = table[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise ConfigError(f"{source}: key {where!r} must be {'a number' if kind is float else kind.__name__}, got {value!r}")
+    return value
+
+
+def _string_list(table: dict, key: str, source: str, section: str, default=None) -> tuple[str, ...]:
+    value = _get(table, key, list, source, default, section)
+    if not all(isinstance(item, str) and item for item in value):
+        raise ConfigError(f"{source}: key '{section}.{key}' must be a list of non-empty strings, got {value!r}")
+    return tuple(value)
+
+
+def competition_from_dict(data: dict, source: str = "<config>") -> Competition:
+    """Check every key of a parsed config; a bad one raises ConfigError naming key and value."""
+    known = {"name", "title", "submission", "scoring", "limits"}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{source}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+    name = _get(data, "name", str, source)
+    title = _get(data, "title", str, source, default=name)
+    submission = _get(data, "submission", dict, source)
+    scoring = _get(data, "scoring", dict, source)
+    limits_table = _get(data, "limits", dict, source, default={})
+
+    header = _string_list(submission, "header", source, "submission")
+    if len(header) != 2:
+        raise ConfigError(f"{source}: key 'submission.header' must name 2 columns (id, items), got {list(header)!r}")
+    shape = _get(submission, "shape", str, source, default="id_type", section="submission")
+    if shape not in SHAPES:
+        raise ConfigError(f"{source}: key 'submission.shape' must be one of {', '.join(SHAPES)}, got {shape!r}")
+    id_pattern = _get(submission, "id_pattern", str, source, default="{session}" if shape != "id_type" else None, section="submission")
+    if shape != "id_type" and id_pattern != "{session}":
+        raise ConfigError(f"{source}: key 'submission.id_pattern' is for shape 'id_type'; shape {shape!r} reads the id field as written")
+    empty_token = _get(submission, "empty_token", str, source, default="", section="submission")
+    if empty_token and (shape != "list" or " " in empty_token or "," in empty_token):
+        raise ConfigError(f"{source}: key 'submission.empty_token' needs shape 'list' and a token without spaces or commas, got {empty_token!r}")
+    if id_pattern.count("{session}") != 1 or id_pattern.count("{type}") > 1:
+        raise ConfigError(f"{source}: key 'submission.id_pattern' must hold {{session}} once and {{type}} at most once, got {id_pattern!r}")
+    separator = _get(submission, "item_separator", str, source, default=" ", section="submission")
+    if separator != " ":
+        raise ConfigError(f"{source}: key 'submission.item_separator' supports only ' ' for now, got {separator!r}")
+
+    types = _string_list(scoring, "types", source, "scoring", default=["all"] if shape != "id_type" else None)
+    if len(set(types)) != len(types):
+        raise ConfigError(f"{source}: key 'scoring.types' has a repeated type: {list(types)!r}")
+    if "{type}" not in id_pattern and len(types) != 1:
+        raise ConfigError(f"{source}: key 'submission.id_pattern' {id_pattern!r} has no {{type}}, so 'scoring.types' must hold one type, got {list(types)!r}")
+    middle = id_literals(id_pattern)[1]
+    if "{type}" in id_pattern and not middle:
+        raise ConfigError(f"{source}: key 'submission.id_pattern' needs literal text between {{session}} and {{type}}, got {id_pattern!r}")
+    for type_name in types:
+        if "," in type_name or '"' in type_name or (middle and middle in type_name):
+            raise ConfigError(f"{source}: type {type_name!r} in 'scoring.types' contains a separator character")
+    weights = _get(scoring, "weights", list, source, default=[1.0] * len(types), section="scoring")
+    if len(weights) != len(types) or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0 for w in weights):
+        raise ConfigError(f"{source}: key 'scoring.weights' must be {len(types)} finite non-negative numbers (one per type), got {weights!r}")
+    if not 0 < sum(weights) < math.inf:  # all zero: every submission scores 0; near 1e308: the total overflows
+        raise ConfigError(f"{source}: key 'scoring.weights' must add up to a finite positive total, got {weights!r}")
+    k = _get(scoring, "k", int, source, section="scoring")
+    if not 1 <= k <= 1000:
+        raise ConfigError(f"{source}: key 'scoring.k' must be between 1 and 1000, got {k!r}")
+
+    def metric(text: str, key: str) -> Metric:
+        try:
+            parsed = parse_metric(text)
+        except ValueError as error:
+            raise ConfigError(f"{source}: key 'scoring.{key}': {error}") from None
+        if parsed.k is not None and parsed.k > k:
+            raise ConfigError(f"{source}: key 'scoring.{key}' asks for {text!r}, but 'scoring.k' is {k}: only the first {k} items are read")
+        return parsed
+
+    scored = metric(_get(scoring, "metric", str, source, section="scoring"), "metric")
+    diagnostics = tuple(metric(text, "diagnostics") for text in _string_list(scoring, "diagnostics", source, "scoring", default=[]))
+    for parsed in (scored, *diagnostics):
+        if (parsed.family == "value") != (shape == "value"):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: "
+                              "rmse and mae need shape 'value', and shape 'value' takes only rmse and mae")
+        if parsed.family == "beyond" and (shape != "id_type" or parsed.k > 63):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
+        if parsed.family == "catalog" and shape not in ("list", "long"):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")
+
+    limit_values = {}
+    for field_name, default in Limits.__dataclass_fields__.items():
+        kind = float if field_name == "max_seconds" else int
+        value = _get(limits_table, field_name, kind, source, default=getattr(Limits, field_name), section="limits")
+        if not math.isfinite(value) or value <= 0:  # nan compares false with everything: it would turn the limit off
+            raise ConfigError(f"{source}: key 'limits.{field_name}' must be a finite positive number, got {value!r}")
+        limit_values[field_name] = value
+    for key in limits_table:
+        if key not in limit_values:
+            raise ConfigError(f"{source}: unknown key 'limits.{key}' (known: {', '.join(limit_values)})")
+
+    return Competition(
+        name=name, title=title, header=header, id_pattern=id_pattern, item_separator=separator,
+        types=types, weights=tuple(float(w) for w in weights), k=k, metric=scored,
+        diagnostics=diagnostics, limits=Limits(**limit_values), source=source, shape=shape, empty_token=empty_token,
+    )

@@ -1,0 +1,256 @@
+"""Metric registry: names such as "recall@20" or "ndcg@5(gain=exp)" are data, parsed into Metric objects.
+
+Every metric is computed in two steps: a per-row figure (by the kernel, from the first k
+predictions of a row and the truth of its id and type), then an aggregate over the rows.
+Notation: T = the row's truth set, h = hits among the first k predictions (an item repeated
+in a row counts once, at its first rank), N = the rows that are averaged over — those whose
+truth is not empty (option ``empty=skip``, the default) or every id of the truth (``empty=zero``:
+an id with empty truth scores 0 and still counts in the mean).
+
+The canonical text of a metric is its str() and its repr(): ``parse_metric(repr(m)) == m``.
+Options equal to their default are left out of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from scorer.kernels.kinds import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1, SIDE_DIVERSITY_CATEGORY,
+                                  SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_PAIRS, SIDE_LONG_TAIL, SIDE_NOVELTY, SIDE_POPULARITY,
+                                  SIDE_SERENDIPITY)
+
+RANKING, SET, VALUE, CATALOG, BEYOND = "ranking", "set", "value", "catalog", "beyond"
+EMPTY = ("skip", "zero")
+
+
+@dataclass(frozen=True)
+class MetricKind:
+    name: str
+    row_kind: int
+    summary: str  # the formula, for help texts and README
+    family: str = RANKING  # ranking (needs @K), set (whole row), value (rating), catalog (over all rows), beyond (scorer.engine.beyond)
+    options: tuple[tuple[str, tuple[str, ...]], ...] = (("empty", EMPTY),)  # (name, allowed values; first = default)
+    side: int = 0  # beyond: the side figure the kernel adds per row (SIDE_*), 0 for none
+    needs_items: bool = False  # beyond: needs --items or --train
+
+    @property
+    def takes_k(self) -> bool:
+        return self.family in (RANKING, CATALOG, BEYOND)
+
+    def default(self, option: str) -> str:
+        return dict(self.options)[option][0]
+
+
+REGISTRY: dict[str, MetricKind] = {
+    kind.name: kind
+    for kind in (
+        MetricKind("recall", ROW_HITS,
+                   "micro: Σ h / Σ d; macro: mean_N h / d; d = min(k, |T|) (denominator=min) or |T| (denominator=truth)",
+                   options=(("denominator", ("min", "truth")), ("average", ("micro", "macro")), ("empty", EMPTY))),
+        MetricKind("precision", ROW_HITS, "mean_N h / k  (micro Σ h / (k·|N|) is the same number)",
+                   options=(("average", ("macro", "micro")), ("empty", EMPTY))),
+        MetricKind("hitrate", ROW_HITS, "mean_N [h > 0]"),
+        MetricKind("f1@k", ROW_HITS, "mean_N 2·h / (k + |T|)  (F1 of P@k = h/k and R = h/|T|)"),
+        MetricKind("map", ROW_AP,
+                   "mean_N (1/d) Σ_{i≤k} P@i · rel_i; d = min(k, |T|) (denominator=min) or |T| (denominator=truth)",
+                   options=(("denominator", ("min", "truth")), ("empty", EMPTY))),
+        MetricKind("ndcg", ROW_NDCG,
+                   "mean_N Σ_{i≤k} g(grade_i)/log2(i+1) ÷ IDCG_k; IDCG from the truth's best grades cut at k; "
+                   "g(x) = x (gain=linear) or 2^x − 1 (gain=exp); binary truth: grade 1",
+                   options=(("gain", ("linear", "exp")), ("empty", EMPTY))),
+        MetricKind("mrr", ROW_RR, "mean_N 1 / rank of the first hit within k (0 without a hit); also called ARHR"),
+        MetricKind("f1", ROW_SET_F1, "mean_N 2·h / (|P| + |T|), P = the row's distinct predictions (set F1)", family=SET),
+        MetricKind("coverage", ROW_NONE, "|∪ over rows of top_k ∩ catalog| / |catalog|; catalog = the items of the truth",
+                   family=CATALOG, options=()),
+        # Beyond accuracy (scorer.engine.beyond; README "Beyond-accuracy metrics"). L = the row's first k items (n = |L|),
+        # pop(i) = training interactions, p(i) = max(pop(i), 1) / Σ pop, R = rows with at least one item (two: diversity).
+        MetricKind("auc", ROW_NONE,
+                   "mean_N [Σ_{misses j<k} hits before j + (h + |T|)/2 · (C − |T| − (k − h))] / (|T| · (C − |T|)); C = catalogue "
+                   "size; ranks past the list are misses (implicit's ranking_metrics_at_k)",
+                   family=BEYOND, options=(), side=SIDE_PAIRS, needs_items=True),
+        MetricKind("gauc", ROW_NONE,
+                   "Σ_u w_u·AUC_u / Σ_u w_u over rows with a hit and a miss in L; AUC_u = share of (hit, miss) pairs of L with "
+                   "the hit ranked first; w_u = n (impressions) (Zhou et al. 2018, DIN)",
+                   family=BEYOND, options=(), side=SIDE_PAIRS),
+        MetricKind("novelty", ROW_NONE, "mean_R (1/n) Σ_{i∈L} −log2 p(i)  (Zhou et al. 2010; Vargas & Castells 2011)",
+                   family=BEYOND, options=(), side=SIDE_NOVELTY, needs_items=True),
+        MetricKind("diversity", ROW_NONE,
+                   "mean_R 2/(n(n−1)) Σ_{i<j∈L} d(i, j); d = 1 − [same category] (by=category) or 1 − cos(e_i, e_j) "
+                   "(by=embedding) (intra-list diversity, Ziegler et al. 2005)",
+                   family=BEYOND, options=(("by", ("category", "embedding")),), side=SIDE_DIVERSITY_CATEGORY, needs_items=True),
+        MetricKind("serendipity", ROW_NONE,
+                   "mean_N |hits in L not in PM_k| / k; PM_k = the k most popular training items (Ge et al. 2010)",
+                   family=BEYOND, options=(), side=SIDE_SERENDIPITY, needs_items=True),
+        MetricKind("arp", ROW_NONE, "mean_R (1/n) Σ_{i∈L} pop(i)  (average recommendation popularity, Yin et al. 2012)",
+                   family=BEYOND, options=(), side=SIDE_POPULARITY, needs_items=True),
+        MetricKind("aplt", ROW_NONE, "mean_R |L ∩ long tail| / n; long tail = all but the 20% most popular items "
+                   "(Abdollahpouri et al. 2019)", family=BEYOND, options=(), side=SIDE_LONG_TAIL, needs_items=True),
+        MetricKind("gini", ROW_NONE, "Σ_{j=1..C} (2j − C − 1)·x_j / (C·Σ x); x ascending exposure counts (rows showing the item "
+                   "in their first k) of the C catalogue items (RecBole GiniIndex)",
+                   family=BEYOND, options=(), side=SIDE_EXPOSURE, needs_items=True),
+        MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=()),
+        MetricKind("mae", ROW_NONE, "mean over rows with truth and a prediction of |ŷ − y|", family=VALUE, options=()),
+    )
+}
+
+_SYNTAX = re.compile(r"^([a-z][a-z0-9_]*)(?:@([0-9]+))?(?:\(([^()]*)\))?$")
+_OPTION = re.compile(r"^([a-z_]+)=([a-z_]+)$")
+
+
+def supported() -> str:
+    """Every metric name as it is written, from the registry."""
+    return ", ".join(name.replace("@k", "@K") if "@" in name else (f"{name}@K" if kind.takes_k else name)
+                     for name, kind in REGISTRY.items())
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric, its cut-off and its non-default options: str(m) == repr(m) == "map@12(denominator=truth)"."""
+
+    name: str
+    k: int | None = None
+    options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> MetricKind:
+        return REGISTRY["f1@k" if self.name == "f1" and self.k is not None else self.name]
+
+    def option(self, name: str) -> str:
+        return dict(self.options).get(name, self.kind.default(name))
+
+    @property
+    def row_kind(self) -> int:
+        if self.kind.row_kind == ROW_NDCG and self.option("gain") == "exp":
+            return ROW_NDCG_EXP
+        return self.kind.row_kind
+
+    @property
+    def family(self) -> str:
+        return self.kind.family
+
+    @property
+    def side_kind(self) -> int:
+        """The side figure the kernel adds per row for this metric (SIDE_*), 0 for none."""
+        if self.kind.side == SIDE_DIVERSITY_CATEGORY and self.option("by") == "embedding":
+            return SIDE_DIVERSITY_EMBEDDING
+        return self.kind.side
+
+    def __str__(self) -> str:
+        text = self.name if self.k is None else f"{self.name}@{self.k}"
+        if self.options:
+            text += "(" + ",".join(f"{key}={value}" for key, value in self.options) + ")"
+        return text
+
+    __repr__ = __str__
+
+    def aggregate(self, row_values: np.ndarray, truth_sizes: np.ndarray, present: np.ndarray | None = None) -> float:
+        """Combine the per-row figures of the rows of one type (rows without truth hold 0).
+
+        present marks the rows the submission has (used by rmse and mae, which have no score for a
+        missing row); NaN when no row can be averaged.
+        """
+        family, name = self.family, self.kind.name
+        if family == VALUE:
+            use = truth_sizes > 0 if present is None else (truth_sizes > 0) & present
+            n = np.count_nonzero(use)
+            if n == 0:
+                return float("nan")
+            mean = float(np.where(use, row_values, 0.0).sum() / n)
+            return float(np.sqrt(mean)) if name == "rmse" else mean
+        if family in (CATALOG, BEYOND):
+            raise ValueError(f"{self} is counted from the item side and the whole file, not from per-row figures")
+        if self.sums_suffice:
+            return self.from_sum(float(row_values.sum()), truth_sizes)
+        n = self._rows_counted(truth_sizes)
+        if n == 0:
+            return float("nan")
+        sizes = truth_sizes
+        if name == "recall":  # macro
+            denominator = self._recall_denominators(sizes)
+            return float(np.divide(row_values, denominator, out=np.zeros(len(sizes)), where=denominator > 0).sum() / n)
+        if name == "hitrate":
+            return float(np.count_nonzero(row_values) / n)
+        if name == "f1@k":
+            return float((2.0 * row_values / (self.k + sizes)).sum() / n)
+        scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)  # map, |T| denominator
+        return float((row_values * scale).sum() / n)
+
+    @property
+    def sums_suffice(self) -> bool:
+        """Is the aggregate a function of Σ row figures and the truth sizes alone (no per-row array needed)?"""
+        name = self.kind.name
+        if self.family not in (RANKING, SET) or name in ("hitrate", "f1@k"):
+            return False
+        if name == "recall":
+            return self.option("average") == "micro"
+        return name != "map" or self.option("denominator") == "min"
+
+    def from_sum(self, total: float, truth_sizes: np.ndarray) -> float:
+        """The aggregate from Σ row figures (for metrics whose sums suffice), NaN when no row counts."""
+        n = self._rows_counted(truth_sizes)
+        if n == 0:
+            return float("nan")
+        if self.kind.name == "recall":
+            denominator = int(self._recall_denominators(truth_sizes).sum())  # integers: the sum is exact
+            return total / denominator if denominator > 0 else float("nan")
+        if self.kind.name == "precision":
+            return total / (self.k * n)
+        return total / n
+
+    def _recall_denominators(self, truth_sizes: np.ndarray) -> np.ndarray:
+        """Recall's denominator per row: min(k, |T|) (default) or |T|."""
+        return np.minimum(truth_sizes, self.k) if self.option("denominator") == "min" else truth_sizes
+
+    def _rows_counted(self, truth_sizes: np.ndarray) -> int:
+        """N: every row, or the rows with truth (the `empty` option)."""
+        return len(truth_sizes) if self.option("empty") == "zero" else int(np.count_nonzero(truth_sizes))
+
+
+def parse_metric(text: str) -> Metric:
+    """Parse "recall@20", "f1" or "ndcg@5(gain=exp)" into a Metric.
+
+    A ValueError says which of these is wrong: the syntax, the metric's name (with the supported
+    names, from the registry), the cut-off, or an option's name or value.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"bad metric syntax {text!r}: expected a string such as 'recall@20' (supported: {supported()})")
+    match = _SYNTAX.match(text.strip().lower().replace(" ", ""))
+    if not match:
+        raise ValueError(f"bad metric syntax {text!r}: expected NAME, NAME@K or NAME@K(option=value,...) such as 'recall@20' "
+                         f"(supported: {supported()})")
+    name, k_text, options_text = match.groups()
+    key = "f1@k" if name == "f1" and k_text is not None else name
+    if key not in REGISTRY:
+        raise ValueError(f"unknown metric {name!r} in {text!r} (supported: {supported()})")
+    kind = REGISTRY[key]
+    if kind.takes_k or key == "f1@k":
+        if k_text is None:
+            raise ValueError(f"metric {text!r} needs a cut-off: {name}@K, such as {name}@12")
+        k = int(k_text)
+        if k < 1:
+            raise ValueError(f"metric {text!r}: K must be at least 1")
+    else:
+        if k_text is not None:
+            raise ValueError(f"metric {text!r}: {name} takes no @K")
+        k = None
+    allowed = dict(kind.options)
+    options = {}
+    for part in filter(None, (options_text or "").split(",")):
+        option = _OPTION.match(part)
+        if not option:
+            raise ValueError(f"bad metric syntax {text!r}: option {part!r} is not name=value")
+        option_name, value = option.groups()
+        if option_name not in allowed:
+            known = ", ".join(allowed) or "none"
+            raise ValueError(f"metric {text!r}: unknown option {option_name!r} for {name} (its options: {known})")
+        if value not in allowed[option_name]:
+            raise ValueError(f"metric {text!r}: option {option_name}={value!r} is not one of {', '.join(allowed[option_name])}")
+        if option_name in options:
+            raise ValueError(f"metric {text!r}: option {option_name!r} is given twice")
+        options[option_name] = value
+    canonical = tuple((option_name, options[option_name]) for option_name, _ in kind.options
+                      if option_name in options and options[option_name] != allowed[option_name][0])
+    return Metric(name, k, canonical)
