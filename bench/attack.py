@@ -250,7 +250,7 @@ def planted_module(folder: Path) -> Run:
     kernels in a cache folder anyone can write to (a shared cache root): scoring must not import it, and must say so."""
     cache, marker = folder / "cache", folder / "imported"
     env = child_env({"SCORER_CACHE_DIR": str(cache)})
-    path = Path(subprocess.run([sys.executable, "-c", "from scorer import aot; print(aot.module_path())"],
+    path = Path(subprocess.run([sys.executable, "-c", "from scorer.engine import aot; print(aot.module_path())"],
                                capture_output=True, text=True, env=env, check=True).stdout.strip())
     path.parent.mkdir(parents=True)
     path.parent.chmod(0o777)

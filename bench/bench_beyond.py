@@ -67,9 +67,9 @@ def main() -> int:
     read_seconds, items = best_of(1, lambda: read_items(table))
     otto = load_competition("otto")
     truth = load_truth(labels, otto.types)
-    from scorer.engine import aot
+    from scorer.engine import aot, aot_build
 
-    status = aot.ensure_built()  # as after `scorer warmup`: the ahead-of-time kernels serve when they can be built
+    status = aot_build.ensure_built()  # as after `scorer warmup`: the ahead-of-time kernels serve when they can be built
     kernels = "ahead-of-time module" if hot.kernels() is aot.load() and aot.load() is not None else f"numba JIT ({status})"
     with_three = dataclasses.replace(otto, diagnostics=(*otto.diagnostics, *map(parse_metric, THREE)))
     with_every = dataclasses.replace(otto, diagnostics=(*otto.diagnostics, *map(parse_metric, EVERY)))

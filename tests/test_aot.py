@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import scorer
-from scorer.engine import aot
+from scorer.engine import aot, aot_build
 from scorer.engine import kernel_set as hot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def compiled():
     """The module built once for these tests (in the session's cache folder), or None where it cannot be."""
-    status = aot.ensure_built()
+    status = aot_build.ensure_built()
     assert status.startswith(("built", "ready", "not built")), status
     return aot.load()
 
@@ -32,7 +32,7 @@ def test_a_build_or_a_reason(compiled):
     path = aot.module_path()
     failed = path.with_name(path.name + ".failed")
     if compiled is None:  # no C compiler here: the reason is kept, and the JIT kernels serve
-        assert failed.is_file() and failed.read_text().strip(), aot.ensure_built()
+        assert failed.is_file() and failed.read_text().strip(), aot_build.ensure_built()
         assert hot.kernels().parse_block is hot.jit_kernels().parse_block
     else:
         assert path.is_file() and not failed.exists() and aot.tip() is None
@@ -109,8 +109,8 @@ def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, mo
     def broken(path):
         raise RuntimeError("no C compiler")
 
-    monkeypatch.setattr(aot, "build", broken)
-    assert aot.ensure_built() == "not built (the JIT kernels serve): RuntimeError: no C compiler"
+    monkeypatch.setattr(aot_build, "build", broken)
+    assert aot_build.ensure_built() == "not built (the JIT kernels serve): RuntimeError: no C compiler"
     failed = aot.module_path().with_name(aot.module_path().name + ".failed")
     assert failed.read_text().strip() == "RuntimeError: no C compiler"
     assert aot.load() is None
@@ -118,7 +118,7 @@ def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, mo
     failed.unlink()
     assert "scorer warmup" in aot.tip()  # nothing built and nothing tried: the participant hears of warmup
     monkeypatch.setenv("SCORER_AOT", "0")
-    assert aot.load() is None and aot.ensure_built() == "turned off (SCORER_AOT=0)" and aot.tip() is None
+    assert aot.load() is None and aot_build.ensure_built() == "turned off (SCORER_AOT=0)" and aot.tip() is None
 
 
 def _printed(code: str) -> str:
@@ -167,7 +167,7 @@ def _planted_cache(tmp_path):
     folder = cache / "aot"
     folder.mkdir(parents=True, mode=0o700)
     env = {**os.environ, "SCORER_CACHE_DIR": str(cache), "PLANTED_MARKER": str(tmp_path / "marker")}
-    target = Path(subprocess.run([sys.executable, "-c", "from scorer import aot; print(aot.module_path())"], env=env,
+    target = Path(subprocess.run([sys.executable, "-c", "from scorer.engine import aot; print(aot.module_path())"], env=env,
                                  capture_output=True, text=True, check=True).stdout.strip())
     source = tmp_path / "planted.c"
     source.write_text(PLANTED_C)
@@ -202,7 +202,7 @@ def test_a_planted_module_without_the_recorded_hash_is_not_imported(tmp_path):
     import hashlib
 
     target.with_name(target.name + ".sha256").write_text(f"{hashlib.sha256(target.read_bytes()).hexdigest()}  {target.name}\n")
-    done = subprocess.run([sys.executable, "-c", "from scorer import aot; aot.load()"], capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, "-c", "from scorer.engine import aot; aot.load()"], capture_output=True, text=True, env=env)
     assert (tmp_path / "marker").exists() if compiled_here else "were not loaded: ImportError" in done.stderr
 
 
@@ -231,7 +231,7 @@ def test_the_honest_build_loads_from_a_private_folder_with_its_hash_recorded(com
         assert recorded == [hashlib.sha256(built.read_bytes()).hexdigest(), built.name]  # `sha256sum -c` reads it
     path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
     assert (aot.load() is not None) == (compiled is not None)
-    assert aot.ensure_built() == f"ready: {path}" or compiled is None
+    assert aot_build.ensure_built() == f"ready: {path}" or compiled is None
     assert "not loaded" not in capsys.readouterr().err or compiled is None
 
 
@@ -273,6 +273,6 @@ def test_warmup_refuses_to_build_into_a_folder_others_can_write_to(tmp_path, mon
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     (tmp_path / "aot").mkdir(mode=0o777)
     (tmp_path / "aot").chmod(0o777)
-    status = aot.ensure_built()
+    status = aot_build.ensure_built()
     assert status.startswith("not built (the JIT kernels serve): Untrusted: the folder") and "writable by others" in status
     assert os.listdir(tmp_path / "aot") == []  # nothing written there, not even the reason

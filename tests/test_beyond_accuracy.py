@@ -160,10 +160,10 @@ def test_packed_self_information_is_within_its_stated_bound():
 
 @pytest.mark.parametrize("spacing", [1, 600])
 def test_aot_module_gives_the_same_side_figures(tmp_path, spacing):
-    from scorer.engine import aot
+    from scorer.engine import aot, aot_build
     from scorer.engine import kernel_set as hot
 
-    status = aot.ensure_built()
+    status = aot_build.ensure_built()
     module = aot.load()
     assert module is not None, status
     lists, truths, items, *_ = _random_case(tmp_path, 3, spacing=spacing)

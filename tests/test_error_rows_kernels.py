@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import scorer
-from scorer.engine import aot
+from scorer.engine import aot, aot_build
 from scorer.engine import kernel_set as hot
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -24,7 +24,7 @@ def _figures(result) -> str:
 
 @pytest.fixture(scope="module")
 def kernel_sets():
-    aot.ensure_built()
+    aot_build.ensure_built()
     compiled = aot.load()
     return [hot.jit_kernels()] + ([compiled] if compiled is not None else [])
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from scorer.engine import aot
+from scorer.engine import aot, aot_build
 from scorer.spec.competition import load_competition
 from scorer.engine.file_pass import _Kernel
 from scorer.engine.frame_pass import _Job
@@ -72,10 +72,10 @@ def _kernel_sets():
 
 
 def _compiled():
-    aot.ensure_built()
+    aot_build.ensure_built()
     module = aot.load()
     if module is None:
-        pytest.fail(f"no ahead-of-time module: {aot.ensure_built()}")
+        pytest.fail(f"no ahead-of-time module: {aot_build.ensure_built()}")
     return module
 
 

@@ -1,63 +1,19 @@
-"""Leaderboard analytics on a scored Result: public/private split, bootstrap intervals, breakdowns, report.
+"""Leaderboard analytics on a scored Result: public/private split, bootstrap intervals, breakdowns, and their text.
 
-The `scorer score` options --split, --bootstrap, --seed, --level, --breakdown, --sessions and
---report call `finish(args, result)`, which post-processes the Result (nothing is scored again).
+The options of `scorer score` that ask for them are parsed in scorer.cli.analytics_options, which post-processes
+the Result with analyse() (nothing is scored again).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 
 import numpy as np
 
-from scorer.cli.common import whole_number
 from scorer.errors import UsageError
 
 # scorer.analytics.bootstrap, .breakdown and .split (numba kernels) are imported where used, so that building
 # the CLI's parser stays light.
-
-
-def level_value(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (such as 0.95), got {value}")
-    return value
-
-
-count_value = whole_number(0, 100_000, "a number of resamples")
-seed_value = whole_number(0, 2**63 - 1, "a seed")
-
-
-def add_resampling_options(parser) -> None:
-    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the resamples and of --split (default 0)")
-    parser.add_argument("--level", type=level_value, default=0.95, help="confidence level of the intervals (default 0.95)")
-
-
-def add_arguments(parser) -> None:
-    """The analytics options of `scorer score`."""
-    group = parser.add_argument_group("leaderboard analytics")
-    group.add_argument("--bootstrap", type=count_value, default=0, metavar="N",
-                       help="N bootstrap resamples of the sessions: percentile intervals of the score and every metric")
-    group.add_argument("--split", metavar="public=F",
-                       help="public/private split: public=F hashes the sessions (seeded by --seed), a fraction F public; usage: the "
-                            "truth's Usage column (also used by default by the other analytics options when the truth has one)")
-    add_resampling_options(group)
-    group.add_argument("--breakdown", action="store_true",
-                       help="recall@k for k = 1..K, hit-rank histogram, recall by truth size (and session length with --sessions)")
-    group.add_argument("--sessions", metavar="FILE",
-                       help="test sessions (OTTO JSONL or Parquet/CSV with a session column): adds recall by session length")
-    group.add_argument("--report", metavar="FILE",
-                       help="write the plots (recall@k, intervals, breakdowns) to FILE.html (self-contained) or FILE.png")
-
-
-def requested(args) -> bool:
-    return bool(getattr(args, "bootstrap", 0) or getattr(args, "split", None) or getattr(args, "breakdown", False)
-                or getattr(args, "sessions", None) or getattr(args, "report", None))
 
 
 def _clean(value):
@@ -192,34 +148,3 @@ def render_text(analytics: dict) -> str:
             for type_name, values in b["beyond"]["totals"].items():
                 lines.append(f"{type_name:<10}" + "  ".join(f"{n} {'-' if v is None else format(v, '.6f')}" for n, v in values.items()))
     return "\n".join(lines)
-
-
-def finish(args, result) -> int:
-    """Post-process a scored Result for `scorer score`: analyse, print text or JSON, write the report."""
-    from scorer.api import resolve_competition, resolve_truth
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
-
-    if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
-        print(result.to_json() if args.format == "json" else result.to_text())
-        return 0 if result.score is not None else 1
-    competition = resolve_competition(args.competition, getattr(args, "config", None))
-    truth = resolve_truth(args.truth, competition)
-    fraction = parse_split(args.split) if getattr(args, "split", None) not in (None, "usage") else None
-    if getattr(args, "split", None) == "usage" and getattr(truth, "usage", None) is None:
-        raise UsageError(f"--split usage: the truth {args.truth} has no Usage column (or \"usage\" key); use --split public=F")
-    analytics = analyse(result, truth, n_bootstrap=args.bootstrap, seed=args.seed, level=args.level,
-                        split=resolve_split(truth, fraction, args.seed), breakdowns=args.breakdown or bool(args.report),
-                        sessions_file=args.sessions, threads=getattr(args, "threads", 2))
-    if args.report:
-        from scorer.analytics.plots import write_report
-
-        write_report(args.report, result.to_dict(), analytics)
-    if args.format == "json":
-        out = result.to_dict()
-        out["analytics"] = analytics
-        print(json.dumps(out, indent=2))
-    else:
-        print(result.to_text() + "\n" + render_text(analytics))
-        if args.report:
-            print(f"\nreport written to {args.report}")
-    return 0 if result.score is not None else 1

@@ -10,7 +10,7 @@ HELP = "compare two submissions on the same truth: paired bootstrap interval and
 
 
 def add_arguments(parser) -> None:
-    from scorer.analytics.summary import add_resampling_options, count_value
+    from scorer.cli.analytics_options import add_resampling_options, count_value
 
     parser.add_argument("a", metavar="A", help="first submission CSV (plain, .gz or .zip)")
     parser.add_argument("b", metavar="B", help="second submission CSV")
@@ -24,7 +24,7 @@ def add_arguments(parser) -> None:
                         help="also compare on the public and private sessions (hash split, or the truth's Usage column)")
     parser.add_argument("--report", metavar="FILE", help="write the differences and intervals as a plot: FILE.html or FILE.png")
     add_report_options(parser)
-    from scorer.truth.items import add_arguments as add_items
+    from scorer.cli.item_options import add_arguments as add_items
 
     add_items(parser)  # --items, --train, --metrics, as for `scorer score`
 
@@ -36,7 +36,7 @@ def run(args) -> int:
     from scorer.engine.result import render_problems
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
 
-    from scorer.truth.items import from_args
+    from scorer.cli.item_options import from_args
 
     competition, items = from_args(args, args.competition)
     truth = resolve_truth(args.truth, competition)

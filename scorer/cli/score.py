@@ -21,10 +21,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="local (default), or dask: score the part files of a directory on a Dask cluster")
     add_cluster_options(parser)
-    from scorer.analytics.summary import add_arguments as add_analytics
+    from scorer.cli.analytics_options import add_arguments as add_analytics
 
     add_analytics(parser)  # --bootstrap, --split, --seed, --level, --breakdown, --sessions, --report
-    from scorer.truth.items import add_arguments as add_items
+    from scorer.cli.item_options import add_arguments as add_items
 
     add_items(parser)  # --items, --train, --metrics
 
@@ -39,7 +39,7 @@ def run(args) -> int:
 
             result = score_directory(args)
         else:
-            from scorer.truth.items import from_args
+            from scorer.cli.item_options import from_args
 
             competition, items = from_args(args, args.competition)
             result = score(args.submission, args.truth, competition, strict=args.strict, items=items, **engine_options(args))
@@ -48,7 +48,7 @@ def run(args) -> int:
             raise TruthError(f"{error} — arguments swapped? {args.truth} looks like a submission "
                              f"(usage: scorer score SUBMISSION --truth TRUTH)") from None
         raise
-    from scorer.analytics import summary as analytics
+    from scorer.cli import analytics_options as analytics
 
     if analytics.requested(args):
         return max(analytics.finish(args, result), exit_code(result))

@@ -90,13 +90,13 @@ def byte_compile_package() -> None:
 
 
 def run(args) -> int:
-    from scorer.engine import aot
+    from scorer.engine import aot, aot_build
     from scorer.spec.competition import bundled_names
     from scorer.engine import kernel_set as hot
 
     started = time.monotonic()
     names = args.competition or bundled_names()
-    compiled = aot.ensure_built()
+    compiled = aot_build.ensure_built()
     byte_compile_package()
     kernel_sets = [aot.load(), hot.jit_kernels()]  # the compiled module (tried on every example) and numba's, cached
     with tempfile.TemporaryDirectory(prefix="scorer-warmup-") as folder:
