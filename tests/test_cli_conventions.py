@@ -10,12 +10,12 @@ import re
 import shlex
 
 import pytest
-
 from conftest import full_rows
+from test_prepare import random_sessions, write_jsonl
+
 from scorer.cli.common import DEFAULT_SEED, PREPARE_SEED
 from scorer.cli.main import COMMANDS, build_parser, main
 from scorer.errors import ConfigError
-from test_prepare import random_sessions, write_jsonl
 
 TRUTH = {s: {"clicks": s % 7 + 1, "carts": [s % 5 + 1], "orders": [s % 3 + 1, s % 4 + 10]} for s in range(1, 41)}
 WRITERS = ("prepare", "export", "compile-truth", "grade")  # the commands whose output is a file or a folder
@@ -102,7 +102,7 @@ def test_seed_defaults_are_the_ones_help_states(capsys):
     parser = build_parser()
     for command in ("score", "compare", "export"):
         assert parser.parse_args([command, *required_arguments(command)]).seed == DEFAULT_SEED
-        assert re.search(rf"--seed SEED\s+seed of .*\(default\s+{DEFAULT_SEED}\b", help_text(command, capsys), re.S)
+        assert re.search(rf"--seed SEED\s+seed of .*\(default\s+{DEFAULT_SEED}\b", help_text(command, capsys), re.DOTALL)
     # prepare keeps the seed it always had: a split made without --seed stays the same split
     assert parser.parse_args(["prepare", *required_arguments("prepare")]).seed == PREPARE_SEED == 42
     assert re.search(rf"\(default\s+{PREPARE_SEED},\s+prepare's\s+own", help_text("prepare", capsys))

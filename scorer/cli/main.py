@@ -32,19 +32,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """Wraps the description as usual, but keeps the epilog (usage lines, examples) one command line a line."""
+    """Wraps a description as usual, but prints a text of indented lines (usage lines, examples) as written."""
 
     def _fill_text(self, text, width, indent):
-        if text.startswith(EPILOG_MARK):
-            return "\n".join(indent + line for line in text[len(EPILOG_MARK):].splitlines())
+        if "\n  " in text:
+            return "\n".join(indent + line for line in text.splitlines())
         return super()._fill_text(text, width, indent)
 
 
-EPILOG_MARK = "\0"  # starts an epilog that _HelpFormatter prints line by line
-
-
 def _epilog(title: str, lines) -> str:
-    return EPILOG_MARK + title + "\n" + "\n".join(f"  {line}" for line in lines)
+    return title + "\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
