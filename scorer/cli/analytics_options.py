@@ -7,7 +7,7 @@ import argparse
 import json
 
 from scorer.analytics.summary import analyse, render_text
-from scorer.cli.common import whole_number
+from scorer.cli.common import DEFAULT_SEED, add_aliased, whole_number
 from scorer.errors import UsageError
 
 
@@ -25,17 +25,23 @@ count_value = whole_number(0, 100_000, "a number of resamples")
 seed_value = whole_number(0, 2**63 - 1, "a seed")
 
 
+def add_bootstrap(parser, default: int, help: str) -> None:
+    """--bootstrap N of `scorer score` and `scorer compare` (--resamples, compare's old spelling, still parses)."""
+    add_aliased(parser, ("--bootstrap",), ("--resamples",), type=count_value, default=default, metavar="N", help=help)
+
+
 def add_resampling_options(parser) -> None:
-    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the resamples and of --split (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=DEFAULT_SEED,
+                        help=f"seed of the resamples and of --split public=F (default {DEFAULT_SEED}, as for export)")
     parser.add_argument("--level", type=level_value, default=0.95, help="confidence level of the intervals (default 0.95)")
 
 
 def add_arguments(parser) -> None:
     """The analytics options of `scorer score`."""
     group = parser.add_argument_group("leaderboard analytics")
-    group.add_argument("--bootstrap", type=count_value, default=0, metavar="N",
-                       help="N bootstrap resamples of the sessions: percentile intervals of the score and every metric")
-    group.add_argument("--split", metavar="public=F",
+    add_bootstrap(group, 0, "N bootstrap resamples of the sessions: percentile intervals of the score and every metric "
+                            "(default 0: none)")
+    group.add_argument("--split", metavar="public=F|usage",
                        help="public/private split: public=F hashes the sessions (seeded by --seed), a fraction F public; usage: the "
                             "truth's Usage column (also used by default by the other analytics options when the truth has one)")
     add_resampling_options(group)

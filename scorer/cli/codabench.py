@@ -6,6 +6,8 @@ import sys
 
 from scorer.cli.common import add_competition, whole_number
 
+USAGE = "scorer codabench INPUT_DIR OUTPUT_DIR [options]"
+EXAMPLES = ("scorer codabench /app/input /app/output", "scorer codabench /app/input /app/output --competition otto --max-seconds 600")
 HELP = "score as a Codabench/CodaLab scoring program: INPUT_DIR/ref (truth) and INPUT_DIR/res (submission) to OUTPUT_DIR/scores.json"
 
 

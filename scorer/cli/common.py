@@ -23,6 +23,32 @@ def whole_number(low: int, high: int | None = None, what: str = "a number"):
 
 positive_int = whole_number(1)
 
+# Seed defaults, said in every --help: 0 for score, compare and export (export's Public/Private draw is score's
+# --split public=F, so they must agree); prepare keeps the 42 it had from the start, as changing it would silently
+# change every split made without --seed.
+DEFAULT_SEED = 0
+PREPARE_SEED = 42
+
+
+def add_aliased(parser, names: tuple[str, ...], old_names: tuple[str, ...], required: bool = False, **options):
+    """An option and its old spellings: --help shows only `names`; the old ones still parse, into the same value.
+
+    Giving two spellings at once is a usage error, as for any pair of exclusive options.
+    """
+    if not old_names:
+        return parser.add_argument(*names, required=required, **options)
+    group = parser.add_mutually_exclusive_group(required=required)
+    action = group.add_argument(*names, **options)
+    for old in old_names:
+        group.add_argument(old, dest=action.dest, type=action.type, metavar=action.metavar,
+                           default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return action
+
+
+def add_output(parser, metavar: str, help: str, required: bool = True, old_names: tuple[str, ...] = ()) -> None:
+    """-o/--output: what the command writes (every command that writes a file spells it so)."""
+    add_aliased(parser, ("-o", "--output"), old_names, required=required, metavar=metavar, help=help)
+
 
 def add_competition(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()

@@ -6,19 +6,21 @@ import json
 
 from scorer.cli.common import add_competition, add_report_options, engine_options
 
+USAGE = "scorer compare A B --truth TRUTH [options]"
+EXAMPLES = ("scorer compare new.csv old.csv --truth test_labels.jsonl",
+            "scorer compare new.csv old.csv --truth test_labels.jsonl --bootstrap 2000 --split usage --report compare.html")
 HELP = "compare two submissions on the same truth: paired bootstrap interval and randomization p-value of the difference"
 
 
 def add_arguments(parser) -> None:
-    from scorer.cli.analytics_options import add_resampling_options, count_value
+    from scorer.cli.analytics_options import add_bootstrap, add_resampling_options
 
     parser.add_argument("a", metavar="A", help="first submission CSV (plain, .gz or .zip)")
     parser.add_argument("b", metavar="B", help="second submission CSV")
     parser.add_argument("--truth", required=True, help="ground truth (as for `scorer score`)")
     add_competition(parser)
     parser.add_argument("--strict", action="store_true", help="judge both files as a grader (any error: no comparison)")
-    parser.add_argument("--resamples", type=count_value, default=1000, metavar="N",
-                        help="paired bootstrap resamples and randomization permutations (default 1000)")
+    add_bootstrap(parser, 1000, "N paired bootstrap resamples, and as many randomization permutations (default 1000)")
     add_resampling_options(parser)
     parser.add_argument("--split", metavar="public=F|usage",
                         help="also compare on the public and private sessions (hash split, or the truth's Usage column)")
@@ -64,7 +66,7 @@ def run(args) -> int:
         return 1
     subsets = {"all": None} if split is None else {"public": split.mask("public"), "private": split.mask("private"),
                                                   "all": split.mask("all")}
-    figures = {name: compare(*results, n=args.resamples, seed=args.seed, level=args.level, keep=keep, threads=args.threads)
+    figures = {name: compare(*results, n=args.bootstrap, seed=args.seed, level=args.level, keep=keep, threads=args.threads)
                for name, keep in subsets.items()}
     beyond = beyond_sides(*results)
     if args.report:

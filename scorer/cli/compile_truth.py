@@ -5,15 +5,17 @@ FILE ends in .truth.npz for the id_type shape (OTTO) and in .strings.npz for the
 
 from __future__ import annotations
 
-from scorer.cli.common import add_competition
+from scorer.cli.common import add_competition, add_output
 
+USAGE = "scorer compile-truth TRUTH -o FILE [--competition NAME | --config PATH]"
+EXAMPLES = ("scorer compile-truth test_labels.jsonl -o test_labels.truth.npz",
+            "scorer compile-truth truth.csv -o truth.strings.npz --competition airbnb")
 HELP = "compile ground truth (JSONL, Parquet, CSV) into a .truth.npz / .strings.npz that loads in milliseconds"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("truth", metavar="TRUTH", help="ground truth: OTTO labels .jsonl, or a session,type,aid .parquet/.csv")
-    parser.add_argument("-o", "--output", required=True, metavar="FILE",
-                        help="output file; its name ends in .truth.npz (shape id_type) or .strings.npz (string shapes)")
+    add_output(parser, "FILE", "output file; its name ends in .truth.npz (shape id_type) or .strings.npz (string shapes)")
     add_competition(parser)
 
 

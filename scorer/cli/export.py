@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.cli.common import add_competition
+from scorer.cli.common import DEFAULT_SEED, add_competition, add_output
 
+USAGE = "scorer export kaggle-solution TRUTH -o FILE [options]"
+EXAMPLES = ("scorer export kaggle-solution test_labels.jsonl -o solution.csv",
+            "scorer export kaggle-solution test_labels.jsonl -o solution.csv --sample sample.csv --public 0.3 --seed 0")
 HELP = "export ground truth for a platform: kaggle-solution writes solution.csv (with Usage) and sample_submission.csv"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("target", choices=("kaggle-solution",), help="what to export")
     parser.add_argument("truth", metavar="TRUTH", help="ground truth (.jsonl, .parquet, .csv or .truth.npz)")
-    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the solution CSV to write")
+    add_output(parser, "FILE", "the solution CSV to write")
     parser.add_argument("--sample", metavar="FILE", help="the sample submission to write (default: sample_submission.csv beside the solution)")
     parser.add_argument("--public", type=float, default=0.3, metavar="FRACTION",
                         help="share of sessions in the Public split, the rest Private (default 0.3)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the Public/Private draw (default 0)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the Public/Private draw (default {DEFAULT_SEED}; "
+                        "the same draw as `scorer score --split public=F --seed S`)")
     parser.add_argument("--sample-labels", choices=("empty", "popular"), default="empty",
                         help="sample submission labels: empty, or each type's most frequent truth items (this reveals them; default empty)")
     add_competition(parser)

@@ -6,8 +6,11 @@ import json
 import sys
 import time
 
-from scorer.cli.common import add_competition, positive_int
+from scorer.cli.common import add_competition, add_output, positive_int
 
+USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE] [options]"
+EXAMPLES = ("scorer grade uploads/*.csv --truth test_labels.jsonl -o results.jsonl",
+            "scorer grade a.csv b.csv --truth test_labels.truth.npz --scheduler tcp://10.0.0.5:8786")
 HELP = "grade many submissions on a Dask cluster (local worker processes, or a running scheduler)"
 
 
@@ -22,7 +25,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--truth", required=True, help="ground truth (compiled once here, then loaded once per worker)")
     add_competition(parser)
     add_cluster_options(parser)
-    parser.add_argument("--out", metavar="PATH", help="write one JSON line per submission here, as each finishes")
+    add_output(parser, "FILE", "write one JSON line per submission to FILE, as each finishes", required=False, old_names=("--out",))
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict, as a grader)")
     parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N", help="problems kept per code (default: 20)")
     parser.add_argument("--threads", type=positive_int, default=1, metavar="N", help="engine threads per task (default: 1)")
@@ -56,11 +59,11 @@ def run(args) -> int:
     if args.retries < 0:
         raise UsageError(f"--retries must be 0 or more, got {args.retries}")
     out = None
-    if args.out:
+    if args.output:
         try:
-            out = open(args.out, "w")
+            out = open(args.output, "w")
         except OSError as error:
-            raise UsageError(f"cannot write --out {args.out}: {error.strerror}") from None
+            raise UsageError(f"cannot write --output {args.output}: {error.strerror}") from None
     tally = {"scored": 0, "invalid": 0, "failed": 0}
     rerun = []
     try:

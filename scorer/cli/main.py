@@ -1,4 +1,4 @@
-"""Command-line entry point: builds the parser from scorer/commands/* and maps errors to exit codes.
+"""Command-line entry point: builds the parser from scorer/cli/* and maps errors to exit codes.
 
 Exit codes: 0 scored / valid, 1 submission invalid or unreadable, 2 usage, config or truth error,
 3 internal error (a bug in scorer; set SCORER_DEBUG=1 to see the traceback).
@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 
-# Each command module defines HELP, add_arguments(parser) and run(args) -> int.
+# Each command module defines HELP, USAGE (its usage line), EXAMPLES (command lines), add_arguments(parser) and run(args) -> int.
 COMMANDS = {
     "score": "scorer.cli.score",
     "validate": "scorer.cli.validate",
@@ -31,16 +31,33 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps a description as usual, but prints a text of indented lines (usage lines, examples) as written."""
+
+    def _fill_text(self, text, width, indent):
+        if "\n  " in text:
+            return "\n".join(indent + line for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
+
+
+def _epilog(title: str, lines) -> str:
+    return title + "\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from scorer import __version__
 
-    parser = _Parser(prog="scorer", description="Score and validate recommender-system competition submissions.")
+    modules = {name: importlib.import_module(module_name) for name, module_name in COMMANDS.items()}
+    parser = _Parser(prog="scorer", description="Score and validate recommender-system competition submissions.",
+                     formatter_class=_HelpFormatter, epilog=_epilog(
+                         "usage of each command (scorer COMMAND --help for its options and examples):",
+                         (module.USAGE for module in modules.values())))
     parser.add_argument("--version", action="version", version=f"scorer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, module_name in COMMANDS.items():
-        module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+    for name, module in modules.items():
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP, usage=module.USAGE,
+                                 epilog=_epilog("examples:", module.EXAMPLES), formatter_class=_HelpFormatter)
         module.add_arguments(command)
         command.set_defaults(_run=module.run)
     return parser

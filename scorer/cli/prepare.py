@@ -1,12 +1,16 @@
-"""`scorer prepare EVENTS --out DIR`: a validation split with labels, made the way the competition made its own."""
+"""`scorer prepare EVENTS -o DIR`: a validation split with labels, made the way the competition made its own."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from scorer.cli.common import DEFAULT_SEED, PREPARE_SEED, add_output
+
+USAGE = "scorer prepare EVENTS -o DIR [options]"
+EXAMPLES = ("scorer prepare train.jsonl -o prepared/", "scorer prepare events.parquet -o prepared/ --days 7 --seed 42 --format parquet")
 HELP = (
-    "Split an OTTO session log (JSONL or Parquet) by time like the competition did: train sessions, cut test "
+    "split an OTTO session log (JSONL or Parquet) by time like the competition did: train sessions, cut test "
     "sessions and their labels (which `scorer score` reads as truth), plus summary.json."
 )
 
@@ -15,11 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("events", metavar="EVENTS",
                         help="session log: OTTO JSONL (one session a line, may be .gz) or Parquet with one event "
                              "per row (session, aid, ts, type)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    add_output(parser, "DIR", "output directory (created if missing)", old_names=("--out",))
     parser.add_argument("--days", type=float, default=7.0,
                         help="test period: sessions starting in the last DAYS days form the test set (default 7)")
-    parser.add_argument("--seed", type=int, default=42,
-                        help="seed of the per-session random cut (default 42); same input and seed, same bytes")
+    parser.add_argument("--seed", type=int, default=PREPARE_SEED,
+                        help=f"seed of the per-session random cut (default {PREPARE_SEED}, prepare's own: the other commands "
+                             f"default to {DEFAULT_SEED}); same input and seed, same bytes")
     parser.add_argument("--format", choices=("jsonl", "parquet"), default=None,
                         help="output format (default: the input's)")
     parser.add_argument("--input-format", choices=("jsonl", "parquet"), default=None,
@@ -38,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--chunk-mb must be positive, got {args.chunk_mb}")
     summary = prepare(
         args.events,
-        args.out,
+        args.output,
         days=args.days,
         seed=args.seed,
         fmt=args.format,
@@ -51,5 +56,5 @@ def run(args: argparse.Namespace) -> int:
         for note in summary["notes"]:
             print(f"scorer prepare: {note}", file=sys.stderr)
         print(format_summary(summary))
-        print(f"wrote {', '.join(summary['outputs'].values())} to {args.out}")
+        print(f"wrote {', '.join(summary['outputs'].values())} to {args.output}")
     return 0

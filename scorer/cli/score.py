@@ -8,11 +8,15 @@ import sys
 from scorer.cli.common import add_competition, add_report_options, engine_options
 from scorer.cli.grade import add_cluster_options
 
+USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
+EXAMPLES = ("scorer score submission.csv --truth test_labels.jsonl",
+            "scorer score submission.csv.gz --truth test_labels.truth.npz --strict --format json",
+            "scorer score submission.csv --truth test_labels.jsonl --bootstrap 1000 --split public=0.3 --report report.html")
 HELP = "score a submission against ground truth"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("submission", help="submission CSV (plain, .gz or .zip), or a directory of CSV/Parquet part files")
+    parser.add_argument("submission", metavar="SUBMISSION", help="submission CSV (plain, .gz or .zip), or a directory of CSV/Parquet part files")
     parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz; string shapes: .csv/.parquet or .strings.npz")
     add_competition(parser)
     parser.add_argument("--strict", action="store_true",
@@ -46,7 +50,7 @@ def run(args) -> int:
     except TruthError as error:
         if _looks_like_a_submission(args.truth, args):
             raise TruthError(f"{error} — arguments swapped? {args.truth} looks like a submission "
-                             f"(usage: scorer score SUBMISSION --truth TRUTH)") from None
+                             f"(usage: {USAGE})") from None
         raise
     from scorer.cli import analytics_options as analytics
 

@@ -6,11 +6,13 @@ import json
 
 from scorer.cli.common import add_competition, add_report_options, engine_options
 
+USAGE = "scorer validate SUBMISSION [--truth TRUTH] [options]"
+EXAMPLES = ("scorer validate submission.csv", "scorer validate submission.csv --truth test_labels.jsonl --format json")
 HELP = "check a submission's format (and, with --truth, its rows) and list every problem"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("submission", help="submission CSV (plain, .gz or .zip)")
+    parser.add_argument("submission", metavar="SUBMISSION", help="submission CSV (plain, .gz or .zip)")
     parser.add_argument("--truth", help="ground truth, to check for missing and unknown sessions too")
     add_competition(parser)
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings, not errors")

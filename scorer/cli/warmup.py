@@ -9,6 +9,8 @@ import time
 import zipfile
 from pathlib import Path
 
+USAGE = "scorer warmup [--competition NAME]... [--quiet]"
+EXAMPLES = ("scorer warmup", "scorer warmup --competition otto --competition hm --quiet")
 HELP = "compile and cache the scoring kernels of every bundled competition (run once, e.g. when building a Docker image)"
 
 OTTO_TRUTH = '{"session": 1, "labels": {"clicks": 10, "carts": [20], "orders": [30, 31]}}\n{"session": 2, "labels": {}}\n'

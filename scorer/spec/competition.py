@@ -91,7 +91,11 @@ def load_competition(name: str | None = None, path: str | Path | None = None) ->
         name = name or "otto"
         entry = resources.files("scorer.spec") / "configs" / f"{name}.toml"
         if not entry.is_file():
-            raise ConfigError(f"unknown competition {name!r}; bundled: {', '.join(bundled_names())} (or pass --config PATH)")
+            import difflib  # only for this message
+
+            names = bundled_names()
+            guess = "".join(f"; did you mean {close!r}?" for close in difflib.get_close_matches(name.lower(), names, n=1))
+            raise ConfigError(f"unknown competition {name!r}{guess} (bundled: {', '.join(names)}; or pass --config PATH)")
         text = entry.read_text(encoding="utf-8")
         source = f"{name}.toml"
     try:
