@@ -144,7 +144,7 @@ def test_every_metric_matches_its_slow_reference(tmp_path, seed, spacing):
         for name, text in METRICS.items():
             expected = _reference(name, lists, truths, t, popularity, category, embedding)
             got = result.metrics[t][text]
-            bound = 2.0**-11 if name.startswith("novelty") else 1e-7  # self-information is kept to 2^-10 bits (README)
+            bound = 2.0**-11 if name.startswith("novelty") else 1e-7  # self-information is kept to 2^-10 bits (docs/metrics.md)
             assert got is not None and got == pytest.approx(expected, rel=1e-9, abs=bound), (t, text)
 
 

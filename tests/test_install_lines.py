@@ -15,8 +15,8 @@ WHEEL_NAME = re.sub(r"[-_.]+", "_", PROJECT["name"]).lower()
 
 
 def install_lines() -> list[tuple[str, str]]:
-    """(file:line, text) of every line with `pip install` in the README, the package, the bundles and docker/."""
-    paths = [ROOT / "README.md", *(ROOT / "scorer").rglob("*.py"), *(ROOT / "bundles").rglob("*"), *(ROOT / "docker").glob("*")]
+    """(file:line, text) of every line with `pip install` in the README and docs/, the package, the bundles and docker/."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *(ROOT / "scorer").rglob("*.py"), *(ROOT / "bundles").rglob("*"), *(ROOT / "docker").glob("*")]
     return [(f"{path.relative_to(ROOT)}:{number}", line) for path in paths if path.is_file()
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1) if "pip install" in line]
 

@@ -1,4 +1,4 @@
-"""One test per row of the semantics table in DESIGN.md / README.md."""
+"""One test per row of the semantics table in DESIGN.md / docs/semantics.md."""
 
 from pathlib import Path
 
