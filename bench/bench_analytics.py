@@ -7,7 +7,7 @@ when missing), and submission_b.csv, a second submission against the same truth 
 other seed). Times the real commands (wall clock, best of --repeat):
 
   plain `scorer score A`, `scorer score A --bootstrap N`  (target: within 2x)
-  one `scorer score A`, `scorer compare A B --resamples N`  (target: within 2.5x)
+  one `scorer score A`, `scorer compare A B --bootstrap N`  (target: within 2.5x)
 
 and, in process, the resampling alone against a straightforward numpy implementation measured in
 the same run (sessions drawn with rng.integers and the columns summed per resample; signs drawn per
@@ -86,12 +86,12 @@ def main(argv=None) -> None:
     scorer_cmd = [sys.executable, "-m", "scorer.cli"]
     plain = scorer_cmd + ["score", str(a), "--truth", str(truth), "--no-progress"]
     subprocess.run(plain, stdout=subprocess.DEVNULL, check=True)  # warm the truth cache and the numba caches
-    subprocess.run(scorer_cmd + ["compare", str(a), str(a), "--truth", str(truth), "--resamples", "2", "--no-progress"],
+    subprocess.run(scorer_cmd + ["compare", str(a), str(a), "--truth", str(truth), "--bootstrap", "2", "--no-progress"],
                    stdout=subprocess.DEVNULL, check=True)
     n = args.resamples
     t_score = timed(plain, args.repeat)
     t_boot = timed(plain + ["--bootstrap", str(n), "--seed", "1"], args.repeat)
-    t_compare = timed(scorer_cmd + ["compare", str(a), str(b), "--truth", str(truth), "--resamples", str(n), "--seed", "1",
+    t_compare = timed(scorer_cmd + ["compare", str(a), str(b), "--truth", str(truth), "--bootstrap", str(n), "--seed", "1",
                                     "--no-progress"], args.repeat)
 
     # in process: the resampling alone, fast and straightforward
@@ -125,7 +125,7 @@ def main(argv=None) -> None:
     print(f"{'command (wall clock, best of ' + str(args.repeat) + ')':<48}{'seconds':>10}{'ratio':>10}{'target':>10}")
     print(f"{'scorer score A':<48}{t_score:>10.2f}{1.0:>10.2f}")
     print(f"{f'scorer score A --bootstrap {n}':<48}{t_boot:>10.2f}{t_boot / t_score:>10.2f}{'<= 2.0':>10}")
-    print(f"{f'scorer compare A B --resamples {n}':<48}{t_compare:>10.2f}{t_compare / t_score:>10.2f}{'<= 2.5':>10}")
+    print(f"{f'scorer compare A B --bootstrap {n}':<48}{t_compare:>10.2f}{t_compare / t_score:>10.2f}{'<= 2.5':>10}")
     print()
     print(f"{'resampling alone (in process)':<48}{'seconds':>10}{'straightforward':>17}{'speed-up':>10}")
     print(f"{f'bootstrap, {n} resamples, all metrics':<48}{t_boot_fast:>10.2f}{t_boot_naive:>17.1f}{t_boot_naive / t_boot_fast:>10.0f}x")
