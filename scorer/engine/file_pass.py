@@ -195,13 +195,19 @@ class Pass:
                 words["value"] = f"{found} between items"
         return words
 
-    def _absorb(self, parsed: Parsed, line_offset: int) -> None:
-        for row_ints, row_values, n_rows in parsed.chunks:
+    def _merge(self, chunks: list, line_offset: int) -> None:
+        """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
+        rows of unknown sessions noted)."""
+        merge_rows = hot.kernels().merge_rows
+        for row_ints, row_values, n_rows in chunks:
             self.rows_read += n_rows
             if not self.has_truth:
                 self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
-            self.n_duplicates, self.n_unknown = hot.kernels().merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values, self.slot_hits,
-                                                           self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
+            self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values,
+                                                           self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
+
+    def _absorb(self, parsed: Parsed, line_offset: int) -> None:
+        self._merge(parsed.chunks, line_offset)
         self.kernel.absorb(parsed, line_offset)
         kept = np.zeros(codes.N_CODES, np.int64)
         data = parsed.data
@@ -279,6 +285,7 @@ class Pass:
 
     # -- rows that are missing, repeated or unknown -------------------------------------------
     def _repeated_rows_without_truth(self) -> None:
+        """Without truth the rows have no slots: repeats are found by sorting the rows' keys (session, type, line)."""
         if not self.row_keys:
             return
         session, kind, line = (np.concatenate(parts) for parts in zip(*self.row_keys))
@@ -305,8 +312,8 @@ class Pass:
     def _finish(self) -> PassResult:
         report = self.report
         self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
-        shown = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()
-        report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in shown),
+        repeats = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()  # slot, line, previous line
+        report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
                              self.n_duplicates)
         if not self.has_truth:
             self._repeated_rows_without_truth()

@@ -22,6 +22,8 @@ SHAPE_CODES = {"list": LIST, "long": LONG, "value": VALUE}
 
 
 class ShapeKernel(RowKernel):
+    """The competition and truth as the arrays parse_strings_block takes; coverage@K's items; the long shape's rows."""
+
     def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int):
         self.shape = np.int64(SHAPE_CODES[competition.shape])
         metrics = competition.metrics
