@@ -8,7 +8,7 @@ from scorer.engine.problems import ERROR, Code
 from scorer.engine.result import Result
 
 ELLIPSIS = "…"
-SUMMED = {Code.MISSING_ROWS.code, Code.UNKNOWN_SESSIONS.code}  # one problem that already counts its rows (missing, unknown sessions)
+SUMMED = {Code.MISSING_ROWS.code, Code.UNKNOWN_SESSIONS.code}  # one problem that already counts its rows
 
 
 def _describe(problem) -> str:

@@ -122,8 +122,9 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
         earlier = slot_part[part.slots]
         again = np.flatnonzero(earlier >= 0)
         shown = max(0, min(len(again), max_per_code - len(report.kept.get(Code.DUPLICATE_ROW.code, []))))
-        report_repeated_rows(report, [(name_of(int(part.slots[j])), int(part.lines[j]), f"{partials[earlier[j]].name} line {int(slot_line[part.slots[j]])}")
-                                      for j in again[:shown]], len(again), prefix=f"{part.name}: ")
+        repeats = [(name_of(int(part.slots[j])), int(part.lines[j]), f"{partials[earlier[j]].name} line {int(slot_line[part.slots[j]])}")
+                   for j in again[:shown]]
+        report_repeated_rows(report, repeats, len(again), prefix=f"{part.name}: ")
         rows_duplicate += len(again)
         slot_line[part.slots] = part.lines
         if stored:
