@@ -23,7 +23,7 @@ from scorer.errors import UsageError
 from scorer.kernels import codes
 from scorer.engine.problems import CATALOGUE, Code
 
-ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}
+ID_CODES = {Code.WRONG_FIELD_COUNT, Code.MALFORMED_ID, Code.UNKNOWN_TYPE, Code.SESSION_NOT_INTEGER, Code.SESSION_OUT_OF_RANGE}  # about the id column
 ITEM_FIELD = 2
 ROW_CODES = {Code.DUPLICATE_ROW, Code.UNKNOWN_SESSIONS}  # the engine's messages about whole rows, which speak of lines
 CHUNK_ROWS = 1 << 16  # rows per kernel job (a record batch is cut into pieces of this many): one row array each

@@ -62,7 +62,7 @@ class Kind:
 
     @property
     def code(self) -> str:
-        return Code(self.number).code
+        return self.number.code
 
 
 CATALOGUE: dict[Code, Kind] = {
