@@ -11,13 +11,11 @@ import numpy as np
 from scorer.spec.competition import Competition, load_competition
 from scorer.engine.file_pass import Pass
 from scorer.errors import SubmissionError, UsageError
-from scorer.engine.problems import Report
+from scorer.engine.problems import Code, Report
 from scorer.engine.result import Result
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
 from scorer.truth.ids import Truth
 from scorer.truth.ids import load_truth as read_truth_file
-
-UNREADABLE = 27
 
 
 def resolve_competition(competition: str | Competition | None = "otto", config: str | Path | None = None) -> Competition:
@@ -102,7 +100,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
         if isinstance(error, LimitExceeded):
             report.add(error.number, str(error), error.line, error.column, stopped=True, **error.words)
         else:
-            report.add(UNREADABLE, str(error))
+            report.add(Code.UNREADABLE, str(error))
         report.fatal = True
         outcome = None
     return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started)

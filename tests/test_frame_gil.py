@@ -10,7 +10,7 @@ import pytest
 
 from scorer.engine import aot, aot_build
 from scorer.spec.competition import load_competition
-from scorer.engine.file_pass import _Kernel
+from scorer.engine.id_kernel import IdKernel as _Kernel
 from scorer.engine.frame_pass import _Job
 from scorer.kernels import codes
 from scorer.engine import kernel_set as hot

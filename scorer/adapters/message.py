@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from scorer.engine.problems import ERROR
+from scorer.engine.problems import ERROR, Code
 from scorer.engine.result import Result
 
 ELLIPSIS = "…"
-SUMMED = {"S011", "S012"}  # one problem that already counts its rows (missing, unknown sessions)
+SUMMED = {Code.MISSING_ROWS.code, Code.UNKNOWN_SESSIONS.code}  # one problem that already counts its rows
 
 
 def _describe(problem) -> str:

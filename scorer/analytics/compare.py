@@ -16,12 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.analytics.bootstrap import SessionTable, interval, resample
+from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels.resample import group_rows
-
-
-def _clean(x) -> float | None:
-    return float(x) if np.isfinite(x) else None
 
 
 def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.95, keep: np.ndarray | None = None,
@@ -69,7 +66,8 @@ def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.9
     outcome = lambda x, mask: {"wins": int((x[mask] > 0).sum()), "ties": int((x[mask] == 0).sum()), "losses": int((x[mask] < 0).sum())}  # noqa: E731
 
     def row(j, value):
-        return {"difference": _clean(value), "low": _clean(low[j]), "high": _clean(high[j]), "p_value": _clean(p_values[j])}
+        return {"difference": finite_or_none(value), "low": finite_or_none(low[j]), "high": finite_or_none(high[j]),
+                "p_value": finite_or_none(p_values[j])}
 
     recall_a = np.where(den_total > 0, hits_a.sum(axis=0) / safe, np.nan)
     recall_b = np.where(den_total > 0, hits_b.sum(axis=0) / safe, np.nan)
@@ -81,7 +79,7 @@ def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.9
         "types": {},
     }
     for t, type_name in enumerate(a.types):
-        out["types"][type_name] = {"a": _clean(recall_a[t]), "b": _clean(recall_b[t]), **row(t + 1, observed[t]),
+        out["types"][type_name] = {"a": finite_or_none(recall_a[t]), "b": finite_or_none(recall_b[t]), **row(t + 1, observed[t]),
                                    **outcome(delta[:, t], has_truth[:, t])}
     return out
 
@@ -119,7 +117,7 @@ def beyond_sides(result_a, result_b) -> dict:
             if parse_metric(name).family != "beyond":
                 continue
             b = result_b.metrics[type_name].get(name)
-            a, b = (None if x is None else _clean(x) for x in (a, b))
+            a, b = finite_or_none(a), finite_or_none(b)
             metrics.setdefault(type_name, {})[name] = {"a": a, "b": b, "difference": None if a is None or b is None else a - b}
     return {"note": BEYOND_NOTE, "metrics": metrics} if metrics else {}
 

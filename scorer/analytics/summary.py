@@ -6,18 +6,13 @@ the Result with analyse() (nothing is scored again).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 
 # scorer.analytics.bootstrap, .breakdown and .split (numba kernels) are imported where used, so that building
 # the CLI's parser stays light.
-
-
-def _clean(value):
-    return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else float(value)
 
 
 def _figures(table, keep: np.ndarray | None) -> dict:
@@ -28,8 +23,8 @@ def _figures(table, keep: np.ndarray | None) -> dict:
     score, ratios = table.figures(num.sum(axis=0), den.sum(axis=0))
     metrics: dict = {}
     for c, (type_name, metric) in enumerate(table.names):
-        metrics.setdefault(type_name, {})[metric] = _clean(ratios[c])
-    return {"sessions": int(len(sizes)), "score": _clean(score), "metrics": metrics}
+        metrics.setdefault(type_name, {})[metric] = finite_or_none(ratios[c])
+    return {"sessions": int(len(sizes)), "score": finite_or_none(score), "metrics": metrics}
 
 
 def analyse(result, truth, *, n_bootstrap: int = 0, seed: int = 0, level: float = 0.95, split=None,
@@ -85,7 +80,7 @@ def _beyond_totals(result) -> dict:
     """{type: {metric: value}} of the Result's beyond-accuracy metrics (gini included): the breakdown's totals."""
     from scorer.spec.metrics import parse_metric
 
-    return {t: {name: _clean(v) for name, v in values.items() if parse_metric(name).family == "beyond"}
+    return {t: {name: finite_or_none(v) for name, v in values.items() if parse_metric(name).family == "beyond"}
             for t, values in result.metrics.items() if any(parse_metric(n).family == "beyond" for n in values)}
 
 

@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 from scorer.spec.competition import Competition
-from scorer.dask.partitioned import UNREADABLE, Partial, reduce, score_part
+from scorer.dask.partitioned import Partial, reduce, score_part
 from scorer.dask.parts import list_parts
 from scorer.errors import UsageError, one_line
-from scorer.engine.problems import Report
+from scorer.engine.problems import Code, Report
 from scorer.truth.ids import Truth
 
 
@@ -73,7 +73,7 @@ def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threa
                 partials.append(future.result())
             else:
                 report = Report(strict=options[1], max_per_code=options[2], fatal=True)
-                report.add(UNREADABLE, f"{name}: the part could not be scored on any attempt: {one_line(error)}")
+                report.add(Code.UNREADABLE, f"{name}: the part could not be scored on any attempt: {one_line(error)}")
                 partials.append(Partial(name, report))
             future.release()
         return partials

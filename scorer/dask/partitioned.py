@@ -20,10 +20,8 @@ import numpy as np
 from scorer.spec.competition import Competition
 from scorer.engine.file_pass import SHOWN_IDS, PassResult
 from scorer.engine.figures import SlotFigures
-from scorer.engine.problems import Report
+from scorer.engine.problems import Code, Report, report_repeated_rows
 from scorer.truth.ids import Truth
-
-MISSING, DUPLICATE, UNREADABLE = 11, 10, 27
 
 
 @dataclass
@@ -47,7 +45,7 @@ def _named(report: Report, name: str) -> Report:
     """The part's problems with the part's name in front; missing rows are judged after the reduction."""
     out = Report(strict=report.strict, max_per_code=report.max_per_code, fatal=report.fatal)
     for code, kept in report.kept.items():
-        if code == f"S{MISSING:03d}":
+        if code == Code.MISSING_ROWS.code:
             continue
         out.kept[code] = [replace(problem, message=f"{name}: {problem.message}") for problem in kept]
         out.counts[code] = report.counts[code]
@@ -72,7 +70,7 @@ def score_part(path: str, name: str, truth: str | Truth, competition: Competitio
                 parquet_to_csv(path, source, untrusted=untrusted)
             except Exception as error:  # pyarrow raises several kinds; the message says what is wrong
                 report = Report(strict=strict, max_per_code=max_per_code, fatal=True)
-                report.add(UNREADABLE, f"{name}: cannot read the Parquet part: {error}")
+                report.add(Code.UNREADABLE, f"{name}: cannot read the Parquet part: {error}")
                 return Partial(name, report, seconds=time.monotonic() - started)
         result = score(source, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads,
                        untrusted=untrusted)
@@ -111,7 +109,6 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
     slot_hits = np.zeros(n_slots, np.int64)
     slot_part = np.full(n_slots, -1, np.int64)
     report = Report(strict=strict, max_per_code=max_per_code)
-    keep = "each row may appear once" if strict else "the last one counts"
     name_of = lambda slot: competition.id_pattern.format(session=int(truth.sessions[slot // n_types]),  # noqa: E731
                                                          type=competition.types[slot % n_types])
     rows_read = rows_unknown = rows_duplicate = 0
@@ -124,12 +121,10 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
             continue
         earlier = slot_part[part.slots]
         again = np.flatnonzero(earlier >= 0)
-        shown = max(0, min(len(again), max_per_code - len(report.kept.get(f"S{DUPLICATE:03d}", []))))
-        for j in again[:shown]:
-            slot = int(part.slots[j])
-            report.add(DUPLICATE, f"{part.name}: row {name_of(slot)!r} repeats {partials[earlier[j]].name} line "
-                                  f"{int(slot_line[slot])} ({keep})", line=int(part.lines[j]), column=1)
-        report.count_only(DUPLICATE, len(again) - shown)
+        shown = max(0, min(len(again), max_per_code - len(report.kept.get(Code.DUPLICATE_ROW.code, []))))
+        repeats = [(name_of(int(part.slots[j])), int(part.lines[j]), f"{partials[earlier[j]].name} line {int(slot_line[part.slots[j]])}")
+                   for j in again[:shown]]
+        report_repeated_rows(report, repeats, len(again), prefix=f"{part.name}: ")
         rows_duplicate += len(again)
         slot_line[part.slots] = part.lines
         if stored:
@@ -139,7 +134,7 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
     missing = np.flatnonzero(slot_line == 0)
     if len(missing):
         first = ", ".join(name_of(int(slot)) for slot in missing[:SHOWN_IDS])
-        report.add(MISSING, f"{len(missing):,} rows are missing from every part (they score 0); first: {first}", count=len(missing))
+        report.add(Code.MISSING_ROWS, f"{len(missing):,} rows are missing from every part (they score 0); first: {first}", count=len(missing))
     counts = {
         "sessions_in_truth": truth.n_sessions,
         "rows_expected": n_slots,
@@ -149,8 +144,8 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
         "rows_unknown_session": rows_unknown,
         "rows_duplicate": rows_duplicate,
         "rows_with_errors": sum(part.rows_with_errors for part in partials),
-        "rows_cut_at_k": report.counts.get("S013", 0),
-        "rows_with_duplicate_items": report.counts.get("S014", 0),
+        "rows_cut_at_k": report.counts.get(Code.TOO_MANY_ITEMS.code, 0),
+        "rows_with_duplicate_items": report.counts.get(Code.DUPLICATE_ITEMS.code, 0),
     }
     outcome = PassResult(slot_line, SlotFigures.of(competition, truth.indptr, slot_hits, slot_values if stored else None), slot_hits, counts)
     return result_from(competition, truth, report, outcome, submission, strict, seconds)

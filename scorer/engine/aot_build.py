@@ -41,13 +41,13 @@ def signatures() -> dict:
     from numba import typeof, types
 
     from scorer.spec.competition import load_competition
-    from scorer.engine.file_pass import _Kernel
+    from scorer.engine.id_kernel import IdKernel
     from scorer.kernels.rows import scratch_for
     from scorer.truth.ids import from_long
 
     competition = load_competition("otto")
     truth = from_long(np.array([1, 2]), np.array([0, 1]), np.array([5, 6]), competition.types)
-    kernel = _Kernel(competition, truth, 1)
+    kernel = IdKernel(competition, truth, 1)
     row_ints, row_values = kernel.rows()
     block = np.zeros(16, np.uint8)
     counts, found = np.zeros(4, np.int64), np.zeros((4, 5), np.int64)

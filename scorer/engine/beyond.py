@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels.kinds import SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE
 from scorer.kernels.rows import ROWS_PER_CALL
@@ -190,5 +191,5 @@ def subset_figures(result, metrics, t: int, rows: np.ndarray) -> dict:
     out = {}
     for metric in metrics:
         value = aggregate(metric, result.outcome, t, n_types, sizes, rows)
-        out[str(metric)] = value if np.isfinite(value) else None
+        out[str(metric)] = finite_or_none(value)
     return out

@@ -1,5 +1,8 @@
 """One streaming pass over a submission: blocks → parse+score kernel (threads) → per-slot figures.
 
+The kernel is the file shape's scorer.engine.row_kernel.RowKernel (IdKernel for OTTO's ids, ShapeKernel for
+string ids); the pass merges its rows and reports the problems the same way for every shape.
+
 Per-row figures land in arrays indexed by (session, type) slot, in line order, so the
 aggregates are the same to the last bit whatever the block size or thread count.
 """
@@ -17,14 +20,13 @@ import numpy as np
 
 from scorer.spec.competition import Competition
 from scorer.engine.figures import SlotFigures
-from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.engine.heap import bound_heap
+from scorer.engine.id_kernel import IdKernel
 from scorer.kernels import codes
 from scorer.engine import kernel_set as hot
-from scorer.kernels.kinds import derivable, discounts, ideal_dcg
-from scorer.kernels.rows import RowArrays, scratch_for
-from scorer.engine.problems import Report
-from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LINE_TOO_LONG, BlockReader, Deadline, LimitExceeded
+from scorer.engine.problems import Code, Report, report_repeated_rows
+from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
+from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.truth.ids import Truth
 
 BOM = b"\xef\xbb\xbf"
@@ -47,57 +49,6 @@ class PassResult:
     def slot_values(self) -> np.ndarray:
         """float64 (slots, metrics): every row figure (made on first use when derived)."""
         return self.figures.array()
-
-
-@dataclass
-class _Parsed:
-    data: np.ndarray
-    chunks: list  # (row_ints, row_values, n_rows)
-    counts: np.ndarray
-    found: np.ndarray
-    n_problems: int
-    last_line: int  # block-local number of the block's last line
-    sides: list = field(default_factory=list)  # per chunk: the rows' side figures (beyond-accuracy metrics)
-
-
-class _Kernel(RowArrays):
-    """The competition and truth as the arrays the kernel takes."""
-
-    def __init__(self, competition: Competition, truth: Truth, max_per_code: int, items=None):
-        prefix, middle, suffix = competition.id_literals()
-        as_bytes = lambda text: np.frombuffer(text.encode(), np.uint8).copy()  # noqa: E731
-        names = [name.encode() for name in competition.types]
-        self.idspec = (as_bytes(prefix), as_bytes(middle), as_bytes(suffix), competition.session_first,
-                       as_bytes("".join(competition.types)), np.cumsum([0] + [len(name) for name in names]).astype(np.int64))
-        base, table = truth.lookup
-        self.truth = (truth.sessions, np.int64(base), table, truth.indptr, truth.items, np.int64(len(competition.types)))
-        self.n_metrics = len(competition.metrics)
-        kmax = competition.k
-        kinds, ks = competition.row_kinds()
-        self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
-        self.metric = (kinds, ks, np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
-        self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
-        self.max_per_code = max_per_code
-        self.kmax = kmax
-        self.spare: list[tuple[np.ndarray, np.ndarray]] = []
-        self.side = SideKernel(competition, items, truth.n_sessions) if any(m.family == "beyond" for m in competition.metrics) else None
-
-    def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> _Parsed:
-        """Parse data[start:end] (followed by SLACK zero bytes); first_line is the block-local number of its first line."""
-        counts = np.zeros(codes.N_CODES, np.int64)
-        found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
-        scratch = scratch_for(self.kmax)
-        pos, line, n_problems, chunks = start, first_line - 1, 0, []
-        parse_block = hot.kernels().parse_block
-        sides = []
-        while pos < end:
-            row_ints, row_values = self.rows()
-            side = NO_SIDE if self.side is None else self.side.for_call()
-            pos, line, n_rows, n_problems = parse_block(data, pos, end, line, self.idspec, self.truth, self.metric, side,
-                                                        self.limits, scratch, row_ints, row_values, counts, found, n_problems)
-            chunks.append((row_ints, row_values, n_rows))
-            sides.append(side[SIDE_OUTPUT])
-        return _Parsed(data[:end], chunks, counts, found, n_problems, line, sides)  # messages quote no byte past the block
 
 
 def _text(raw: bytes, limit: int = 60) -> str:
@@ -128,13 +79,7 @@ class Pass:
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.has_truth = truth.n_sessions > 0  # without truth, repeated rows are found by sorting the row keys
         self.row_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        if competition.shape == "id_type":
-            self.kernel = _Kernel(competition, truth, report.max_per_code, items)
-        else:
-            from scorer.engine.string_kernel import ShapeKernel
-
-            self.kernel = ShapeKernel(competition, truth, report.max_per_code)
-        self.names = getattr(truth, "ids", None)  # string shapes: the ids as written
+        self.kernel = kernel_for(competition, truth, report.max_per_code, items)
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, np.int64)
         self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
@@ -158,36 +103,36 @@ class Pass:
         """Check the first line; return (offset where data rows start, their first line number)."""
         offset = 0
         if bytes(data[:3]) == BOM:
-            self.report.add(18, line=1, column=1)
+            self.report.add(Code.BYTE_ORDER_MARK, line=1, column=1)
             offset = 3
         if offset == len(data):  # a byte-order mark and nothing else
-            self.report.add(1, expected=repr(",".join(self.competition.header)))
+            self.report.add(Code.EMPTY_FILE, expected=repr(",".join(self.competition.header)))
             return offset, 1
         max_line = self.competition.limits.max_line_bytes
         end = bytes(data[offset : offset + max_line + 2]).find(b"\n")
         if end < 0 and len(data) - offset > max_line + 1:  # no line end within the limit
             end = bytes(data[offset:]).find(b"\n")
             end = len(data) if end < 0 else offset + end
-            self.report.add(22, f"{end - offset:,}", line=1, column=max_line + 1, **self.format_keys)
+            self.report.add(Code.LINE_TOO_LONG, f"{end - offset:,}", line=1, column=max_line + 1, **self.format_keys)
             return end + 1, 2
         end = len(data) if end < 0 else offset + end
         first = bytes(data[offset:end])
         if first.endswith(b"\r"):
             first = first[:-1]
-            self.report.add(19, line=1, column=len(first) + 1)
+            self.report.add(Code.CRLF, line=1, column=len(first) + 1)
         fields = [part.strip().strip('"') for part in first.decode("utf-8", "replace").split(",")]
         expected = ",".join(self.competition.header)
         if fields == list(self.competition.header):
             if b'"' in first:
                 quoted = first[first.index(b'"') : first.index(b'"', first.index(b'"') + 1) + 1] if first.count(b'"') > 1 else first
-                self.report.add(20, _text(quoted), line=1, column=first.index(b'"') + 1)
+                self.report.add(Code.QUOTED_FIELD, _text(quoted), line=1, column=first.index(b'"') + 1)
             return end + 1, 2
         if self._looks_like_row(fields) or (fields[0].isdigit() and self._looks_like_row(fields[1:])):
             hint = f" ({INDEX_COLUMN}, and header=True)" if not self._looks_like_row(fields) else ""
-            self.report.add(2, f"header missing: line 1 is a data row ({_text(first)}); expected the header {expected!r} first{hint}",
+            self.report.add(Code.BAD_HEADER, f"header missing: line 1 is a data row ({_text(first)}); expected the header {expected!r} first{hint}",
                             line=1, column=1, **_context(first, 0, len(first)))
             return offset, 1
-        self.report.add(2, f"header is {_text(first)}; expected {expected!r}{self._header_hint(fields, first)}", line=1, column=1,
+        self.report.add(Code.BAD_HEADER, f"header is {_text(first)}; expected {expected!r}{self._header_hint(fields, first)}", line=1, column=1,
                         **_context(first, 0, len(first)))
         return end + 1, 2
 
@@ -250,19 +195,20 @@ class Pass:
                 words["value"] = f"{found} between items"
         return words
 
-    def _absorb(self, parsed: _Parsed, line_offset: int) -> None:
-        for row_ints, row_values, n_rows in parsed.chunks:
+    def _merge(self, chunks: list, line_offset: int) -> None:
+        """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
+        rows of unknown sessions noted)."""
+        merge_rows = hot.kernels().merge_rows
+        for row_ints, row_values, n_rows in chunks:
             self.rows_read += n_rows
             if not self.has_truth:
                 self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
-            self.n_duplicates, self.n_unknown = hot.kernels().merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values, self.slot_hits,
-                                                           self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
-        if not isinstance(self.kernel, _Kernel):
-            self.kernel.collect(parsed, line_offset)
-        else:
-            if self.kernel.side is not None:
-                self.kernel.side.absorb(parsed)
-            self.kernel.release(parsed)
+            self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values,
+                                                           self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
+
+    def _absorb(self, parsed: Parsed, line_offset: int) -> None:
+        self._merge(parsed.chunks, line_offset)
+        self.kernel.absorb(parsed, line_offset)
         kept = np.zeros(codes.N_CODES, np.int64)
         data = parsed.data
         for code, line, start, end, line_start in parsed.found[: parsed.n_problems].tolist():
@@ -291,7 +237,7 @@ class Pass:
         pending: deque = deque()
         lines_before = 0  # lines of the blocks already absorbed
 
-        def absorb(parsed: _Parsed) -> None:
+        def absorb(parsed: Parsed) -> None:
             nonlocal lines_before
             self._absorb(parsed, lines_before)
             lines_before += parsed.last_line
@@ -321,7 +267,7 @@ class Pass:
             while pending:
                 absorb(pending.popleft()[1].result())
         except LimitExceeded as error:
-            if error.number == LINE_TOO_LONG and error.line is None:  # the reader found no line end: the next line
+            if error.number == Code.LINE_TOO_LONG and error.line is None:  # the reader found no line end: the next line
                 while pending:
                     absorb(pending.popleft()[1].result())
                 error.line, error.column = lines_before + 1, limits.max_line_bytes + 1
@@ -334,11 +280,12 @@ class Pass:
             if bar is not None:
                 bar.close()
         if first:
-            self.report.add(1, expected=repr(",".join(self.competition.header)))
+            self.report.add(Code.EMPTY_FILE, expected=repr(",".join(self.competition.header)))
         return self._finish()
 
     # -- rows that are missing, repeated or unknown -------------------------------------------
     def _repeated_rows_without_truth(self) -> None:
+        """Without truth the rows have no slots: repeats are found by sorting the rows' keys (session, type, line)."""
         if not self.row_keys:
             return
         session, kind, line = (np.concatenate(parts) for parts in zip(*self.row_keys))
@@ -357,44 +304,29 @@ class Pass:
             order = np.lexsort((line, kind, session))
             repeat = np.flatnonzero((session[order][1:] == session[order][:-1]) & (kind[order][1:] == kind[order][:-1])) + 1
         self.n_duplicates = len(repeat)
-        keep = "the last one counts" if not self.report.strict else "each row may appear once"
         by_line = np.argsort(order[repeat])[: self.report.max_per_code]  # the first repeats of the file are shown
-        for row, previous in zip(order[repeat][by_line], order[repeat - 1][by_line]):
-            name = self.competition.id_pattern.format(session=int(session[row]), type=self.competition.types[kind[row]])
-            if self.names is not None:
-                name = f"of line {int(line[row])}"
-            self.report.add(10, f"row {name!r} repeats line {int(line[previous])} ({keep})", line=int(line[row]), column=1)
-        self.report.count_only(10, len(repeat) - min(len(repeat), self.report.max_per_code))
-
-    def _slot_name(self, slot: int) -> str:
-        types = self.competition.types
-        if self.names is not None:
-            return self.truth.name(slot)
-        session = int(self.truth.sessions[slot // len(types)])
-        return self.competition.id_pattern.format(session=session, type=types[slot % len(types)])
+        rows, earlier = order[repeat][by_line], line[order[repeat - 1][by_line]]
+        report_repeated_rows(self.report, ((self.kernel.repeat_name(session[row], kind[row], line[row]), int(line[row]), f"line {int(before)}")
+                                           for row, before in zip(rows, earlier)), len(repeat))
 
     def _finish(self) -> PassResult:
         report = self.report
-        if not isinstance(self.kernel, _Kernel):
-            self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
-        dup_slot, dup_line, dup_previous = self.duplicates.T
-        keep = "the last one counts" if not report.strict else "each row may appear once"
-        for j in range(min(self.n_duplicates, report.max_per_code)):
-            report.add(10, f"row {self._slot_name(int(dup_slot[j]))!r} repeats line {int(dup_previous[j])} ({keep})",
-                       line=int(dup_line[j]), column=1)
-        report.count_only(10, self.n_duplicates - min(self.n_duplicates, report.max_per_code))
+        self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
+        repeats = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()  # slot, line, previous line
+        report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
+                             self.n_duplicates)
         if not self.has_truth:
             self._repeated_rows_without_truth()
         elif self.n_unknown:
             sessions, lines = self.unknown.T
             first = min(self.n_unknown, SHOWN_IDS, len(sessions))  # rows past n_unknown are unused
-            shown = ", ".join(f"{int(s)} (line {int(n)})" if self.names is None else f"line {int(n)}" for s, n in zip(sessions[:first], lines[:first]))
-            report.add(12, f"{self.n_unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
+            shown = ", ".join(self.kernel.unknown_name(s, n) for s, n in zip(sessions[:first], lines[:first]))
+            report.add(Code.UNKNOWN_SESSIONS, f"{self.n_unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
                        line=int(lines[0]), column=1, count=self.n_unknown)
         missing = np.flatnonzero(self.slot_line == 0) if self.has_truth else np.empty(0, np.int64)
         if len(missing):
-            shown = ", ".join(self._slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
-            report.add(11, f"{len(missing):,} rows are missing (they score 0); first: {shown}", count=len(missing))
+            shown = ", ".join(self.kernel.slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
+            report.add(Code.MISSING_ROWS, f"{len(missing):,} rows are missing (they score 0); first: {shown}", count=len(missing))
         counts = {
             "sessions_in_truth": self.truth.n_sessions,
             "rows_expected": len(self.slot_line),
@@ -404,11 +336,18 @@ class Pass:
             "rows_unknown_session": self.n_unknown if self.has_truth else 0,
             "rows_duplicate": self.n_duplicates,
             "rows_with_errors": self.rows_with_errors,
-            "rows_cut_at_k": report.counts.get("S013", 0),
-            "rows_with_duplicate_items": report.counts.get("S014", 0),
+            "rows_cut_at_k": report.counts.get(Code.TOO_MANY_ITEMS.code, 0),
+            "rows_with_duplicate_items": report.counts.get(Code.DUPLICATE_ITEMS.code, 0),
         }
-        coverage = self.kernel.coverage_of() if not isinstance(self.kernel, _Kernel) else float("nan")
         stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
-        side = self.kernel.side.finish() if isinstance(self.kernel, _Kernel) and self.kernel.side is not None else None
-        return PassResult(self.slot_line, figures, self.slot_hits, counts, coverage, side)
+        return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures())
+
+
+def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=None) -> RowKernel:
+    """The kernel of the competition's file shape."""
+    if competition.shape == "id_type":
+        return IdKernel(competition, truth, max_per_code, items)
+    from scorer.engine.string_kernel import ShapeKernel
+
+    return ShapeKernel(competition, truth, max_per_code)

@@ -21,11 +21,11 @@ from scorer import frames
 from scorer.engine.file_pass import Pass, PassResult, _text
 from scorer.errors import UsageError
 from scorer.kernels import codes
-from scorer.engine.problems import CATALOGUE
+from scorer.engine.problems import CATALOGUE, Code
 
-ID_CODES = {codes.WRONG_FIELD_COUNT, codes.MALFORMED_ID, codes.UNKNOWN_TYPE, codes.SESSION_NOT_INTEGER, codes.SESSION_OUT_OF_RANGE}
+ID_CODES = {Code.WRONG_FIELD_COUNT, Code.MALFORMED_ID, Code.UNKNOWN_TYPE, Code.SESSION_NOT_INTEGER, Code.SESSION_OUT_OF_RANGE}  # about the id column
 ITEM_FIELD = 2
-ROW_CODES = {10, 12}  # the engine's messages about whole rows, which speak of lines
+ROW_CODES = {Code.DUPLICATE_ROW, Code.UNKNOWN_SESSIONS}  # the engine's messages about whole rows, which speak of lines
 CHUNK_ROWS = 1 << 16  # rows per kernel job (a record batch is cut into pieces of this many): one row array each
 
 
@@ -123,20 +123,9 @@ class FramePass(Pass):
                     future.cancel()
 
     def _absorb_piece(self, job, chunks, counts, found) -> None:
-        self._merge(chunks)
+        self._merge(chunks, 0)
+        self.kernel.spare.extend((row_ints, row_values) for row_ints, row_values, _ in chunks)
         self._report_found(job, counts, found)
-
-    def _merge(self, chunks) -> None:
-        from scorer.engine import kernel_set as hot
-
-        merge_rows = hot.kernels().merge_rows
-        for row_ints, row_values, n_rows in chunks:
-            self.rows_read += n_rows
-            if not self.has_truth:
-                self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3].copy()))
-            self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, 0, self.slot_line, self.slot_values,
-                                                           self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
-            self.kernel.spare.append((row_ints, row_values))
 
     def _report_found(self, job, counts: np.ndarray, found: np.ndarray) -> None:
         """The kernel's problem records as problems naming a row and a column, with the bad value."""

@@ -2,15 +2,58 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTE: 2}
 
 
+class Code(IntEnum):
+    """The problem codes: the number is the report code's digits (Code.CRLF is "S019"); the kernels use the same
+    numbers as plain ints (scorer.kernels.codes)."""
+
+    EMPTY_FILE = 1
+    BAD_HEADER = 2
+    WRONG_FIELD_COUNT = 3
+    MALFORMED_ID = 4
+    UNKNOWN_TYPE = 5
+    SESSION_NOT_INTEGER = 6
+    SESSION_OUT_OF_RANGE = 7
+    ITEM_NOT_INTEGER = 8
+    ITEM_OUT_OF_RANGE = 9
+    DUPLICATE_ROW = 10
+    MISSING_ROWS = 11
+    UNKNOWN_SESSIONS = 12
+    TOO_MANY_ITEMS = 13
+    DUPLICATE_ITEMS = 14
+    BLANK_LINE = 15
+    INVALID_UTF8 = 16
+    NUL_BYTE = 17
+    BYTE_ORDER_MARK = 18
+    CRLF = 19
+    QUOTED_FIELD = 20
+    BAD_SEPARATOR = 21
+    LINE_TOO_LONG = 22
+    FILE_TOO_LARGE = 23
+    DECOMPRESSED_TOO_LARGE = 24
+    ZIP_NOT_ONE_FILE = 25
+    UNKNOWN_COMPRESSION = 26
+    UNREADABLE = 27
+    TIME_LIMIT = 28
+    BAD_QUOTES = 30
+    VALUE_NOT_NUMBER = 31
+    EMPTY_FIELD = 32
+
+    @property
+    def code(self) -> str:
+        return f"S{self.value:03d}"
+
+
 @dataclass(frozen=True)
 class Kind:
-    number: int
+    number: Code
     severity: str  # in strict mode; "rows" kinds become warnings in lenient mode
     title: str
     template: str  # formatted with value=..., and extra keys given by the caller
@@ -19,53 +62,54 @@ class Kind:
 
     @property
     def code(self) -> str:
-        return f"S{self.number:03d}"
+        return self.number.code
 
 
-CATALOGUE: dict[int, Kind] = {
+CATALOGUE: dict[Code, Kind] = {
     kind.number: kind
     for kind in (
-        Kind(1, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
-        Kind(2, ERROR, "header missing or wrong", "{value}"),
-        Kind(3, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
-        Kind(4, ERROR, "malformed id", "malformed id {value}: expected the form {expected}"),
-        Kind(5, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
-        Kind(6, ERROR, "session id not an integer", "session id {value} is not an integer"),
-        Kind(7, ERROR, "session id out of range", "session id {value} is negative or does not fit in 64 bits"),
-        Kind(8, ERROR, "item id not an integer", "item {value} is not an integer{hint}"),
-        Kind(9, ERROR, "item id out of range", "item {value} is negative or does not fit in 64 bits"),
-        Kind(10, ERROR, "duplicate row", "{value}", lenient_warning=True),
-        Kind(11, ERROR, "missing rows", "{value}", lenient_warning=True),
-        Kind(12, ERROR, "unknown sessions", "{value}", lenient_warning=True),
-        Kind(13, WARNING, "more than K items", "{value} items in the row, more than {k}: only the first {k} count, the other {cut} are cut"),
-        Kind(14, WARNING, "duplicate items in a row", "item {value} appears twice in the row: it counts once and wastes a slot"),
-        Kind(15, WARNING, "blank line", "blank line (ignored)"),
-        Kind(16, ERROR, "invalid UTF-8", "invalid UTF-8 byte {value}: the line scores 0"),
-        Kind(17, ERROR, "NUL byte", "NUL byte in the line: the line scores 0"),
-        Kind(18, NOTE, "byte-order mark", "the file starts with a UTF-8 byte-order mark (accepted)", once=True),
-        Kind(19, NOTE, "CRLF line ends", "lines end with CRLF (accepted; every such line is counted)", once=True),
-        Kind(20, NOTE, "quoted field", "quoted field {value} (accepted)"),
-        Kind(21, WARNING, "bad item separator", "found {value}: items must be separated by a single space (read anyway)"),
-        Kind(22, ERROR, "line too long", "line of {value} bytes, over the limit of {max_line_bytes:,}: the line scores 0"),
-        Kind(23, ERROR, "file too large", "{value}"),
-        Kind(24, ERROR, "decompressed size too large", "{value}"),
-        Kind(25, ERROR, "zip archive not of one file", "{value}"),
-        Kind(26, ERROR, "unknown compression", "{value}"),
-        Kind(27, ERROR, "unreadable file", "{value}"),
-        Kind(28, ERROR, "time limit", "{value}"),
-        Kind(30, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
-        Kind(31, ERROR, "value not a number", "value {value} is not a number: the line is not scored"),
-        Kind(32, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
+        Kind(Code.EMPTY_FILE, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
+        Kind(Code.BAD_HEADER, ERROR, "header missing or wrong", "{value}"),
+        Kind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
+        Kind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}"),
+        Kind(Code.UNKNOWN_TYPE, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
+        Kind(Code.SESSION_NOT_INTEGER, ERROR, "session id not an integer", "session id {value} is not an integer"),
+        Kind(Code.SESSION_OUT_OF_RANGE, ERROR, "session id out of range", "session id {value} is negative or does not fit in 64 bits"),
+        Kind(Code.ITEM_NOT_INTEGER, ERROR, "item id not an integer", "item {value} is not an integer{hint}"),
+        Kind(Code.ITEM_OUT_OF_RANGE, ERROR, "item id out of range", "item {value} is negative or does not fit in 64 bits"),
+        Kind(Code.DUPLICATE_ROW, ERROR, "duplicate row", "{value}", lenient_warning=True),
+        Kind(Code.MISSING_ROWS, ERROR, "missing rows", "{value}", lenient_warning=True),
+        Kind(Code.UNKNOWN_SESSIONS, ERROR, "unknown sessions", "{value}", lenient_warning=True),
+        Kind(Code.TOO_MANY_ITEMS, WARNING, "more than K items", "{value} items in the row, more than {k}: only the first {k} count, the other {cut} are cut"),
+        Kind(Code.DUPLICATE_ITEMS, WARNING, "duplicate items in a row", "item {value} appears twice in the row: it counts once and wastes a slot"),
+        Kind(Code.BLANK_LINE, WARNING, "blank line", "blank line (ignored)"),
+        Kind(Code.INVALID_UTF8, ERROR, "invalid UTF-8", "invalid UTF-8 byte {value}: the line scores 0"),
+        Kind(Code.NUL_BYTE, ERROR, "NUL byte", "NUL byte in the line: the line scores 0"),
+        Kind(Code.BYTE_ORDER_MARK, NOTE, "byte-order mark", "the file starts with a UTF-8 byte-order mark (accepted)", once=True),
+        Kind(Code.CRLF, NOTE, "CRLF line ends", "lines end with CRLF (accepted; every such line is counted)", once=True),
+        Kind(Code.QUOTED_FIELD, NOTE, "quoted field", "quoted field {value} (accepted)"),
+        Kind(Code.BAD_SEPARATOR, WARNING, "bad item separator", "found {value}: items must be separated by a single space (read anyway)"),
+        Kind(Code.LINE_TOO_LONG, ERROR, "line too long", "line of {value} bytes, over the limit of {max_line_bytes:,}: the line scores 0"),
+        Kind(Code.FILE_TOO_LARGE, ERROR, "file too large", "{value}"),
+        Kind(Code.DECOMPRESSED_TOO_LARGE, ERROR, "decompressed size too large", "{value}"),
+        Kind(Code.ZIP_NOT_ONE_FILE, ERROR, "zip archive not of one file", "{value}"),
+        Kind(Code.UNKNOWN_COMPRESSION, ERROR, "unknown compression", "{value}"),
+        Kind(Code.UNREADABLE, ERROR, "unreadable file", "{value}"),
+        Kind(Code.TIME_LIMIT, ERROR, "time limit", "{value}"),
+        Kind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
+        Kind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number: the line is not scored"),
+        Kind(Code.EMPTY_FIELD, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
     )
 }
 
-STOPPED_TEMPLATES: dict[int, str] = {  # a code's message when the problem also stopped reading (Report.add(stopped=True))
-    22: "line of {value} bytes, over the limit of {max_line_bytes:,}, with no end: reading stopped at this line",
+STOPPED_TEMPLATES: dict[Code, str] = {  # a code's message when the problem also stopped reading (Report.add(stopped=True))
+    Code.LINE_TOO_LONG: "line of {value} bytes, over the limit of {max_line_bytes:,}, with no end: reading stopped at this line",
 }
 
 
 def kind(code: int | str) -> Kind:
-    return CATALOGUE[int(str(code).lstrip("S"))]
+    """The catalogue's entry of a code: a number (or Code) or its report string such as "S010"."""
+    return CATALOGUE[int(code.lstrip("S")) if isinstance(code, str) else code]
 
 
 @dataclass
@@ -103,11 +147,11 @@ class Report:
     covered: dict[str, int] = field(default_factory=dict)  # occurrences the kept problems stand for
     fatal: bool = False  # reading stopped early (size or time limit, unreadable input)
 
-    def severity(self, number: int) -> str:
+    def severity(self, number: Code) -> str:
         entry = CATALOGUE[number]
         return WARNING if entry.lenient_warning and not self.strict else entry.severity
 
-    def add(self, number: int, value: str = "", line: int | None = None, column: int | None = None,
+    def add(self, number: Code, value: str = "", line: int | None = None, column: int | None = None,
             context: str | None = None, caret: tuple[int, int] | None = None, count: int = 1, stopped: bool = False,
             row: int | None = None, field: str | None = None, **words) -> None:
         """Record `count` occurrences of a problem, keeping this one if the code has room; `stopped`: reading stopped there;
@@ -121,7 +165,7 @@ class Report:
             kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret, row, field))
             self.covered[entry.code] = self.covered.get(entry.code, 0) + count
 
-    def count_only(self, number: int, count: int) -> None:
+    def count_only(self, number: Code, count: int) -> None:
         """Occurrences beyond those already kept (a kernel counted them)."""
         if count > 0:
             code = CATALOGUE[number].code
@@ -143,3 +187,14 @@ class Report:
             entry = kind(code)
             rows.append({"code": code, "severity": kept[0].severity, "title": entry.title, "count": self.counts[code], "shown": self.covered.get(code, len(kept))})
         return sorted(rows, key=lambda row: (SEVERITY_RANK[row["severity"]], row["code"]))
+
+
+def report_repeated_rows(report: Report, shown: Iterable[tuple[str, int, str]], total: int, prefix: str = "") -> None:
+    """Report `total` repeated rows (S010): one problem per row of `shown` (the row's id, its line, where the row it
+    repeats is, such as "line 3"), the others counted only."""
+    keep = "each row may appear once" if report.strict else "the last one counts"
+    n_shown = 0
+    for name, line, earlier in shown:
+        report.add(Code.DUPLICATE_ROW, f"{prefix}row {name!r} repeats {earlier} ({keep})", line=line, column=1)
+        n_shown += 1
+    report.count_only(Code.DUPLICATE_ROW, total - n_shown)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.errors import SubmissionError
-from scorer.kernels.codes import LINE_TOO_LONG
+from scorer.engine.problems import Code
 from scorer.private_files import NO_LINK, READ_ANY
 
 DEFAULT_BLOCK_BYTES = 8 << 20
@@ -30,7 +30,6 @@ CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
 MAX_GZIP_MEMBERS = 1 << 20
 MAX_ZIP_ENTRIES = 1000  # files and folders; zipfile holds an object per entry of the directory
-UNREADABLE, TIME_LIMIT = 27, 28
 READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, NotImplementedError, struct.error, zlib.error, zipfile.BadZipFile)
 
 MAGIC = {
@@ -50,7 +49,7 @@ class LimitExceeded(SubmissionError):
     `line` and `column` locate it when known; `words` are the other words the code's message names.
     """
 
-    def __init__(self, number: int, message: str, line: int | None = None, column: int | None = None, **words):
+    def __init__(self, number: Code, message: str, line: int | None = None, column: int | None = None, **words):
         super().__init__(message)
         self.number = number
         self.line = line
@@ -67,7 +66,7 @@ class Deadline:
 
     def check(self, bytes_read: int) -> None:
         if time.monotonic() > self.at:
-            raise LimitExceeded(TIME_LIMIT, f"scoring took longer than the limit of {self.max_seconds:g} s "
+            raise LimitExceeded(Code.TIME_LIMIT, f"scoring took longer than the limit of {self.max_seconds:g} s "
                                             f"(stopped after reading {bytes_read:,} bytes of CSV)")
 
 
@@ -150,7 +149,7 @@ class _Gzip(io.RawIOBase):
                     break
                 self.members += 1
                 if self.members > MAX_GZIP_MEMBERS:
-                    raise LimitExceeded(UNREADABLE, f"the gzip stream holds more than {MAX_GZIP_MEMBERS:,} members: compress the file as one stream")
+                    raise LimitExceeded(Code.UNREADABLE, f"the gzip stream holds more than {MAX_GZIP_MEMBERS:,} members: compress the file as one stream")
                 self.inflater = zlib.decompressobj(wbits=31)
             else:
                 rest = self.inflater.unconsumed_tail or self._piece()
@@ -224,7 +223,7 @@ class BlockReader:
         self.file_bytes = status.st_size
         if self.file_bytes > self.max_file_bytes:
             raw.close()
-            raise LimitExceeded(23, f"the file is {self.file_bytes:,} bytes, over the limit of {self.max_file_bytes:,}")
+            raise LimitExceeded(Code.FILE_TOO_LARGE, f"the file is {self.file_bytes:,} bytes, over the limit of {self.max_file_bytes:,}")
         try:
             self.compression = sniff_head(raw.read(8))
             raw.seek(0)
@@ -240,7 +239,7 @@ class BlockReader:
             entries = _zip_entries(raw)
             if entries is not None and entries > MAX_ZIP_ENTRIES:  # refused before zipfile reads every entry
                 raw.close()
-                raise LimitExceeded(25, f"the zip archive holds {entries:,} entries; it must hold exactly one file")
+                raise LimitExceeded(Code.ZIP_NOT_ONE_FILE, f"the zip archive holds {entries:,} entries; it must hold exactly one file")
             try:
                 archive = zipfile.ZipFile(raw)
                 members = [info for info in archive.infolist() if not info.is_dir()]
@@ -250,7 +249,7 @@ class BlockReader:
             if len(members) != 1:
                 raw.close()
                 names = ", ".join(info.filename for info in members[:5]) or "none"
-                raise LimitExceeded(25, f"the zip archive holds {len(members)} files ({names}); it must hold exactly one")
+                raise LimitExceeded(Code.ZIP_NOT_ONE_FILE, f"the zip archive holds {len(members)} files ({names}); it must hold exactly one")
             try:
                 return archive.open(members[0]), raw
             except READ_ERRORS as error:
@@ -258,7 +257,7 @@ class BlockReader:
                 why = f"the archive is damaged ({error.strerror})" if isinstance(error, OSError) and error.strerror else error
                 raise SubmissionError(f"the zip member {members[0].filename!r} cannot be read: {why}") from None
         raw.close()
-        raise LimitExceeded(26, f"the file is compressed with {self.compression}, which is not supported: use plain CSV, .gz or .zip")
+        raise LimitExceeded(Code.UNKNOWN_COMPRESSION, f"the file is compressed with {self.compression}, which is not supported: use plain CSV, .gz or .zip")
 
     def __iter__(self):
         stream, raw = self._open()
@@ -290,7 +289,7 @@ class BlockReader:
             got = _fill(stream, memoryview(buf)[len(carry) : len(carry) + self.block_bytes], self.deadline, self.bytes_read)
             self.bytes_read += got
             if self.bytes_read > self.max_decompressed_bytes:
-                raise LimitExceeded(24, f"the {'decompressed ' if not plain else ''}content is over the limit of "
+                raise LimitExceeded(Code.DECOMPRESSED_TOO_LARGE, f"the {'decompressed ' if not plain else ''}content is over the limit of "
                                         f"{self.max_decompressed_bytes:,} bytes: reading stopped after {self.bytes_read:,} bytes")
             end = len(carry) + got
             if got == 0:
@@ -301,7 +300,7 @@ class BlockReader:
                 cut = buf.rfind(b"\n", 0, end) + 1
                 if cut == 0:  # no line end yet
                     if end > self.max_line_bytes + self.block_bytes:  # the engine locates it (line, column)
-                        raise LimitExceeded(LINE_TOO_LONG, f"more than {end - 1:,}", max_line_bytes=self.max_line_bytes)
+                        raise LimitExceeded(Code.LINE_TOO_LONG, f"more than {end - 1:,}", max_line_bytes=self.max_line_bytes)
                     carry = bytes(buf[:end])
                     self._free.append(buf)
                     continue

@@ -11,6 +11,14 @@ import numpy as np
 from scorer.engine.problems import Problem, Report
 
 
+def finite_or_none(value) -> float | None:
+    """The value as a float, or None when it is None, NaN or infinite (a figure JSON can hold)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
 @dataclass
 class Result:
     competition: str
@@ -56,6 +64,7 @@ class Result:
         return self.report.problems
 
     def to_dict(self) -> dict:
+        # NaN only: an infinite figure (rmse of a prediction such as 1e200) is written as such
         clean = lambda value: None if value is None or (isinstance(value, float) and math.isnan(value)) else value  # noqa: E731
         return {
             "competition": self.competition,

@@ -1,13 +1,11 @@
 """The engine's side of the string shapes (list, long, value): competition and truth as kernel arrays.
 
-ShapeKernel.parse has the signature and result of the id_type kernel's (scorer.engine.file_pass._Kernel), so
-the engine streams, merges and reports the same way; the long shape also collects its predictions
-(collect) and scores them once the whole file is read (finish).
+ShapeKernel is a scorer.engine.row_kernel.RowKernel, as the id_type kernel is, so the pass streams, merges and
+reports the same way; the long shape also keeps its predictions (absorb) and scores them once the whole file is
+read (finish). A row is named by its id as written (the truth's), or by its line.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,29 +13,17 @@ from scorer.spec.competition import Competition
 from scorer.kernels import codes
 from scorer.engine import kernel_set as hot
 from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
-from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
-from scorer.engine.problems import kind as problem_kind
+from scorer.kernels.rows import ROWS_PER_CALL
+from scorer.engine.problems import Code
+from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.truth.strings import StringTruth
 
 SHAPE_CODES = {"list": LIST, "long": LONG, "value": VALUE}
 
 
-@dataclass
-class ParsedBlock:
-    data: np.ndarray
-    chunks: list  # (row_ints, row_values, n_rows)
-    counts: np.ndarray
-    found: np.ndarray
-    n_problems: int
-    last_line: int
-    preds: list  # long shape: (slot, line, code) arrays, block-local lines
+class ShapeKernel(RowKernel):
+    """The competition and truth as the arrays parse_strings_block takes; coverage@K's items; the long shape's rows."""
 
-
-def report_code(number: int) -> str:
-    return problem_kind(number).code
-
-
-class ShapeKernel(RowArrays):
     def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int):
         self.shape = np.int64(SHAPE_CODES[competition.shape])
         metrics = competition.metrics
@@ -45,8 +31,8 @@ class ShapeKernel(RowArrays):
         self.kmax = kmax = competition.k
         value_kinds = [SQUARED if m.name == "rmse" else ABSOLUTE if m.name == "mae" else 0 for m in metrics]
         cover = [m.k for m in metrics if m.family == "catalog"]
-        self.coverage = np.zeros(truth.item_names.size, np.bool_)
-        self.tables = (*truth.ids.arrays(), *truth.item_names.arrays(), self.coverage)
+        self.covered = np.zeros(truth.item_names.size, np.bool_)  # per item of the truth: in some row's top K
+        self.tables = (*truth.ids.arrays(), *truth.item_names.arrays(), self.covered)
         grades = truth.grades if truth.grades is not None else np.empty(0, np.float64)
         sorted_grades = truth.sorted_grades if competition.shape != "value" else np.empty(0, np.float64)
         self.truth = (truth.indptr, truth.items, grades, sorted_grades)
@@ -59,13 +45,14 @@ class ShapeKernel(RowArrays):
         self.max_per_code = max_per_code
         self.preds: list[np.ndarray] = []
         self.spare = []
+        self.ids = truth.ids
 
     def scratch(self):
         k = self.kmax + 1
         return (np.empty(k, np.int64), np.zeros(k, np.bool_), np.zeros(k, np.float64), np.empty(k, np.int64), np.empty(k, np.int64),
                 np.zeros(4, np.int64), np.empty(k, np.uint64), np.empty(k, np.uint64), np.full(256, 255, np.uint8))
 
-    def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> ParsedBlock:
+    def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
         counts = np.zeros(codes.N_CODES, np.int64)
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = self.scratch()
@@ -80,9 +67,9 @@ class ShapeKernel(RowArrays):
             chunks.append((row_ints, row_values, n_rows))
             if n_preds:
                 preds.append(block_preds[:n_preds])
-        return ParsedBlock(data, chunks, counts, found, n_problems, line, preds)
+        return Parsed(data, chunks, counts, found, n_problems, line, preds=preds)
 
-    def collect(self, parsed: ParsedBlock, line_offset: int) -> None:
+    def absorb(self, parsed: Parsed, line_offset: int) -> None:
         """Keep a block's predictions (long shape), their lines made global; take back its row arrays."""
         self.release(parsed)
         for block_preds in parsed.preds:
@@ -99,18 +86,27 @@ class ShapeKernel(RowArrays):
         self.preds = []
         too_many = np.zeros(self.max_per_code, np.int64)
         duplicates = np.zeros(self.max_per_code, np.int64)
-        n_too_many, n_dups = finish_long(preds, self.truth, self.metric, self.coverage, slot_line, slot_values, slot_hits,
+        n_too_many, n_dups = finish_long(preds, self.truth, self.metric, self.covered, slot_line, slot_values, slot_hits,
                                          too_many, duplicates)
         for number, lines, count, message in (
-                (13, too_many, n_too_many, f"the id has more than {self.kmax} rows: only its first {self.kmax} rows count"),
-                (14, duplicates, n_dups, "the item repeats an earlier row of the same id: it counts once and wastes a slot")):
+                (Code.TOO_MANY_ITEMS, too_many, n_too_many, f"the id has more than {self.kmax} rows: only its first {self.kmax} rows count"),
+                (Code.DUPLICATE_ITEMS, duplicates, n_dups, "the item repeats an earlier row of the same id: it counts once and wastes a slot")):
             for line in lines[: min(count, self.max_per_code)]:
                 report.add(number, message, line=int(line), column=1, k=self.kmax, cut="the rest", hint="")
-                kept = report.kept.get(report_code(number), [])
+                kept = report.kept.get(number.code, [])
                 if kept and kept[-1].line == int(line):
                     kept[-1].message = message  # the id_type templates speak of items in one row
             report.count_only(number, count - min(count, self.max_per_code))
 
-    def coverage_of(self) -> float:
+    def coverage(self) -> float:
         """Share of the truth's items found in a top-k list of a row (NaN for an empty catalogue)."""
-        return float(self.coverage.mean()) if len(self.coverage) else float("nan")
+        return float(self.covered.mean()) if len(self.covered) else float("nan")
+
+    def slot_name(self, slot: int) -> str:
+        return self.ids.name(slot)
+
+    def repeat_name(self, session: int, kind: int, line: int) -> str:
+        return f"of line {int(line)}"
+
+    def unknown_name(self, session: int, line: int) -> str:
+        return f"line {int(line)}"

@@ -1,0 +1,70 @@
+"""What the pass (scorer.engine.file_pass.Pass) asks of a kernel, whatever the file shape.
+
+Two kernels implement it: IdKernel (OTTO's `session_type` ids, scorer.engine.id_kernel) and ShapeKernel (string
+ids: list, long and value shapes, scorer.engine.string_kernel). Both parse a block into row arrays the pass
+merges; the hooks below are where the shapes differ (what a block leaves behind, the figures worked out once
+the file is read, and how a row is named in a message).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scorer.kernels.rows import RowArrays
+
+
+@dataclass
+class Parsed:
+    """A block as a kernel parsed it."""
+
+    data: np.ndarray  # the bytes parsed (messages quote no byte past them)
+    chunks: list  # (row_ints, row_values, n_rows), one per kernel call
+    counts: np.ndarray  # per problem code: occurrences
+    found: np.ndarray  # the first problems of each code: (code, line, start, end, line start)
+    n_problems: int
+    last_line: int  # block-local number of the block's last line
+    sides: list = field(default_factory=list)  # id shape, per chunk: the rows' side figures (beyond-accuracy metrics)
+    preds: list = field(default_factory=list)  # long shape: (slot, line, code) arrays, block-local lines
+
+
+class RowKernel(RowArrays, ABC):
+    """A competition and its truth as the arrays a parse kernel takes, and the pass's per-shape hooks."""
+
+    n_metrics: int
+    kmax: int
+    max_per_code: int
+
+    @abstractmethod
+    def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
+        """Parse data[start:end] (followed by SLACK zero bytes); first_line is the block-local number of its first line."""
+
+    def absorb(self, parsed: Parsed, line_offset: int) -> None:
+        """After the pass merged a block's rows (lines offset by line_offset): keep what the shape needs of the block
+        and take back its row arrays."""
+        self.release(parsed)
+
+    def finish(self, slot_line: np.ndarray, slot_values: np.ndarray, slot_hits: np.ndarray, report) -> None:
+        """Once the whole file is read: figures only the whole file gives, and their problems."""
+
+    def coverage(self) -> float:
+        """coverage@K: the share of the truth's items in some row's top K (NaN where the shape has none)."""
+        return float("nan")
+
+    def side_figures(self):
+        """The beyond-accuracy metrics' scorer.engine.beyond.SideFigures, None without them."""
+        return None
+
+    @abstractmethod
+    def slot_name(self, slot: int) -> str:
+        """The id of a (session, type) slot of the truth, as a row writes it."""
+
+    @abstractmethod
+    def repeat_name(self, session: int, kind: int, line: int) -> str:
+        """How a message names a row found repeated without truth: its session and type codes, and its line."""
+
+    @abstractmethod
+    def unknown_name(self, session: int, line: int) -> str:
+        """How a message names a row whose session is not in the truth."""
