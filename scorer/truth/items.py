@@ -120,7 +120,7 @@ def empty() -> ItemSide:
 
 def from_train(path: str | Path) -> ItemSide:
     """Popularity counted from a training session log (jsonl or parquet, as `scorer prepare` writes it)."""
-    from scorer.prepare.pipeline import read_events
+    from scorer.prepare.readers import read_events
 
     events = read_events(Path(path))
     counts = np.bincount(events.aid.astype(np.int64)) if len(events.aid) else np.zeros(0, np.int64)
