@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
+from scorer.file_formats import format_of, is_gzip
 from scorer.kernels import holdout as K
 
 TYPE_NAMES = ("clicks", "carts", "orders")
@@ -76,13 +77,9 @@ class Events:
 
 
 def detect_format(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    if name.endswith((".jsonl", ".json", ".ndjson")):
-        return "jsonl"
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
+    fmt = format_of(path, through_gzip=True)
+    if fmt in FORMATS:
+        return fmt
     raise UsageError(f"{path}: cannot tell the input format from the name; expected .jsonl or .parquet")
 
 
@@ -116,7 +113,7 @@ def _blocks(path: Path, chunk_bytes: int, bar):
     carry = b""
     done = 0
     with open(path, "rb") as raw:
-        stream = gzip.GzipFile(fileobj=raw) if path.name.lower().endswith(".gz") else raw
+        stream = gzip.GzipFile(fileobj=raw) if is_gzip(path) else raw
         while True:
             try:
                 data = stream.read(chunk_bytes)
@@ -153,7 +150,7 @@ def read_jsonl(path: Path, chunk_bytes: int = DEFAULT_CHUNK_BYTES, progress: boo
     from tqdm import tqdm
 
     size = path.stat().st_size
-    plain = not path.name.lower().endswith(".gz")
+    plain = not is_gzip(path)
     # With a plain file the sizes are bounded by its length (see _parse_block): allocate once at the bound.
     sessions_bound = size // 26 + 1 if plain else None
     events_bound = size // 24 + 1 if plain else None

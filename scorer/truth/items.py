@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
+from scorer.file_formats import is_parquet
 
 ID_COLUMNS = ("item", "aid", "item_id", "article_id")
 HEAD_SHARE = 0.2  # the short head: this share of the table's items, the most popular ones
@@ -161,7 +162,7 @@ def _read_table(path: Path):
     import pyarrow as pa
 
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if is_parquet(path):
             import pyarrow.parquet as pq
 
             return pq.read_table(path)
