@@ -16,7 +16,7 @@ def _lines(records) -> str:
 
 
 def test_otto_lines_are_counted_by_the_prepare_reader(tmp_path, monkeypatch):
-    import scorer.prepare.readers as readers
+    from scorer.prepare import readers
 
     calls = []
     real = readers.read_jsonl
