@@ -176,15 +176,7 @@ def result_from(competition: Competition, truth: Truth, report: Report, outcome,
 
 
 def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray) -> float:
-    """One metric of one type; rating metrics average only the rows the submission has."""
-    if metric.family == "catalog":
-        return outcome.coverage
-    if metric.family == "beyond":
-        from scorer.engine.beyond import aggregate
+    """One metric of one type (j: its column among the competition's metrics), as the metric forms its total."""
+    from scorer.engine.metric_rows import MetricRows
 
-        return aggregate(metric, outcome, t, n_types, sizes)
-    sums = outcome.figures.sums(t, n_types) if metric.sums_suffice else None
-    if sums is not None:
-        return metric.from_sum(float(sums[j]), sizes)
-    present = outcome.slot_line[t::n_types] > 0 if metric.family == "value" else None
-    return metric.aggregate(outcome.figures.column(j, t, n_types), sizes, present)
+    return metric.total_of(MetricRows(outcome, metric, t, n_types, sizes, j))

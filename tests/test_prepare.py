@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from scorer.errors import UsageError
 from scorer.kernels import holdout as K
-from scorer.prepare.pipeline import prepare, read_events, split_events
+from scorer.prepare.holdout import split_events
+from scorer.prepare.pipeline import prepare
+from scorer.prepare.readers import read_events
 
 TYPES = ("clicks", "carts", "orders")
 DAY_MS = 86_400_000
@@ -184,7 +186,7 @@ def test_labels_kernel_matches_reference(sessions, data):
 @settings(deadline=None)
 @given(st.integers(0, M64), st.integers(0, 2**31 - 1), st.integers(2, 10_000))
 def test_cut_is_the_documented_hash(seed, session, n):
-    from scorer.prepare.pipeline import seed_mix
+    from scorer.prepare.holdout import seed_mix
 
     k = int(K.cut_point(np.uint64(seed_mix(seed)), session, n))
     assert k == reference_kept(seed, session, n)
@@ -377,7 +379,7 @@ def test_bad_parquet(tmp_path):
 
 
 def test_failure_while_writing_leaves_no_outputs(tmp_path, monkeypatch):
-    import scorer.prepare.pipeline as P
+    import scorer.prepare.writers as P
 
     src = write_jsonl(tmp_path / "e.jsonl", random_sessions(1, n=200))
 
@@ -518,7 +520,7 @@ def _dump(style: str, sid: int, events) -> str:
                          max_size=5), min_size=1, max_size=8),
        st.lists(st.sampled_from(["spaced", "compact", "reordered", "padded"]), min_size=8, max_size=8))
 def test_jsonl_parser_fast_and_general_paths_agree(log, styles):
-    from scorer.prepare.pipeline import _parse_block
+    from scorer.prepare.readers import _parse_block
 
     sessions = [(sid * 7, events) for sid, events in enumerate(log)]
     text = "\n".join(_dump(style, sid, ev) for style, (sid, ev) in zip(styles, sessions))

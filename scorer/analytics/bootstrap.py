@@ -19,38 +19,13 @@ from scorer.kernels.resample import group_rows, poisson_draws, sign_flip_draws, 
 from scorer.spec.metrics import Metric, parse_metric
 
 
-def _option(metric: Metric, name: str, default: str) -> str:
-    return metric.option(name) if hasattr(metric, "option") else default
-
-
 def ratio_parts(metric: Metric, values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Per session (numerator, denominator) with metric = Σ num / Σ den, or None when it is no such ratio (rmse, coverage).
+    """Per session (numerator, denominator) with metric = Σ num / Σ den, or None when it is no such ratio (rmse, coverage,
+    the beyond-accuracy metrics): Metric.ratio_parts (scorer.spec.totals has each metric's parts).
 
     values: the per-row figure of the engine (hits for recall, AP, NDCG, ...); sizes: |T| per session.
-    recall: micro h / d with d = min(k, |T|) (or |T|), macro (h / d) / [s ∈ N]; precision (h / k) / [s ∈ N];
-    hitrate [h > 0] / [s ∈ N]; f1@k (2h / (k + |T|)) / [s ∈ N]; map, ndcg, mrr, f1: figure / [s ∈ N];
-    N = sessions with truth (empty=skip) or all sessions (empty=zero).
     """
-    if getattr(metric, "family", "ranking") in ("value", "catalog", "beyond"):
-        return None
-    sizes = np.asarray(sizes, np.float64)
-    values = np.asarray(values, np.float64)
-    counted = np.ones_like(sizes) if _option(metric, "empty", "skip") == "zero" else (sizes > 0).astype(np.float64)
-    name, k = metric.kind.name, metric.k
-    if name == "recall":
-        d = np.minimum(sizes, k) if _option(metric, "denominator", "min") == "min" else sizes
-        if _option(metric, "average", "micro") == "micro":
-            return values, d
-        return np.divide(values, d, out=np.zeros_like(d), where=d > 0), counted
-    if name == "precision":
-        return values / k, counted
-    if name == "hitrate":
-        return (values > 0).astype(np.float64), counted
-    if name == "f1@k":
-        return 2.0 * values / (k + sizes), counted
-    if name == "map" and _option(metric, "denominator", "min") == "truth":
-        return values * np.divide(np.minimum(sizes, k), sizes, out=np.zeros_like(sizes), where=sizes > 0), counted
-    return values, counted
+    return metric.ratio_parts(values, sizes)
 
 
 @dataclass

@@ -9,7 +9,7 @@ import numpy as np
 from scorer.errors import UsageError
 from scorer.engine.reader import open_regular
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
+from scorer.file_formats import PARQUET_SUFFIXES
 COLUMNS = ("session_type", "labels")
 BATCH_ROWS = 65_536
 

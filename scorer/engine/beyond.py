@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scorer.engine.metric_rows import MetricRows
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels.kinds import SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE
@@ -110,67 +111,8 @@ def aggregate(metric, outcome, t: int, n_types: int, sizes: np.ndarray, rows: np
     """One beyond-accuracy metric for the rows of type t (NaN when no row counts or the pass has no side figures).
 
     rows: indices of the sessions to average over (a breakdown's bin; sizes then covers these rows only), or None
-    for all; gini, a catalogue-level figure, has no per-row value: NaN for a subset."""
-    side = outcome.side
-    if side is None:
-        return float("nan")
-    name, k = metric.kind.name, metric.k
-    if name == "gini":
-        if rows is not None:
-            return float("nan")
-        listed = side.items.popularity_rank < len(side.items.popularity)
-        return gini(side.exposure[side.columns[str(metric)], t][listed])
-    counts, present = side.type_rows(outcome, t, n_types)
-    figure = side.slot_side[t::n_types, side.columns[str(metric)]]
-    if rows is not None:
-        counts, present, figure = counts[rows], present[rows], figure[rows]
-    n = np.minimum(counts, k)
-    if name in ("auc", "gauc"):
-        masks = outcome.slot_hits[t::n_types] if rows is None else outcome.slot_hits[t::n_types][rows]
-        hits = np.bitwise_count(masks & np.int64((1 << k) - 1)).astype(np.float64)
-        if name == "gauc":
-            return gauc(hits, figure, n)
-        return auc_at_k(hits, figure + hits * (k - n), sizes, k, side.items.catalogue)  # ranks past the list: misses
-    if name == "serendipity":
-        counted = np.count_nonzero(sizes)
-        return float(figure[sizes > 0].sum() / (k * counted)) if counted else float("nan")
-    use = present & (n >= (2 if name == "diversity" else 1))
-    if not use.any():
-        return float("nan")
-    per_row = figure[use] if name == "diversity" else figure[use] / n[use]
-    return float(per_row.mean())
-
-
-def auc_at_k(hits: np.ndarray, before: np.ndarray, sizes: np.ndarray, k: int, catalogue: int) -> float:
-    """implicit's AUC@K: mean over rows with truth of the limited AUC against the catalogue's items.
-
-    hits: hits within k; before: Σ over the misses within k (ranks past the list included) of the hits before them."""
-    negatives = catalogue - sizes
-    use = (sizes > 0) & (negatives > 0)
-    if not use.any():
-        return float("nan")
-    p, neg, h = sizes[use].astype(np.float64), negatives[use].astype(np.float64), hits[use]
-    return float(((before[use] + (h + p) / 2.0 * (neg - (k - h))) / (p * neg)).mean())
-
-
-def gauc(hits: np.ndarray, before: np.ndarray, n: np.ndarray) -> float:
-    """Impression-weighted mean of per-row AUC over the row's own list (rows with a hit and a miss)."""
-    misses = n - hits
-    use = (hits > 0) & (misses > 0)
-    if not use.any():
-        return float("nan")
-    auc = before[use] / (hits[use] * misses[use])  # before: the (hit, miss) pairs with the hit ranked first
-    return float((n[use] * auc).sum() / n[use].sum())
-
-
-def gini(exposure: np.ndarray) -> float:
-    """Gini index of exposure counts (0: every item shown equally; → 1: all exposure on one item)."""
-    total = exposure.sum()
-    if len(exposure) == 0 or total == 0:
-        return float("nan")
-    x = np.sort(exposure).astype(np.float64)
-    c = len(x)
-    return float(((2 * np.arange(1, c + 1) - c - 1) * x).sum() / (c * total))
+    for all; gini, a catalogue-level figure, has no per-row value: NaN for a subset. Formulas: scorer.spec.totals."""
+    return metric.total_of(MetricRows(outcome, metric, t, n_types, sizes, rows=rows))
 
 
 def per_row_metrics(result) -> list:

@@ -21,9 +21,12 @@ import numpy as np
 from scorer.kernels.kinds import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1, SIDE_DIVERSITY_CATEGORY,
                                   SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_PAIRS, SIDE_LONG_TAIL, SIDE_NOVELTY, SIDE_POPULARITY,
                                   SIDE_SERENDIPITY)
+from scorer.spec.totals import (AveragePrecision, CatalogueCoverage, ExposureGini, F1AtK, HitRate, ListMean, PairAuc, Precision,
+                                RatingMean, Recall, RowRatio, Serendipity, Total)
 
 RANKING, SET, VALUE, CATALOG, BEYOND = "ranking", "set", "value", "catalog", "beyond"
 EMPTY = ("skip", "zero")
+MEAN_OF_ROWS = RowRatio()  # the default total: mean_N of the row figure
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class MetricKind:
     options: tuple[tuple[str, tuple[str, ...]], ...] = (("empty", EMPTY),)  # (name, allowed values; first = default)
     side: int = 0  # beyond: the side figure the kernel adds per row (SIDE_*), 0 for none
     needs_items: bool = False  # beyond: needs --items or --train
+    total: Total = MEAN_OF_ROWS  # how the per-row figures become the total (scorer.spec.totals)
 
     @property
     def takes_k(self) -> bool:
@@ -49,14 +53,14 @@ REGISTRY: dict[str, MetricKind] = {
     for kind in (
         MetricKind("recall", ROW_HITS,
                    "micro: Σ h / Σ d; macro: mean_N h / d; d = min(k, |T|) (denominator=min) or |T| (denominator=truth)",
-                   options=(("denominator", ("min", "truth")), ("average", ("micro", "macro")), ("empty", EMPTY))),
+                   options=(("denominator", ("min", "truth")), ("average", ("micro", "macro")), ("empty", EMPTY)), total=Recall()),
         MetricKind("precision", ROW_HITS, "mean_N h / k  (micro Σ h / (k·|N|) is the same number)",
-                   options=(("average", ("macro", "micro")), ("empty", EMPTY))),
-        MetricKind("hitrate", ROW_HITS, "mean_N [h > 0]"),
-        MetricKind("f1@k", ROW_HITS, "mean_N 2·h / (k + |T|)  (F1 of P@k = h/k and R = h/|T|)"),
+                   options=(("average", ("macro", "micro")), ("empty", EMPTY)), total=Precision()),
+        MetricKind("hitrate", ROW_HITS, "mean_N [h > 0]", total=HitRate()),
+        MetricKind("f1@k", ROW_HITS, "mean_N 2·h / (k + |T|)  (F1 of P@k = h/k and R = h/|T|)", total=F1AtK()),
         MetricKind("map", ROW_AP,
                    "mean_N (1/d) Σ_{i≤k} P@i · rel_i; d = min(k, |T|) (denominator=min) or |T| (denominator=truth)",
-                   options=(("denominator", ("min", "truth")), ("empty", EMPTY))),
+                   options=(("denominator", ("min", "truth")), ("empty", EMPTY)), total=AveragePrecision()),
         MetricKind("ndcg", ROW_NDCG,
                    "mean_N Σ_{i≤k} g(grade_i)/log2(i+1) ÷ IDCG_k; IDCG from the truth's best grades cut at k; "
                    "g(x) = x (gain=linear) or 2^x − 1 (gain=exp); binary truth: grade 1",
@@ -64,35 +68,37 @@ REGISTRY: dict[str, MetricKind] = {
         MetricKind("mrr", ROW_RR, "mean_N 1 / rank of the first hit within k (0 without a hit); also called ARHR"),
         MetricKind("f1", ROW_SET_F1, "mean_N 2·h / (|P| + |T|), P = the row's distinct predictions (set F1)", family=SET),
         MetricKind("coverage", ROW_NONE, "|∪ over rows of top_k ∩ catalog| / |catalog|; catalog = the items of the truth",
-                   family=CATALOG, options=()),
+                   family=CATALOG, options=(), total=CatalogueCoverage()),
         # Beyond accuracy (scorer.engine.beyond; README "Beyond-accuracy metrics"). L = the row's first k items (n = |L|),
         # pop(i) = training interactions, p(i) = max(pop(i), 1) / Σ pop, R = rows with at least one item (two: diversity).
         MetricKind("auc", ROW_NONE,
                    "mean_N [Σ_{misses j<k} hits before j + (h + |T|)/2 · (C − |T| − (k − h))] / (|T| · (C − |T|)); C = catalogue "
                    "size; ranks past the list are misses (implicit's ranking_metrics_at_k)",
-                   family=BEYOND, options=(), side=SIDE_PAIRS, needs_items=True),
+                   family=BEYOND, options=(), side=SIDE_PAIRS, needs_items=True, total=PairAuc(impression_weighted=False)),
         MetricKind("gauc", ROW_NONE,
                    "Σ_u w_u·AUC_u / Σ_u w_u over rows with a hit and a miss in L; AUC_u = share of (hit, miss) pairs of L with "
                    "the hit ranked first; w_u = n (impressions) (Zhou et al. 2018, DIN)",
-                   family=BEYOND, options=(), side=SIDE_PAIRS),
+                   family=BEYOND, options=(), side=SIDE_PAIRS, total=PairAuc(impression_weighted=True)),
         MetricKind("novelty", ROW_NONE, "mean_R (1/n) Σ_{i∈L} −log2 p(i)  (Zhou et al. 2010; Vargas & Castells 2011)",
-                   family=BEYOND, options=(), side=SIDE_NOVELTY, needs_items=True),
+                   family=BEYOND, options=(), side=SIDE_NOVELTY, needs_items=True, total=ListMean()),
         MetricKind("diversity", ROW_NONE,
                    "mean_R 2/(n(n−1)) Σ_{i<j∈L} d(i, j); d = 1 − [same category] (by=category) or 1 − cos(e_i, e_j) "
                    "(by=embedding) (intra-list diversity, Ziegler et al. 2005)",
-                   family=BEYOND, options=(("by", ("category", "embedding")),), side=SIDE_DIVERSITY_CATEGORY, needs_items=True),
+                   family=BEYOND, options=(("by", ("category", "embedding")),), side=SIDE_DIVERSITY_CATEGORY, needs_items=True,
+                   total=ListMean(min_items=2, per_item=False)),
         MetricKind("serendipity", ROW_NONE,
                    "mean_N |hits in L not in PM_k| / k; PM_k = the k most popular training items (Ge et al. 2010)",
-                   family=BEYOND, options=(), side=SIDE_SERENDIPITY, needs_items=True),
+                   family=BEYOND, options=(), side=SIDE_SERENDIPITY, needs_items=True, total=Serendipity()),
         MetricKind("arp", ROW_NONE, "mean_R (1/n) Σ_{i∈L} pop(i)  (average recommendation popularity, Yin et al. 2012)",
-                   family=BEYOND, options=(), side=SIDE_POPULARITY, needs_items=True),
+                   family=BEYOND, options=(), side=SIDE_POPULARITY, needs_items=True, total=ListMean()),
         MetricKind("aplt", ROW_NONE, "mean_R |L ∩ long tail| / n; long tail = all but the 20% most popular items "
-                   "(Abdollahpouri et al. 2019)", family=BEYOND, options=(), side=SIDE_LONG_TAIL, needs_items=True),
+                   "(Abdollahpouri et al. 2019)", family=BEYOND, options=(), side=SIDE_LONG_TAIL, needs_items=True, total=ListMean()),
         MetricKind("gini", ROW_NONE, "Σ_{j=1..C} (2j − C − 1)·x_j / (C·Σ x); x ascending exposure counts (rows showing the item "
                    "in their first k) of the C catalogue items (RecBole GiniIndex)",
-                   family=BEYOND, options=(), side=SIDE_EXPOSURE, needs_items=True),
-        MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=()),
-        MetricKind("mae", ROW_NONE, "mean over rows with truth and a prediction of |ŷ − y|", family=VALUE, options=()),
+                   family=BEYOND, options=(), side=SIDE_EXPOSURE, needs_items=True, total=ExposureGini()),
+        MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=(), total=RatingMean(root=True)),
+        MetricKind("mae", ROW_NONE, "mean over rows with truth and a prediction of |ŷ − y|", family=VALUE, options=(),
+                   total=RatingMean(root=False)),
     )
 }
 
@@ -146,67 +152,31 @@ class Metric:
 
     __repr__ = __str__
 
+    def total_of(self, rows) -> float:
+        """The total of one pass for the rows of one type (rows: scorer.engine.metric_rows.MetricRows); NaN when no row counts."""
+        return self.kind.total.of(self, rows)
+
     def aggregate(self, row_values: np.ndarray, truth_sizes: np.ndarray, present: np.ndarray | None = None) -> float:
         """Combine the per-row figures of the rows of one type (rows without truth hold 0).
 
         present marks the rows the submission has (used by rmse and mae, which have no score for a
         missing row); NaN when no row can be averaged.
         """
-        family, name = self.family, self.kind.name
-        if family == VALUE:
-            use = truth_sizes > 0 if present is None else (truth_sizes > 0) & present
-            n = np.count_nonzero(use)
-            if n == 0:
-                return float("nan")
-            mean = float(np.where(use, row_values, 0.0).sum() / n)
-            return float(np.sqrt(mean)) if name == "rmse" else mean
-        if family in (CATALOG, BEYOND):
-            raise ValueError(f"{self} is counted from the item side and the whole file, not from per-row figures")
-        if self.sums_suffice:
-            return self.from_sum(float(row_values.sum()), truth_sizes)
-        n = self._rows_counted(truth_sizes)
-        if n == 0:
-            return float("nan")
-        sizes = truth_sizes
-        if name == "recall":  # macro
-            denominator = self._recall_denominators(sizes)
-            return float(np.divide(row_values, denominator, out=np.zeros(len(sizes)), where=denominator > 0).sum() / n)
-        if name == "hitrate":
-            return float(np.count_nonzero(row_values) / n)
-        if name == "f1@k":
-            return float((2.0 * row_values / (self.k + sizes)).sum() / n)
-        scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)  # map, |T| denominator
-        return float((row_values * scale).sum() / n)
+        return self.kind.total.from_rows(self, row_values, truth_sizes, present)
 
     @property
     def sums_suffice(self) -> bool:
         """Is the aggregate a function of Σ row figures and the truth sizes alone (no per-row array needed)?"""
-        name = self.kind.name
-        if self.family not in (RANKING, SET) or name in ("hitrate", "f1@k"):
-            return False
-        if name == "recall":
-            return self.option("average") == "micro"
-        return name != "map" or self.option("denominator") == "min"
+        return self.kind.total.sums_suffice(self)
 
     def from_sum(self, total: float, truth_sizes: np.ndarray) -> float:
         """The aggregate from Σ row figures (for metrics whose sums suffice), NaN when no row counts."""
-        n = self._rows_counted(truth_sizes)
-        if n == 0:
-            return float("nan")
-        if self.kind.name == "recall":
-            denominator = int(self._recall_denominators(truth_sizes).sum())  # integers: the sum is exact
-            return total / denominator if denominator > 0 else float("nan")
-        if self.kind.name == "precision":
-            return total / (self.k * n)
-        return total / n
+        return self.kind.total.from_sum(self, total, truth_sizes)
 
-    def _recall_denominators(self, truth_sizes: np.ndarray) -> np.ndarray:
-        """Recall's denominator per row: min(k, |T|) (default) or |T|."""
-        return np.minimum(truth_sizes, self.k) if self.option("denominator") == "min" else truth_sizes
-
-    def _rows_counted(self, truth_sizes: np.ndarray) -> int:
-        """N: every row, or the rows with truth (the `empty` option)."""
-        return len(truth_sizes) if self.option("empty") == "zero" else int(np.count_nonzero(truth_sizes))
+    def ratio_parts(self, values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per row (numerator, denominator) with the total = Σ num / Σ den, or None when it is no such ratio
+        (rmse, coverage, the beyond-accuracy metrics): what a bootstrap resamples."""
+        return self.kind.total.ratio_parts(self, values, sizes)
 
 
 def parse_metric(text: str) -> Metric:

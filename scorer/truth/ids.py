@@ -26,6 +26,7 @@ import numpy as np
 
 from scorer import private_files
 from scorer.errors import TruthError
+from scorer.file_formats import format_of, is_parquet
 from scorer.private_files import Untrusted, cache_dir
 
 CACHE_VERSION = 4  # the compiled format and the cache key: bump when either changes
@@ -304,7 +305,7 @@ def read_table(path: Path, types: tuple[str, ...]) -> Truth:
     import pandas as pd
 
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if is_parquet(path):
             frame = pd.read_parquet(path)
         else:
             frame = pd.read_csv(path, dtype={"type": "string"}, keep_default_na=True)
@@ -582,9 +583,9 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
     if hit is not None:
         return hit
     suffix = "".join(path.suffixes[-1:]).lower()
-    if suffix in (".jsonl", ".json", ".ndjson"):
+    if format_of(path) == "jsonl":
         truth = read_jsonl(path, types)
-    elif suffix in (".parquet", ".pq", ".csv"):
+    elif format_of(path) in ("parquet", "csv"):
         truth = read_table(path, types)
     else:
         raise TruthError(f"truth file {path}: unknown format {suffix!r} (use .jsonl, .parquet, .csv or {COMPILED_SUFFIX})")

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
+from scorer.file_formats import is_parquet
 
 ID_COLUMNS = ("item", "aid", "item_id", "article_id")
 HEAD_SHARE = 0.2  # the short head: this share of the table's items, the most popular ones
@@ -120,7 +121,7 @@ def empty() -> ItemSide:
 
 def from_train(path: str | Path) -> ItemSide:
     """Popularity counted from a training session log (jsonl or parquet, as `scorer prepare` writes it)."""
-    from scorer.prepare.pipeline import read_events
+    from scorer.prepare.readers import read_events
 
     events = read_events(Path(path))
     counts = np.bincount(events.aid.astype(np.int64)) if len(events.aid) else np.zeros(0, np.int64)
@@ -161,7 +162,7 @@ def _read_table(path: Path):
     import pyarrow as pa
 
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if is_parquet(path):
             import pyarrow.parquet as pq
 
             return pq.read_table(path)

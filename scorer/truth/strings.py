@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import TruthError
+from scorer.file_formats import format_of, is_parquet
 from scorer.truth.ids import CACHE_VERSION, Truth, cache_path, cached_copy, check_compiled, map_file, read_npz, save_to_cache, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
@@ -122,7 +123,7 @@ def _read_frame(path: Path):
     import pandas as pd
 
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if is_parquet(path):
             frame = pd.read_parquet(path)
             return frame.astype(str) if len(frame.columns) else frame
         return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
@@ -133,7 +134,7 @@ def _read_frame(path: Path):
 def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     """The two-column form of a plain CSV read by a numba kernel straight from the file's bytes (ids and
     items stay in that buffer: no Python strings); None when the file needs the general reader."""
-    if path.suffix.lower() != ".csv":
+    if format_of(path) != "csv":
         return None
     from scorer.kernels.strings import count_byte, fill_table, read_rows, table_size
 
