@@ -15,7 +15,7 @@ from scorer.engine.problems import Report
 from scorer.engine.result import Result
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
 from scorer.truth.ids import Truth
-from scorer.truth.ids import load_truth as read_truth_file
+from scorer.truth.load import load_truth as read_truth_file
 
 UNREADABLE = 27
 

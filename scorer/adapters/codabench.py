@@ -20,7 +20,7 @@ from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.engine.result import Result
 from scorer.truth.strings import STRINGS_SUFFIX
 from scorer.engine.reader import refusal
-from scorer.truth.ids import COMPILED_SUFFIX
+from scorer.truth.npz import COMPILED_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
 TRUTH_SUFFIXES = (".jsonl", ".json", ".ndjson", ".parquet", ".pq", ".csv")

@@ -18,7 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import TruthError
-from scorer.truth.ids import CACHE_VERSION, Truth, cache_path, cached_copy, check_compiled, map_file, read_npz, save_to_cache, write_npz
+from scorer.truth.cache import cache_path, cached_copy, save_to_cache
+from scorer.truth.compiled import check_compiled
+from scorer.truth.ids import Truth
+from scorer.truth.npz import CACHE_VERSION, map_file, read_npz, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
 
@@ -78,7 +81,7 @@ class StringTruth(Truth):
 
     def save(self, path: str | Path, folder: int | None = None) -> None:
         """Write the compiled form: the arrays, hash tables included, so a load rebuilds nothing (with folder:
-        into that private folder, see scorer.truth.ids.write_npz)."""
+        into that private folder, see scorer.truth.npz.write_npz)."""
         shared = self.item_names.keys is self.ids.keys  # the fast reader keeps both in the file's bytes
         extra = {} if self.grades is None else {"grades": self.grades}
         if not shared:
@@ -94,10 +97,10 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
     """A StringTruth written by save(), its arrays checked (scorer.truth.checks) before a kernel sees them;
     TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values.
 
-    `opened`: the file at path, opened from the private cache folder (scorer.truth.ids.cached_copy). Only this user
+    `opened`: the file at path, opened from the private cache folder (scorer.truth.cache.cached_copy). Only this user
     can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
     check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one, unless
-    its exact bytes passed it before (use_memo: see scorer.truth.ids.check_compiled)."""
+    its exact bytes passed it before (use_memo: see scorer.truth.compiled.check_compiled)."""
     from scorer.truth.checks import check_string_truth
 
     try:
@@ -173,7 +176,7 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
 
 def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_cache: bool = True) -> StringTruth:
     """Read a truth file for shape 'list', 'long' or 'value' (see the module docstring), through the
-    compiled cache (see scorer.truth.ids.load_truth): the second load of the same file reads arrays only."""
+    compiled cache (see scorer.truth.load.load_truth): the second load of the same file reads arrays only."""
     path = Path(path)
     if not path.is_file():
         raise TruthError(f"truth file not found: {path}")
