@@ -17,6 +17,8 @@ from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
 from scorer.truth.ids import Truth
 from scorer.truth.load import load_truth as read_truth_file
 
+__all__ = ["score", "validate", "load_truth", "resolve_competition", "resolve_truth", "result_from"]
+
 UNREADABLE = 27
 
 
