@@ -122,6 +122,13 @@ class Metric:
         return dict(self.options).get(name, self.kind.default(name))
 
     @property
+    def cutoff(self) -> int:
+        """K, for a metric that takes one (all but f1, rmse and mae)."""
+        if self.k is None:
+            raise ValueError(f"metric {self} has no cut-off K")
+        return self.k
+
+    @property
     def row_kind(self) -> int:
         if self.kind.row_kind == ROW_NDCG and self.option("gain") == "exp":
             return ROW_NDCG_EXP
@@ -155,7 +162,7 @@ class Metric:
         family, name = self.family, self.kind.name
         if family == VALUE:
             use = truth_sizes > 0 if present is None else (truth_sizes > 0) & present
-            n = np.count_nonzero(use)
+            n = int(np.count_nonzero(use))
             if n == 0:
                 return float("nan")
             mean = float(np.where(use, row_values, 0.0).sum() / n)
@@ -174,8 +181,8 @@ class Metric:
         if name == "hitrate":
             return float(np.count_nonzero(row_values) / n)
         if name == "f1@k":
-            return float((2.0 * row_values / (self.k + sizes)).sum() / n)
-        scale = np.divide(np.minimum(sizes, self.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)  # map, |T| denominator
+            return float((2.0 * row_values / (self.cutoff + sizes)).sum() / n)
+        scale = np.divide(np.minimum(sizes, self.cutoff), sizes, out=np.zeros(len(sizes)), where=sizes > 0)  # map, |T| denominator
         return float((row_values * scale).sum() / n)
 
     @property
@@ -197,12 +204,12 @@ class Metric:
             denominator = int(self._recall_denominators(truth_sizes).sum())  # integers: the sum is exact
             return total / denominator if denominator > 0 else float("nan")
         if self.kind.name == "precision":
-            return total / (self.k * n)
+            return total / (self.cutoff * n)
         return total / n
 
     def _recall_denominators(self, truth_sizes: np.ndarray) -> np.ndarray:
         """Recall's denominator per row: min(k, |T|) (default) or |T|."""
-        return np.minimum(truth_sizes, self.k) if self.option("denominator") == "min" else truth_sizes
+        return np.minimum(truth_sizes, self.cutoff) if self.option("denominator") == "min" else truth_sizes
 
     def _rows_counted(self, truth_sizes: np.ndarray) -> int:
         """N: every row, or the rows with truth (the `empty` option)."""

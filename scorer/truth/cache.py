@@ -56,7 +56,7 @@ def content_key(path: Path) -> str | None:
     return f"{name}-{size}-{digest.hexdigest()}"
 
 
-def cache_path(path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> Path | None:
+def cache_path(path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> Path | None:
     """The cache entry of a truth file read as `what` (types, shape): keyed by the file's content, so a file
     rewritten with the same size and time, or another file put at its path, is read again. None: not cached."""
     try:
@@ -106,7 +106,7 @@ def cached_copy(cached: Path | None, reader, *args, source: str):
             return None
 
 
-def save_to_cache(truth, cached: Path | None, path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> None:
+def save_to_cache(truth, cached: Path | None, path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> None:
     """Keep a compiled copy (0600, in the private cache folder), unless the file changed while it was read (the
     key would not be its content's); an unwritable, full or refused cache only costs speed (no partial file)."""
     if cached is None or cache_path(path, what, suffix) != cached:

@@ -4,11 +4,11 @@ of the bytes that passed the full check."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import mmap
 from contextlib import ExitStack
 from pathlib import Path
-from typing import BinaryIO
 
 from scorer import private_files
 from scorer.errors import TruthError
@@ -18,7 +18,7 @@ from scorer.truth.ids import Truth
 from scorer.truth.npz import CACHE_VERSION, map_file, read_npz
 
 
-def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None, opened: BinaryIO | None = None,
+def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None, opened: io.BufferedReader | None = None,
                   use_memo: bool = True) -> Truth:
     """A Truth written by Truth.save(), its arrays checked (scorer.truth.checks, see check_compiled) before a kernel
     sees them. TruthError names the file and what is wrong. `source` replaces the recorded source (a cache entry

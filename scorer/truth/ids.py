@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, typ
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(label_item, dtype=np.int64), source)
 
 
-def _unique(values: np.ndarray, kind: str = "quicksort") -> np.ndarray:
+def _unique(values: np.ndarray, kind: Literal["quicksort", "stable"] = "quicksort") -> np.ndarray:
     """Sorted distinct values (no sort when they come sorted; kind="stable" merges sorted runs in linear time)."""
     if len(values) > 1 and not np.all(values[1:] >= values[:-1]):
         values = np.sort(values, kind=kind)
@@ -208,7 +209,9 @@ def _read_jsonl_arrow(path: Path, types: tuple[str, ...]) -> Truth | None:
 def _read_jsonl_lines(path: Path, types: tuple[str, ...]) -> Truth:
     type_of = {name: index for index, name in enumerate(types)}
     sessions, kinds, items = [], [], []
-    usage_sessions, usage_values, usage_lines = [], [], []
+    usage_sessions: list[int] = []
+    usage_values: list[object] = []
+    usage_lines: list[int] = []
     seen_line: dict[int, int] = {}
     with open(path, "rb") as handle:
         for line_number, raw in enumerate(handle, 1):
@@ -229,14 +232,19 @@ def _read_jsonl_lines(path: Path, types: tuple[str, ...]) -> Truth:
             labels = record.get("labels", {})
             if not isinstance(labels, dict):
                 raise _bad(path, line_number, f'"labels" must be an object, got {json.dumps(labels)[:60]}')
-            sessions.append(session), kinds.append(0), items.append(-1)
+            sessions.append(session)
+            kinds.append(0)
+            items.append(-1)
             if "usage" in record or usage_values:
-                usage_sessions.append(session), usage_values.append(record.get("usage")), usage_lines.append(line_number)
+                usage_sessions.append(session)
+                usage_values.append(record.get("usage"))
+                usage_lines.append(line_number)
             for name, value in labels.items():
                 if name not in type_of:
                     raise _bad(path, line_number, f"unknown type {name!r} (the config's types: {', '.join(types)})")
                 for item in value if isinstance(value, list) else [value]:
-                    sessions.append(session), kinds.append(type_of[name])
+                    sessions.append(session)
+                    kinds.append(type_of[name])
                     items.append(_check_id(item, f"{name} item", path, line_number))
     truth = from_long(np.array(sessions, np.int64), np.array(kinds, np.int64), np.array(items, np.int64), types, str(path))
     if usage_values:

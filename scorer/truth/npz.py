@@ -12,7 +12,7 @@ import threading
 import zipfile
 from contextlib import nullcontext
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO, cast
 
 import numpy as np
 
@@ -24,7 +24,7 @@ COMPILED_SUFFIX = ".truth.npz"
 ALIGN = 64  # where each array's data starts in a written .npz, so that read_npz can map it aligned
 
 
-def write_npz(path: str | Path, meta: dict, folder: int | None = None, **arrays: np.ndarray) -> None:
+def write_npz(path: str | Path, meta: dict[str, object], folder: int | None = None, **arrays: np.ndarray) -> None:
     """Write arrays and a JSON meta record as an uncompressed .npz (np.load reads it) whose arrays' data start
     at multiples of ALIGN, atomically (a reader never sees half a file, and a failed write leaves none).
     With folder (a private folder's descriptor, scorer.private_files), the file named path.name in it, 0600."""
@@ -58,16 +58,14 @@ def _write_aligned(handle: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
             info.file_size = len(header.getvalue()) + array.nbytes
             with archive.open(info, "w", force_zip64=True) as member:
                 member.write(header.getvalue())
-                member.write(memoryview(array).cast("B") if array.nbytes else b"")
+                member.write(array.data.cast("B") if array.nbytes else b"")
 
 
-
-def map_file(source: str | Path | BinaryIO) -> mmap.mmap:
+def map_file(source: str | Path | io.BufferedReader) -> mmap.mmap:
     """A file's bytes (a path, or a file opened for binary reading), mapped once, copy-on-write: a change made
     through the mapping never reaches the file. Where the file system cannot map, its bytes are read into an
     anonymous mapping. The bytes are then hashed (a memo's key), parsed and checked from this one mapping."""
-    opened = nullcontext(source) if hasattr(source, "read") else open(source, "rb")
-    with opened as handle:
+    with open(source, "rb") if isinstance(source, (str, os.PathLike)) else nullcontext(source) as handle:
         try:
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
         except (OSError, ValueError) as error:
@@ -80,16 +78,16 @@ def map_file(source: str | Path | BinaryIO) -> mmap.mmap:
             return copy
 
 
-def read_npz(source: str | Path | BinaryIO | mmap.mmap) -> dict[str, np.ndarray]:
+def read_npz(source: str | Path | io.BufferedReader | mmap.mmap) -> dict[str, np.ndarray]:
     """The arrays of an .npz (a path, a file opened for binary reading, or its map_file mapping). Those stored
     uncompressed (as write_npz stores them) are views of the mapping: nothing is read until a page is used.
     Anything else is read by np.load (from a copy of the same mapped bytes)."""
     from numpy.lib import format as npy_format
 
     mapped = source if isinstance(source, mmap.mmap) else map_file(source)
-    arrays = {}
+    arrays: dict[str, np.ndarray | None] = {}  # None: read by np.load
     mapped.seek(0)
-    with zipfile.ZipFile(mapped) as archive:
+    with zipfile.ZipFile(cast(IO[bytes], mapped)) as archive:  # a mapping reads and seeks as a file does
         for info in archive.infolist():
             name = info.filename.removesuffix(".npy")
             local = mapped[info.header_offset : info.header_offset + 30]
@@ -111,5 +109,5 @@ def read_npz(source: str | Path | BinaryIO | mmap.mmap) -> dict[str, np.ndarray]
             arrays[name] = view if view.flags.aligned else view.copy()  # the kernels are compiled for aligned arrays
     if any(array is None for array in arrays.values()):  # not written by write_npz: read from a copy of the bytes
         with np.load(io.BytesIO(mapped), allow_pickle=False) as data:
-            arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
-    return arrays
+            return {name: data[name] if array is None else array for name, array in arrays.items()}
+    return {name: array for name, array in arrays.items() if array is not None}  # every one: none was None

@@ -11,7 +11,7 @@ maps the bytes of a submission to the same numbers.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -65,8 +65,8 @@ class StringTruth(Truth):
     """A Truth (one type; session index = id code) with the string tables and optional grades."""
 
     grades: np.ndarray | None = None  # float64 parallel to items: graded relevance, or the true value (shape 'value')
-    ids: StringTable | None = None
-    item_names: StringTable | None = None
+    ids: StringTable = field(kw_only=True)
+    item_names: StringTable = field(kw_only=True)
 
     @cached_property
     def sorted_grades(self) -> np.ndarray:
@@ -143,7 +143,7 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     size = path.stat().st_size
     buf = np.zeros(size + 8, np.uint8)  # the keys stay in this buffer; 8 zero bytes for 8-byte loads
     with open(path, "rb") as handle:
-        if handle.readinto(memoryview(buf)[:size]) != size:
+        if handle.readinto(buf.data[:size]) != size:
             return None
     if bytes(buf[:2]) == b"\x1f\x8b":
         return None
