@@ -180,7 +180,7 @@ def _planted_cache(tmp_path):
 
 
 def _score_in_a_fresh_process(env):
-    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.kernels import hot\n"
+    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.engine import kernel_set as hot\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
             "print(code, 'score' in out.getvalue(), type(hot.kernels().parse_block).__name__)")
