@@ -183,7 +183,7 @@ def nested_truth(folder: Path) -> Run:
 def crafted_npz(how: str):
     def build(folder: Path) -> Run:
         sys.path.insert(0, str(ROOT))
-        from scorer.truth.ids import read_npz, write_npz
+        from scorer.truth.npz import read_npz, write_npz
 
         compiled = folder / "truth.truth.npz"
         subprocess.run([sys.executable, "-m", "scorer.cli", "compile-truth", str(OTTO_TRUTH), "-o", str(compiled)],

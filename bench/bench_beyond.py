@@ -56,7 +56,7 @@ def main() -> int:
     from scorer.truth.items import read_items
     from scorer.engine import kernel_set as hot
     from scorer.spec.metrics import parse_metric
-    from scorer.truth.ids import load_truth
+    from scorer.truth.load import load_truth
 
     submission, labels = args.data / "submission.csv", args.data / "test_labels.jsonl"
     if not submission.exists():

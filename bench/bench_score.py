@@ -88,7 +88,7 @@ def main(argv=None) -> None:
     command = [sys.executable, "-m", "scorer.cli", "score", str(submission), "--truth", str(truth), "--format", "json", "--no-progress"]
     with tempfile.TemporaryDirectory() as numba_cache, tempfile.TemporaryDirectory() as scorer_cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=numba_cache, SCORER_CACHE_DIR=scorer_cache)
-        fill = f"from scorer.truth.ids import load_truth; load_truth({str(truth)!r}, ('clicks', 'carts', 'orders'))"
+        fill = f"from scorer.truth.load import load_truth; load_truth({str(truth)!r}, ('clicks', 'carts', 'orders'))"
         truth_seconds, _, _ = timed_child([sys.executable, "-c", fill], env)
         print(f"truth cache filled (JSONL read once, not part of any figure below): {truth_seconds:.1f} s")
         cold, cold_rss, _ = timed_child(command, env)  # compiles every kernel

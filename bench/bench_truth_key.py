@@ -69,7 +69,8 @@ def hm_string_truth(n_ids: int = 1_371_980, n_articles: int = 105_542, seed: int
 def given_file_loads(path: Path, load, runs: int) -> None:
     """Median CPU of loading a compiled file given as truth: checked in full (no memo) and with its memo (in a
     fresh private cache folder); the content key of its mapping alone."""
-    from scorer.truth.ids import bytes_key, map_file
+    from scorer.truth.cache import bytes_key
+    from scorer.truth.npz import map_file
 
     full = median_cpu(lambda: load(path, False), runs)
     load(path, True)  # checked in full once: the memo is written
@@ -84,7 +85,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from scorer.truth.ids import cache_path, content_key, load_truth, read_compiled
+    from scorer.truth.cache import cache_path, content_key
+    from scorer.truth.compiled import read_compiled
+    from scorer.truth.load import load_truth
     from scorer.truth.checks import check_string_truth, check_truth
 
     labels, submission = args.data / "test_labels.jsonl", args.data / "submission.csv"

@@ -3,20 +3,37 @@
     >>> import scorer
     >>> result = scorer.score("submission.csv", "test_labels.jsonl", competition="otto")
     >>> result.score, result.metrics["orders"]["recall@20"]
+
+Every public name is imported on first use (module __getattr__), so that `import scorer` (and the CLI's
+start) loads neither numpy nor numba.
 """
 
-__version__ = "0.1.0"
-__all__ = ["score", "validate", "load_truth", "load_competition"]
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it ([tool.setuptools.dynamic])
+
+_HOMES = {
+    "score": "scorer.api",
+    "validate": "scorer.api",
+    "load_truth": "scorer.api",
+    "load_competition": "scorer.spec.competition",
+    "Competition": "scorer.spec.competition",
+    "Result": "scorer.engine.result",
+    "Truth": "scorer.truth.ids",
+    "ScorerError": "scorer.errors",
+    "SubmissionError": "scorer.errors",
+    "TruthError": "scorer.errors",
+    "ConfigError": "scorer.errors",
+    "UsageError": "scorer.errors",
+}
+__all__ = list(_HOMES)
 
 
-def __getattr__(name):
-    # Imported lazily so that `import scorer` (and the CLI's start) stays light.
-    if name in ("score", "validate", "load_truth"):
-        from scorer import api
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'scorer' has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(api, name)
-    if name == "load_competition":
-        from scorer.spec.competition import load_competition
+    return getattr(import_module(_HOMES[name]), name)
 
-        return load_competition
-    raise AttributeError(f"module 'scorer' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

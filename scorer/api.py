@@ -15,7 +15,9 @@ from scorer.engine.problems import Code, Report
 from scorer.engine.result import Result
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
 from scorer.truth.ids import Truth
-from scorer.truth.ids import load_truth as read_truth_file
+from scorer.truth.load import load_truth as read_truth_file
+
+__all__ = ["score", "validate", "load_truth", "resolve_competition", "resolve_truth", "result_from"]
 
 
 def resolve_competition(competition: str | Competition | None = "otto", config: str | Path | None = None) -> Competition:

@@ -301,7 +301,7 @@ def test_cli_compare_refuses_an_unreadable_file(tmp_path, capsys):
 # -- Usage in the truth readers ----------------------------------------------------------------
 
 def test_usage_is_read_from_jsonl_and_csv_and_survives_the_cache(tmp_path):
-    from scorer.truth.ids import load_truth
+    from scorer.truth.load import load_truth
 
     (tmp_path / "t.jsonl").write_text('{"session": 3, "labels": {"clicks": 5}, "usage": "Public"}\n'
                                       '{"session": 1, "labels": {"carts": [5, 6]}, "usage": "private"}\n'
@@ -321,7 +321,7 @@ def test_usage_is_read_from_jsonl_and_csv_and_survives_the_cache(tmp_path):
 ])
 def test_bad_usage_in_a_jsonl_truth_is_named_with_its_line(tmp_path, text, words):
     from scorer.errors import TruthError
-    from scorer.truth.ids import load_truth
+    from scorer.truth.load import load_truth
 
     (tmp_path / "t.jsonl").write_text(text)
     with pytest.raises(TruthError, match=words.replace("(", r"\(")):
@@ -330,7 +330,7 @@ def test_bad_usage_in_a_jsonl_truth_is_named_with_its_line(tmp_path, text, words
 
 def test_a_session_with_two_usages_in_a_table_is_refused(tmp_path):
     from scorer.errors import TruthError
-    from scorer.truth.ids import load_truth
+    from scorer.truth.load import load_truth
 
     (tmp_path / "t.csv").write_text("session,type,aid,Usage\n1,carts,5,Public\n1,carts,6,Private\n")
     with pytest.raises(TruthError, match="session 1 has Usage"):

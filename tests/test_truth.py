@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from scorer.errors import TruthError
-from scorer.truth.ids import _read_jsonl_lines, load_truth
+from scorer.truth.ids import _read_jsonl_lines
+from scorer.truth.load import load_truth
 
 TYPES = ("clicks", "carts", "orders")
 TRUTH = {5: {"clicks": 3, "orders": [2, 1, 2]}, 2: {}, 9: {"carts": [0]}}
@@ -140,7 +141,7 @@ def test_string_truth_cache_is_used_and_invalidated_when_the_source_changes(tmp_
 
 
 def test_read_npz_maps_stored_arrays_and_reads_the_rest(tmp_path):
-    from scorer.truth.ids import read_npz
+    from scorer.truth.npz import read_npz
 
     arrays = {"a": np.arange(10, dtype=np.int64), "b": np.zeros((0,), np.int32), "c": np.asfortranarray(np.ones((3, 2))),
               "d": np.frombuffer(b"meta", np.uint8)}
@@ -159,7 +160,7 @@ def test_read_npz_maps_stored_arrays_and_reads_the_rest(tmp_path):
 def test_write_npz_aligns_every_array_and_np_load_reads_it(tmp_path):
     import mmap
 
-    from scorer.truth.ids import ALIGN, read_npz, write_npz
+    from scorer.truth.npz import ALIGN, read_npz, write_npz
 
     arrays = {"a": np.arange(10, dtype=np.int64), "b": np.zeros(0, np.int32), "c": np.arange(7, dtype=np.uint8), "d": np.ones((3, 2))}
     write_npz(tmp_path / "x.npz", {"k": 1}, **arrays)

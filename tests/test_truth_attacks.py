@@ -13,7 +13,9 @@ import pytest
 
 from conftest import submission_text, truth_lines
 from scorer.errors import TruthError
-from scorer.truth.ids import cache_path, load_truth, read_npz, write_npz
+from scorer.truth.cache import cache_path
+from scorer.truth.load import load_truth
+from scorer.truth.npz import read_npz, write_npz
 
 TYPES = ("clicks", "carts", "orders")
 TRUTH = {5: {"clicks": 3, "orders": [2, 1, 7]}, 2: {}, 9: {"carts": [0, 4]}, 6: {"orders": [11]}}
@@ -66,7 +68,7 @@ def test_cache_is_keyed_by_content_not_size_and_time(tmp_path):
 
 
 def test_a_file_changed_while_read_is_not_cached_under_the_old_key(tmp_path, monkeypatch):
-    import scorer.truth.ids as truth_module
+    import scorer.truth.load as truth_module
 
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "t.jsonl"
@@ -86,7 +88,7 @@ def test_a_file_changed_while_read_is_not_cached_under_the_old_key(tmp_path, mon
 
 
 def test_content_key_without_xxhash_uses_blake2b(tmp_path, monkeypatch):
-    from scorer.truth.ids import content_key
+    from scorer.truth.cache import content_key
 
     path = tmp_path / "t.jsonl"
     path.write_text(truth_lines(TRUTH))
@@ -240,7 +242,7 @@ def test_full_cache_disk_leaves_no_tmp_file_and_scores(tmp_path):
 
 
 def test_failed_write_removes_its_tmp_file(tmp_path, monkeypatch):
-    import scorer.truth.ids as truth_module
+    import scorer.truth.npz as truth_module
 
     def half_then_fail(handle, arrays):
         handle.write(b"half")
@@ -433,7 +435,7 @@ REFUSED_FOLDERS = {
 
 @pytest.mark.parametrize("spoil", REFUSED_FOLDERS)
 def test_a_cache_folder_others_control_is_not_used_and_said_once(tmp_path, monkeypatch, capsys, spoil):
-    import scorer.truth.ids as truth_module
+    import scorer.truth.cache as truth_module
 
     monkeypatch.setattr(truth_module, "_refused", set())
     cache = tmp_path / "cache"
@@ -450,7 +452,7 @@ def test_a_cache_folder_others_control_is_not_used_and_said_once(tmp_path, monke
 
 
 def test_a_cache_folder_that_is_a_symlink_is_not_used(tmp_path, monkeypatch, capsys):
-    import scorer.truth.ids as truth_module
+    import scorer.truth.cache as truth_module
 
     monkeypatch.setattr(truth_module, "_refused", set())
     real = tmp_path / "real"
@@ -639,7 +641,8 @@ def test_changed_bytes_of_the_same_size_are_checked_in_full(tmp_path, monkeypatc
 
 def test_the_memo_key_holds_the_check_version(tmp_path, monkeypatch):
     import scorer.truth.checks as checks
-    from scorer.truth.ids import map_file, memo_name
+    from scorer.truth.compiled import memo_name
+    from scorer.truth.npz import map_file
 
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     path = _compiled(tmp_path)
@@ -655,7 +658,8 @@ def test_the_memo_key_holds_the_check_version(tmp_path, monkeypatch):
 
 def _plant_memo(folder: Path, path: Path, kind: str = "truth") -> Path:
     """The memo this scorer would write after checking `path` in full, written by someone else's hand."""
-    from scorer.truth.ids import map_file, memo_name
+    from scorer.truth.compiled import memo_name
+    from scorer.truth.npz import map_file
 
     key, name = memo_name(map_file(path), kind)
     (folder / name).write_bytes(key)
@@ -701,7 +705,7 @@ def test_a_memo_not_this_users_own_or_not_its_key_is_not_trusted(tmp_path, monke
 
 @pytest.mark.parametrize("spoil", REFUSED_FOLDERS)
 def test_a_memo_in_a_cache_folder_others_control_is_not_trusted_and_loads_still_work(tmp_path, monkeypatch, capsys, spoil):
-    import scorer.truth.ids as truth_module
+    import scorer.truth.cache as truth_module
 
     monkeypatch.setattr(truth_module, "_refused", set())
     cache = tmp_path / "cache"

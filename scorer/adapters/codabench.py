@@ -21,7 +21,7 @@ from scorer.engine.result import Result
 from scorer.truth.strings import STRINGS_SUFFIX
 from scorer.engine.reader import refusal
 from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES
-from scorer.truth.ids import COMPILED_SUFFIX
+from scorer.truth.npz import COMPILED_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
 TRUTH_SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + CSV_SUFFIXES

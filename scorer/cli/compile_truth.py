@@ -23,7 +23,8 @@ def run(args) -> int:
     from scorer.api import resolve_competition
     from scorer.errors import UsageError
     from scorer.truth.strings import STRINGS_SUFFIX, read_string_truth
-    from scorer.truth.ids import COMPILED_SUFFIX, load_truth
+    from scorer.truth.load import load_truth
+    from scorer.truth.npz import COMPILED_SUFFIX
 
     competition = resolve_competition(args.competition, args.config)
     suffix = COMPILED_SUFFIX if competition.shape == "id_type" else STRINGS_SUFFIX

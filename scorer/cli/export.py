@@ -30,7 +30,7 @@ def run(args) -> int:
     from scorer.adapters.kaggle_export import write_solution
     from scorer.api import resolve_competition
     from scorer.errors import UsageError
-    from scorer.truth.ids import load_truth
+    from scorer.truth.load import load_truth
 
     competition = resolve_competition(args.competition, args.config)
     truth = load_truth(args.truth, competition.types)

@@ -47,7 +47,7 @@ def warm(name: str, folder: Path) -> None:
     from scorer import api
     from scorer.spec.competition import load_competition
     from scorer.truth.strings import read_string_truth
-    from scorer.truth.ids import load_truth
+    from scorer.truth.load import load_truth
 
     competition = load_competition(name)
     truth_text, submissions = examples(competition)

@@ -2,7 +2,7 @@
 
 Tasks carry only the truth's path; the first task on a process loads it (from the compiled
 cache, in milliseconds once compiled), later tasks reuse it. A file whose bytes changed is loaded
-again, even with the same size and modification time (the content key of scorer.truth.ids: ~10 ms at OTTO size).
+again, even with the same size and modification time (the content key of scorer.truth.cache: ~10 ms at OTTO size).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def truth_for(path: str, competition: Competition):
     """The truth at `path` as `competition` reads it, read at most once per process while the file is unchanged."""
     global loads
     from scorer.api import resolve_truth
-    from scorer.truth.ids import content_key
+    from scorer.truth.cache import content_key
 
     try:
         content = content_key(path)

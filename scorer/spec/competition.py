@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def load_competition(name: str | None = None, path: str | Path | None = None) ->
     return competition_from_dict(data, source)
 
 
-def _get(table: dict, key: str, kind, source: str, default=None, section: str = ""):
+def _get(table: dict[str, Any], key: str, kind, source: str, default=None, section: str = ""):
     where = f"{section}.{key}" if section else key
     if key not in table:
         if default is None:
@@ -119,14 +120,14 @@ def _get(table: dict, key: str, kind, source: str, default=None, section: str = 
     return value
 
 
-def _string_list(table: dict, key: str, source: str, section: str, default=None) -> tuple[str, ...]:
+def _string_list(table: dict[str, Any], key: str, source: str, section: str, default=None) -> tuple[str, ...]:
     value = _get(table, key, list, source, default, section)
     if not all(isinstance(item, str) and item for item in value):
         raise ConfigError(f"{source}: key '{section}.{key}' must be a list of non-empty strings, got {value!r}")
     return tuple(value)
 
 
-def competition_from_dict(data: dict, source: str = "<config>") -> Competition:
+def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Competition:
     """Check every key of a parsed config; a bad one raises ConfigError naming key and value."""
     known = {"name", "title", "submission", "scoring", "limits"}
     for key in data:
@@ -191,7 +192,7 @@ def competition_from_dict(data: dict, source: str = "<config>") -> Competition:
         if (parsed.family == "value") != (shape == "value"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: "
                               "rmse and mae need shape 'value', and shape 'value' takes only rmse and mae")
-        if parsed.family == "beyond" and (shape != "id_type" or parsed.k > 63):
+        if parsed.family == "beyond" and (shape != "id_type" or parsed.cutoff > 63):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
         if parsed.family == "catalog" and shape not in ("list", "long"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")

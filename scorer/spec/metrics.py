@@ -128,6 +128,13 @@ class Metric:
         return dict(self.options).get(name, self.kind.default(name))
 
     @property
+    def cutoff(self) -> int:
+        """K, for a metric that takes one (all but f1, rmse and mae)."""
+        if self.k is None:
+            raise ValueError(f"metric {self} has no cut-off K")
+        return self.k
+
+    @property
     def row_kind(self) -> int:
         if self.kind.row_kind == ROW_NDCG and self.option("gain") == "exp":
             return ROW_NDCG_EXP

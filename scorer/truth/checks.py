@@ -5,7 +5,7 @@ items and sessions by binary search, so an offset out of range could crash the p
 could change a score. Every check is vectorised numpy (bench/bench_truth_key.py times them at OTTO and H&M
 size); a broken one raises TruthError naming the file and the invariant. Bytes this user's scorer vouches for
 (an entry of the private cache, or a compiled file whose exact bytes passed the full check before:
-scorer.truth.ids.check_compiled) get full=False: only what keeps the kernels' indexing in bounds, and a spot check of
+scorer.truth.compiled.check_compiled) get full=False: only what keeps the kernels' indexing in bounds, and a spot check of
 the string tables (see check_table).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from scorer.errors import TruthError
 
-CHECK_VERSION = 1  # part of a memo's key (scorer.truth.ids.check_compiled): bump when a full check is added or changed
+CHECK_VERSION = 1  # part of a memo's key (scorer.truth.compiled.check_compiled): bump when a full check is added or changed
 
 def _fail(path, message: str) -> TruthError:
     return TruthError(f"compiled truth {path} is damaged or was not written by this scorer: {message}")

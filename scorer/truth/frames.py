@@ -36,7 +36,8 @@ def truth_from_frame(frame, competition, types: tuple[str, ...] | None = None):
         for t, name in enumerate(types):
             if name in names:
                 parts.append(_explode(session, np.full(len(session), t, np.int64), table.column(name), name, source))
-        return from_long(*(np.concatenate(column) for column in zip(*parts)), types, source)
+        session_all, type_all, item_all = (np.concatenate(column) for column in zip(*parts))
+        return from_long(session_all, type_all, item_all, types, source)
     raise TruthError(f"truth frame {source}: expected the columns session, type, aid (or labels as a list), "
                      f"or session and one column per type ({', '.join(types)})")
 
@@ -99,7 +100,8 @@ def _explode(session: np.ndarray, kind: np.ndarray, column, name: str, source: s
 def _from_items(session, kind, column, name, types, source) -> Truth:
     labelled = _explode(session, kind, column, name, source)
     every = (session, np.zeros(len(session), np.int64), np.full(len(session), -1, np.int64))  # sessions without a label
-    return from_long(*(np.concatenate(pair) for pair in zip(every, labelled)), types, source)
+    session_all, type_all, item_all = (np.concatenate(pair) for pair in zip(every, labelled))
+    return from_long(session_all, type_all, item_all, types, source)
 
 
 def _strings_truth(table, competition, source: str):

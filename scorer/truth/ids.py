@@ -1,36 +1,25 @@
-"""Ground truth: readers (OTTO JSONL, long Parquet/CSV, compiled .npz) and the compiled cache.
+"""Ground truth with integer ids: the Truth model and its readers (OTTO JSONL, long Parquet/CSV).
 
 A Truth holds the sorted session ids and, for every (session, type) slot
 ``slot = session_index * n_types + type_index``, a CSR row of sorted, distinct item ids:
-``items[indptr[slot]:indptr[slot + 1]]``.
+``items[indptr[slot]:indptr[slot + 1]]``. The compiled form is read by scorer.truth.compiled, cached by
+scorer.truth.cache, and a truth file is loaded through both by scorer.truth.load.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import mmap
-import os
-import stat
-import sys
-import threading
-import zipfile
-from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import Literal
 
 import numpy as np
 
-from scorer import private_files
 from scorer.errors import TruthError
-from scorer.file_formats import format_of, is_parquet
-from scorer.private_files import Untrusted, cache_dir
+from scorer.file_formats import is_parquet
+from scorer.truth.npz import CACHE_VERSION, write_npz
 
-CACHE_VERSION = 4  # the compiled format and the cache key: bump when either changes
-COMPILED_SUFFIX = ".truth.npz"
 USAGES = ("public", "private", "ignored")  # Truth.usage codes 0, 1, 2: Kaggle's Usage column (any case)
 
 
@@ -82,51 +71,11 @@ class Truth:
 
     def save(self, path: str | Path, folder: int | None = None) -> None:
         """Write the compiled form (an uncompressed .npz, the session lookup table included) atomically
-        (with folder, a private folder's descriptor: the file `path` names in it, see write_npz)."""
+        (with folder, a private folder's descriptor: the file `path` names in it, see scorer.truth.npz.write_npz)."""
         extra = {} if self.usage is None else {"usage": self.usage}
         base, table = self.lookup
         write_npz(path, {"version": CACHE_VERSION, "types": list(self.types), "source": self.source, "lookup_base": base},
                   folder=folder, sessions=self.sessions, indptr=self.indptr, items=self.items, lookup_table=table, **extra)
-
-
-ALIGN = 64  # where each array's data starts in a written .npz, so that read_npz can map it aligned
-
-
-def write_npz(path: str | Path, meta: dict, folder: int | None = None, **arrays: np.ndarray) -> None:
-    """Write arrays and a JSON meta record as an uncompressed .npz (np.load reads it) whose arrays' data start
-    at multiples of ALIGN, atomically (a reader never sees half a file, and a failed write leaves none).
-    With folder (a private folder's descriptor, scorer.private_files), the file named path.name in it, 0600."""
-    path = Path(path)
-    arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays}
-    if folder is not None:
-        private_files.write(folder, path.name, lambda handle: _write_aligned(handle, arrays))
-        return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, threads too
-    try:
-        with open(tmp, "wb") as handle:
-            _write_aligned(handle, arrays)
-        os.replace(tmp, path)
-    except BaseException:  # a full disk, a signal: never leave the half-written file behind
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _write_aligned(handle: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
-    from numpy.lib import format as npy_format
-
-    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, array in arrays.items():
-            array = np.ascontiguousarray(array)
-            header = io.BytesIO()
-            npy_format.write_array_header_2_0(header, npy_format.header_data_from_array_1_0(array))
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            local = 30 + len(info.filename.encode()) + 20  # the local header, with room for a zip64 extra field
-            pad = -(handle.tell() + local + 4 + len(header.getvalue())) % ALIGN
-            info.extra = b"\xfe\xca" + pad.to_bytes(2, "little") + bytes(pad)  # an unregistered padding field
-            info.file_size = len(header.getvalue()) + array.nbytes
-            with archive.open(info, "w", force_zip64=True) as member:
-                member.write(header.getvalue())
-                member.write(memoryview(array).cast("B") if array.nbytes else b"")
 
 
 def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, types: tuple[str, ...], source: str = "") -> Truth:
@@ -151,7 +100,7 @@ def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, typ
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(label_item, dtype=np.int64), source)
 
 
-def _unique(values: np.ndarray, kind: str = "quicksort") -> np.ndarray:
+def _unique(values: np.ndarray, kind: Literal["quicksort", "stable"] = "quicksort") -> np.ndarray:
     """Sorted distinct values (no sort when they come sorted; kind="stable" merges sorted runs in linear time)."""
     if len(values) > 1 and not np.all(values[1:] >= values[:-1]):
         values = np.sort(values, kind=kind)
@@ -261,7 +210,9 @@ def _read_jsonl_arrow(path: Path, types: tuple[str, ...]) -> Truth | None:
 def _read_jsonl_lines(path: Path, types: tuple[str, ...]) -> Truth:
     type_of = {name: index for index, name in enumerate(types)}
     sessions, kinds, items = [], [], []
-    usage_sessions, usage_values, usage_lines = [], [], []
+    usage_sessions: list[int] = []
+    usage_values: list[object] = []
+    usage_lines: list[int] = []
     seen_line: dict[int, int] = {}
     with open(path, "rb") as handle:
         for line_number, raw in enumerate(handle, 1):
@@ -282,14 +233,19 @@ def _read_jsonl_lines(path: Path, types: tuple[str, ...]) -> Truth:
             labels = record.get("labels", {})
             if not isinstance(labels, dict):
                 raise _bad(path, line_number, f'"labels" must be an object, got {json.dumps(labels)[:60]}')
-            sessions.append(session), kinds.append(0), items.append(-1)
+            sessions.append(session)
+            kinds.append(0)
+            items.append(-1)
             if "usage" in record or usage_values:
-                usage_sessions.append(session), usage_values.append(record.get("usage")), usage_lines.append(line_number)
+                usage_sessions.append(session)
+                usage_values.append(record.get("usage"))
+                usage_lines.append(line_number)
             for name, value in labels.items():
                 if name not in type_of:
                     raise _bad(path, line_number, f"unknown type {name!r} (the config's types: {', '.join(types)})")
                 for item in value if isinstance(value, list) else [value]:
-                    sessions.append(session), kinds.append(type_of[name])
+                    sessions.append(session)
+                    kinds.append(type_of[name])
                     items.append(_check_id(item, f"{name} item", path, line_number))
     truth = from_long(np.array(sessions, np.int64), np.array(kinds, np.int64), np.array(items, np.int64), types, str(path))
     if usage_values:
@@ -340,256 +296,6 @@ def read_table(path: Path, types: tuple[str, ...]) -> Truth:
     if usage_column is not None:
         values = [value if isinstance(value, str) else None for value in frame[usage_column].tolist()]
         truth = attach_usage(truth, session, values, "row")
-    return truth
-
-
-def map_file(source: str | Path | BinaryIO) -> mmap.mmap:
-    """A file's bytes (a path, or a file opened for binary reading), mapped once, copy-on-write: a change made
-    through the mapping never reaches the file. Where the file system cannot map, its bytes are read into an
-    anonymous mapping. The bytes are then hashed (a memo's key), parsed and checked from this one mapping."""
-    opened = nullcontext(source) if hasattr(source, "read") else open(source, "rb")
-    with opened as handle:
-        try:
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
-        except (OSError, ValueError) as error:
-            size = os.fstat(handle.fileno()).st_size
-            if not size:
-                raise ValueError("the file is empty") from error
-            copy = mmap.mmap(-1, size)
-            handle.seek(0)
-            handle.readinto(copy)
-            return copy
-
-
-def read_npz(source: str | Path | BinaryIO | mmap.mmap) -> dict[str, np.ndarray]:
-    """The arrays of an .npz (a path, a file opened for binary reading, or its map_file mapping). Those stored
-    uncompressed (as write_npz stores them) are views of the mapping: nothing is read until a page is used.
-    Anything else is read by np.load (from a copy of the same mapped bytes)."""
-    from numpy.lib import format as npy_format
-
-    mapped = source if isinstance(source, mmap.mmap) else map_file(source)
-    arrays = {}
-    mapped.seek(0)
-    with zipfile.ZipFile(mapped) as archive:
-        for info in archive.infolist():
-            name = info.filename.removesuffix(".npy")
-            local = mapped[info.header_offset : info.header_offset + 30]
-            start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
-            mapped.seek(start)
-            if info.compress_type != zipfile.ZIP_STORED:
-                arrays[name] = None
-                continue
-            version = npy_format.read_magic(mapped)
-            read_header = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
-            shape, fortran, dtype = read_header(mapped)
-            if dtype.hasobject:
-                arrays[name] = None
-                continue
-            if 0 in shape:
-                arrays[name] = np.empty(shape, dtype, order="F" if fortran else "C")
-                continue
-            view = np.ndarray(shape, dtype, buffer=mapped, offset=mapped.tell(), order="F" if fortran else "C")
-            arrays[name] = view if view.flags.aligned else view.copy()  # the kernels are compiled for aligned arrays
-    if any(array is None for array in arrays.values()):  # not written by write_npz: read from a copy of the bytes
-        with np.load(io.BytesIO(mapped), allow_pickle=False) as data:
-            arrays = {name: data[name] if array is None else array for name, array in arrays.items()}
-    return arrays
-
-
-def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str | None = None, opened: BinaryIO | None = None,
-                  use_memo: bool = True) -> Truth:
-    """A Truth written by Truth.save(), its arrays checked (scorer.truth.checks, see check_compiled) before a kernel
-    sees them. TruthError names the file and what is wrong. `source` replaces the recorded source (a cache entry
-    serves every copy of the same bytes); `opened`: the file at path, opened from the private cache folder;
-    use_memo: remember (and look up) that these bytes passed the full check."""
-    from scorer.truth.checks import check_truth
-
-    try:
-        mapped = map_file(path if opened is None else opened)
-        data = read_npz(mapped)
-        meta = json.loads(bytes(data["meta"]).decode())
-        truth = Truth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or meta.get("source", str(path)),
-                      data.get("usage"))
-        lookup = (meta["lookup_base"], data["lookup_table"]) if "lookup_table" in data else None
-    except Exception as error:
-        raise TruthError(f"cannot read compiled truth {path}: {error}") from None
-    if meta.get("version") != CACHE_VERSION:
-        raise TruthError(f"compiled truth {path} has format version {meta.get('version')}, this scorer reads {CACHE_VERSION}: compile it again")
-    if types is not None and truth.types != tuple(types):
-        raise TruthError(f"compiled truth {path} has types {list(truth.types)}, the config has {list(types)}")
-    check_compiled(mapped, "truth", lambda full: check_truth(truth, path, lookup, full=full), vouched=opened is not None, use_memo=use_memo)
-    if lookup is not None:
-        truth.__dict__["lookup"] = (int(lookup[0]), lookup[1])  # the cached_property's value
-    return truth
-
-
-MEMO_SUFFIX = ".checked"
-
-
-def check_compiled(mapped: mmap.mmap, kind: str, check, vouched: bool, use_memo: bool = True) -> None:
-    """check(full) on the arrays of a compiled truth mapped from `mapped`. The full check, unless the bytes are
-    vouched for by this user's scorer: an entry of the private cache (vouched), or a file whose exact bytes
-    passed the full check before (a memo in the private cache folder, keyed by the mapping's content, `kind`,
-    CACHE_VERSION and the checks' CHECK_VERSION); those get only the checks that keep the kernels safe
-    (full=False). A full check that passes leaves its memo; without a private cache folder, always the full check."""
-    if vouched:
-        return check(False)
-    with ExitStack() as stack:
-        folder = _cache_folder(stack, cache_dir(), create=True) if use_memo else None
-        if folder is None:
-            return check(True)
-        key, name = memo_name(mapped, kind)
-        if _memo_holds(folder, name, key):
-            return check(False)
-        check(True)
-        try:
-            private_files.write(folder, name, key)
-        except OSError:
-            pass  # an unwritable or full cache: the next load checks in full again
-
-
-def memo_name(mapped: mmap.mmap, kind: str) -> tuple[bytes, str]:
-    """The memo's content (its key) and file name for these bytes read as `kind`."""
-    from scorer.truth import checks as truth_checks
-
-    key = json.dumps([bytes_key(mapped), kind, CACHE_VERSION, truth_checks.CHECK_VERSION]).encode()
-    return key, f"{hashlib.sha256(key).hexdigest()[:32]}{MEMO_SUFFIX}"
-
-
-def _memo_holds(folder: int, name: str, key: bytes) -> bool:
-    """Is there a memo of this key, this user's regular file (scorer.private_files)? Anything else is no memo."""
-    try:
-        with private_files.opened_file(folder, name) as fd:
-            return private_files.read_all(fd, len(key) + 1) == key
-    except (OSError, Untrusted):
-        return False
-
-
-def _content_digest():
-    """xxh3-128 (xxhash, about 10 GB/s); blake2b-128 (hashlib, about 1 GB/s) where xxhash is not installed,
-    as after Kaggle's `pip install --no-deps`. The name goes into the key, so the two never mix."""
-    try:
-        import xxhash
-    except ImportError:
-        return "blake2b", hashlib.blake2b(digest_size=16)
-    return "xxh3", xxhash.xxh3_128()
-
-
-def bytes_key(data) -> str:
-    """The content key of bytes in memory or mapped (see content_key)."""
-    name, digest = _content_digest()
-    digest.update(data)
-    return f"{name}-{len(data)}-{digest.hexdigest()}"
-
-
-def content_key(path: Path) -> str | None:
-    """A hash of the file's bytes, mapped rather than read (xxh3: ~10 ms for OTTO's 113 MB from the page cache,
-    bench/bench_truth_key.py); None for what is not a regular file or says it is empty (as /proc's): never cached."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        return None  # a FIFO or device: opening it could block, and its bytes can change under the key
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size == 0:
-            return None
-        try:
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return bytes_key(mapped)
-        except (OSError, ValueError):  # a file system that cannot map: read it in blocks
-            pass
-        name, digest = _content_digest()
-        handle.seek(0)
-        while block := handle.read(1 << 24):
-            digest.update(block)
-    return f"{name}-{size}-{digest.hexdigest()}"
-
-
-def cache_path(path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> Path | None:
-    """The cache entry of a truth file read as `what` (types, shape): keyed by the file's content, so a file
-    rewritten with the same size and time, or another file put at its path, is read again. None: not cached."""
-    try:
-        content = content_key(path)
-    except OSError:
-        return None  # the reader names the problem
-    if content is None:
-        return None
-    key = json.dumps([content, what, CACHE_VERSION])
-    return cache_dir() / f"{path.name[:100]}.{hashlib.sha256(key.encode()).hexdigest()[:24]}{suffix}"
-
-
-_refused: set[Path] = set()  # cache folders this process said it does not use
-
-
-def _cache_folder(stack: ExitStack, folder: Path, create: bool) -> int | None:
-    """The cache folder's descriptor (open until the stack closes) if it is private (scorer.private_files: this
-    user's, not a symlink, not writable by others; made 0700); else None, and a folder that is there but not
-    private is named on stderr, once per process. A missing or unmakeable folder is just no cache."""
-    try:
-        return stack.enter_context(private_files.opened_folder(folder, create=create))
-    except Untrusted as error:
-        if folder not in _refused:
-            _refused.add(folder)
-            print(f"scorer: warning: the truth cache {folder} is not used: {error}; truths are read from their files "
-                  "(slower). Point $SCORER_CACHE_DIR at a folder of your own, or remove this one.", file=sys.stderr)
-    except OSError:
-        pass
-    return None
-
-
-def cached_copy(cached: Path | None, reader, *args, source: str):
-    """The cache entry read by reader(cached, *args, source=..., opened=file) if there is a sound one in a private
-    cache folder, else None: a missing, damaged or crafted entry is a miss, and so is one that is not this
-    user's regular file (a symlink is not followed, a FIFO never waited on)."""
-    if cached is None:
-        return None
-    with ExitStack() as stack:
-        folder = _cache_folder(stack, cached.parent, create=False)
-        try:
-            if folder is None:
-                return None
-            fd = stack.enter_context(private_files.opened_file(folder, cached.name))
-            opened = stack.enter_context(os.fdopen(os.dup(fd), "rb"))
-            return reader(cached, *args, source=source, opened=opened)
-        except (TruthError, OSError, Untrusted):
-            return None
-
-
-def save_to_cache(truth, cached: Path | None, path: Path, what: list, suffix: str = COMPILED_SUFFIX) -> None:
-    """Keep a compiled copy (0600, in the private cache folder), unless the file changed while it was read (the
-    key would not be its content's); an unwritable, full or refused cache only costs speed (no partial file)."""
-    if cached is None or cache_path(path, what, suffix) != cached:
-        return
-    with ExitStack() as stack:
-        folder = _cache_folder(stack, cached.parent, create=True)
-        try:
-            if folder is not None:
-                truth.save(cached.name, folder=folder)
-        except OSError:
-            pass
-
-
-def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: bool = True) -> Truth:
-    """Load ground truth from JSONL, Parquet, CSV or a compiled .truth.npz, using the compiled cache.
-
-    The cache entry is keyed by the file's content (cache_path); an entry that fails its checks is
-    rebuilt from the file, while a compiled .truth.npz given directly that fails them is a TruthError.
-    """
-    path, types = Path(path), tuple(types)
-    if not path.is_file():
-        raise TruthError(f"truth file not found: {path}")
-    if path.name.endswith(COMPILED_SUFFIX):
-        return read_compiled(path, types, use_memo=use_cache)
-    cached = cache_path(path, list(types)) if use_cache else None
-    hit = cached_copy(cached, read_compiled, types, source=str(path))
-    if hit is not None:
-        return hit
-    suffix = "".join(path.suffixes[-1:]).lower()
-    if format_of(path) == "jsonl":
-        truth = read_jsonl(path, types)
-    elif format_of(path) in ("parquet", "csv"):
-        truth = read_table(path, types)
-    else:
-        raise TruthError(f"truth file {path}: unknown format {suffix!r} (use .jsonl, .parquet, .csv or {COMPILED_SUFFIX})")
-    save_to_cache(truth, cached, path, list(types))
     return truth
 
 

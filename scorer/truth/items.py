@@ -108,7 +108,7 @@ def from_popularity(ids: np.ndarray, popularity: np.ndarray, category: np.ndarra
         cat[ids] = category
     dims = 0 if embedding is None else embedding.shape[1]
     emb = np.zeros((n, dims), np.float64)
-    if dims:
+    if embedding is not None and dims:
         norms = np.linalg.norm(embedding, axis=1, keepdims=True)
         emb[ids] = np.divide(embedding, norms, out=np.zeros_like(embedding, dtype=np.float64), where=norms > 0)
     return ItemSide(pop, self_info, (~head).astype(np.float64), rank, cat, emb, int(len(ids)), float(-np.log2(1.0 / total)), source)
@@ -144,9 +144,9 @@ def read_items(path: str | Path) -> ItemSide:
     if len(unique) != len(ids):
         repeated = np.setdiff1d(np.arange(len(ids)), first)[0]
         raise UsageError(f"{path}: item {int(ids[repeated])} is listed twice (row {int(repeated) + 1})")
-    popularity = (_integers(path, table, _column(table, "popularity"), 0, 2**53).astype(np.float64)
-                  if _column(table, "popularity") else np.zeros(len(ids)))
-    category = _categories(path, table, _column(table, "category")) if _column(table, "category") else None
+    popularity_name, category_name = _column(table, "popularity"), _column(table, "category")
+    popularity = _integers(path, table, popularity_name, 0, 2**53).astype(np.float64) if popularity_name else np.zeros(len(ids))
+    category = _categories(path, table, category_name) if category_name else None
     if category is not None and category.max(initial=0) >= MAX_CATEGORIES:
         raise UsageError(f"{path}: column 'category' has more than {MAX_CATEGORIES:,} distinct values")
     emb_names = [name for name in table.column_names if name.lower().startswith("emb")]

@@ -11,7 +11,7 @@ maps the bytes of a submission to the same numbers.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -19,7 +19,10 @@ import numpy as np
 
 from scorer.errors import TruthError
 from scorer.file_formats import format_of, is_parquet
-from scorer.truth.ids import CACHE_VERSION, Truth, cache_path, cached_copy, check_compiled, map_file, read_npz, save_to_cache, write_npz
+from scorer.truth.cache import cache_path, cached_copy, save_to_cache
+from scorer.truth.compiled import check_compiled
+from scorer.truth.ids import Truth
+from scorer.truth.npz import CACHE_VERSION, map_file, read_npz, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
 
@@ -63,8 +66,8 @@ class StringTruth(Truth):
     """A Truth (one type; session index = id code) with the string tables and optional grades."""
 
     grades: np.ndarray | None = None  # float64 parallel to items: graded relevance, or the true value (shape 'value')
-    ids: StringTable | None = None
-    item_names: StringTable | None = None
+    ids: StringTable = field(kw_only=True)
+    item_names: StringTable = field(kw_only=True)
 
     @cached_property
     def sorted_grades(self) -> np.ndarray:
@@ -79,7 +82,7 @@ class StringTruth(Truth):
 
     def save(self, path: str | Path, folder: int | None = None) -> None:
         """Write the compiled form: the arrays, hash tables included, so a load rebuilds nothing (with folder:
-        into that private folder, see scorer.truth.ids.write_npz)."""
+        into that private folder, see scorer.truth.npz.write_npz)."""
         shared = self.item_names.keys is self.ids.keys  # the fast reader keeps both in the file's bytes
         extra = {} if self.grades is None else {"grades": self.grades}
         if not shared:
@@ -95,10 +98,10 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
     """A StringTruth written by save(), its arrays checked (scorer.truth.checks) before a kernel sees them;
     TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values.
 
-    `opened`: the file at path, opened from the private cache folder (scorer.truth.ids.cached_copy). Only this user
+    `opened`: the file at path, opened from the private cache folder (scorer.truth.cache.cached_copy). Only this user
     can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
     check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one, unless
-    its exact bytes passed it before (use_memo: see scorer.truth.ids.check_compiled)."""
+    its exact bytes passed it before (use_memo: see scorer.truth.compiled.check_compiled)."""
     from scorer.truth.checks import check_string_truth
 
     try:
@@ -141,7 +144,7 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     size = path.stat().st_size
     buf = np.zeros(size + 8, np.uint8)  # the keys stay in this buffer; 8 zero bytes for 8-byte loads
     with open(path, "rb") as handle:
-        if handle.readinto(memoryview(buf)[:size]) != size:
+        if handle.readinto(buf.data[:size]) != size:
             return None
     if bytes(buf[:2]) == b"\x1f\x8b":
         return None
@@ -174,7 +177,7 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
 
 def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_cache: bool = True) -> StringTruth:
     """Read a truth file for shape 'list', 'long' or 'value' (see the module docstring), through the
-    compiled cache (see scorer.truth.ids.load_truth): the second load of the same file reads arrays only."""
+    compiled cache (see scorer.truth.load.load_truth): the second load of the same file reads arrays only."""
     path = Path(path)
     if not path.is_file():
         raise TruthError(f"truth file not found: {path}")

@@ -1,0 +1,120 @@
+"""The compiled cache: entries keyed by the truth file's content, kept in a private folder (scorer.private_files)
+and read back only from there."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import stat
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+from scorer import private_files
+from scorer.errors import TruthError
+from scorer.private_files import Untrusted, cache_dir
+from scorer.truth.npz import CACHE_VERSION, COMPILED_SUFFIX
+
+
+def _content_digest():
+    """xxh3-128 (xxhash, about 10 GB/s); blake2b-128 (hashlib, about 1 GB/s) where xxhash is not installed,
+    as after Kaggle's `pip install --no-deps`. The name goes into the key, so the two never mix."""
+    try:
+        import xxhash
+    except ImportError:
+        return "blake2b", hashlib.blake2b(digest_size=16)
+    return "xxh3", xxhash.xxh3_128()
+
+
+def bytes_key(data) -> str:
+    """The content key of bytes in memory or mapped (see content_key)."""
+    name, digest = _content_digest()
+    digest.update(data)
+    return f"{name}-{len(data)}-{digest.hexdigest()}"
+
+
+def content_key(path: Path) -> str | None:
+    """A hash of the file's bytes, mapped rather than read (xxh3: ~10 ms for OTTO's 113 MB from the page cache,
+    bench/bench_truth_key.py); None for what is not a regular file or says it is empty (as /proc's): never cached."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None  # a FIFO or device: opening it could block, and its bytes can change under the key
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            return None
+        try:
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return bytes_key(mapped)
+        except (OSError, ValueError):  # a file system that cannot map: read it in blocks
+            pass
+        name, digest = _content_digest()
+        handle.seek(0)
+        while block := handle.read(1 << 24):
+            digest.update(block)
+    return f"{name}-{size}-{digest.hexdigest()}"
+
+
+def cache_path(path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> Path | None:
+    """The cache entry of a truth file read as `what` (types, shape): keyed by the file's content, so a file
+    rewritten with the same size and time, or another file put at its path, is read again. None: not cached."""
+    try:
+        content = content_key(path)
+    except OSError:
+        return None  # the reader names the problem
+    if content is None:
+        return None
+    key = json.dumps([content, what, CACHE_VERSION])
+    return cache_dir() / f"{path.name[:100]}.{hashlib.sha256(key.encode()).hexdigest()[:24]}{suffix}"
+
+
+_refused: set[Path] = set()  # cache folders this process said it does not use
+
+
+def open_cache_folder(stack: ExitStack, folder: Path, create: bool) -> int | None:
+    """The cache folder's descriptor (open until the stack closes) if it is private (scorer.private_files: this
+    user's, not a symlink, not writable by others; made 0700); else None, and a folder that is there but not
+    private is named on stderr, once per process. A missing or unmakeable folder is just no cache."""
+    try:
+        return stack.enter_context(private_files.opened_folder(folder, create=create))
+    except Untrusted as error:
+        if folder not in _refused:
+            _refused.add(folder)
+            print(f"scorer: warning: the truth cache {folder} is not used: {error}; truths are read from their files "
+                  "(slower). Point $SCORER_CACHE_DIR at a folder of your own, or remove this one.", file=sys.stderr)
+    except OSError:
+        pass
+    return None
+
+
+def cached_copy(cached: Path | None, reader, *args, source: str):
+    """The cache entry read by reader(cached, *args, source=..., opened=file) if there is a sound one in a private
+    cache folder, else None: a missing, damaged or crafted entry is a miss, and so is one that is not this
+    user's regular file (a symlink is not followed, a FIFO never waited on)."""
+    if cached is None:
+        return None
+    with ExitStack() as stack:
+        folder = open_cache_folder(stack, cached.parent, create=False)
+        try:
+            if folder is None:
+                return None
+            fd = stack.enter_context(private_files.opened_file(folder, cached.name))
+            opened = stack.enter_context(os.fdopen(os.dup(fd), "rb"))
+            return reader(cached, *args, source=source, opened=opened)
+        except (TruthError, OSError, Untrusted):
+            return None
+
+
+def save_to_cache(truth, cached: Path | None, path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> None:
+    """Keep a compiled copy (0600, in the private cache folder), unless the file changed while it was read (the
+    key would not be its content's); an unwritable, full or refused cache only costs speed (no partial file)."""
+    if cached is None or cache_path(path, what, suffix) != cached:
+        return
+    with ExitStack() as stack:
+        folder = open_cache_folder(stack, cached.parent, create=True)
+        try:
+            if folder is not None:
+                truth.save(cached.name, folder=folder)
+        except OSError:
+            pass
