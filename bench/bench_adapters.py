@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -27,7 +27,6 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
 import make_otto  # noqa: E402
-
 import scorer  # noqa: E402
 from scorer.adapters import codabench, kaggle  # noqa: E402
 from scorer.cli.main import main as cli  # noqa: E402

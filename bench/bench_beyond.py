@@ -52,10 +52,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from scorer.api import score
-    from scorer.spec.competition import load_competition
-    from scorer.truth.items import read_items
     from scorer.engine import kernel_set as hot
+    from scorer.spec.competition import load_competition
     from scorer.spec.metrics import parse_metric
+    from scorer.truth.items import read_items
     from scorer.truth.load import load_truth
 
     submission, labels = args.data / "submission.csv", args.data / "test_labels.jsonl"

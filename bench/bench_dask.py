@@ -61,9 +61,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     import scorer
-    from scorer.spec.competition import load_competition
     from scorer.dask.cluster import client_for
     from scorer.dask.grade import Grading
+    from scorer.spec.competition import load_competition
 
     started = time.perf_counter()
     truth_path, files = make_data(args.out, args.submissions, args.sessions)

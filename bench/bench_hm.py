@@ -75,7 +75,7 @@ def make(n_customers: int, seed: int = 0) -> tuple[Path, Path]:
     bought = rng.random(n_customers) < 0.05
     with open(truth_path, "w") as handle:
         handle.write("customer_id,prediction\n")
-        id_text = ids.view(f"S64").ravel()
+        id_text = ids.view("S64").ravel()
         for i in range(n_customers):
             items = ""
             if bought[i]:

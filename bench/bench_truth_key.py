@@ -86,9 +86,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     from scorer.truth.cache import cache_path, content_key
+    from scorer.truth.checks import check_string_truth, check_truth
     from scorer.truth.compiled import read_compiled
     from scorer.truth.load import load_truth
-    from scorer.truth.checks import check_string_truth, check_truth
 
     labels, submission = args.data / "test_labels.jsonl", args.data / "submission.csv"
     truth = load_truth(labels, TYPES)  # builds the cache entry once

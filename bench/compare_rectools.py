@@ -46,8 +46,8 @@ def main() -> int:
                  "then PYTHONPATH=.:/tmp/rectools")
     from scorer.api import score
     from scorer.spec.competition import load_competition
-    from scorer.truth.items import from_popularity
     from scorer.spec.metrics import parse_metric
+    from scorer.truth.items import from_popularity
 
     rng = np.random.default_rng(args.seed)
     k, n_items = args.k, args.items

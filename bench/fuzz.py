@@ -91,8 +91,8 @@ def run_atheris(seconds: int) -> int:
         import scorer.cli.validate  # noqa: F401
         import scorer.engine.file_pass  # noqa: F401
         import scorer.engine.problems  # noqa: F401
-        import scorer.engine.result  # noqa: F401
         import scorer.engine.reader  # noqa: F401
+        import scorer.engine.result  # noqa: F401
     import test_fuzz
 
     corpus = FOLDER / "corpus"

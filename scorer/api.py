@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.spec.competition import Competition, load_competition
 from scorer.engine.file_pass import Pass
-from scorer.errors import SubmissionError, UsageError
 from scorer.engine.problems import Code, Report
-from scorer.engine.result import Result
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
+from scorer.engine.result import Result
+from scorer.errors import SubmissionError, UsageError
+from scorer.spec.competition import Competition, load_competition
 from scorer.truth.ids import Truth
 from scorer.truth.load import load_truth as read_truth_file
 
@@ -140,8 +140,8 @@ def validate(submission, truth: str | Path | Truth | None = None, competition: s
     """Find every problem in a submission (strict by default, as a grader judges it)."""
     competition = resolve_competition(competition, config)
     if truth is None:
-        from scorer.truth.strings import empty_string_truth
         from scorer.truth.ids import empty_truth
+        from scorer.truth.strings import empty_string_truth
 
         truth = empty_truth(competition.types) if competition.shape == "id_type" else empty_string_truth(competition.types[0])
     return score(submission, truth, competition, strict=strict, **options)

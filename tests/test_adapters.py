@@ -24,9 +24,9 @@ from scorer.adapters.codabench import grade
 from scorer.adapters.evalai import EvaluationFailed, SubmissionRejected, evaluate
 from scorer.adapters.kaggle import MAX_MESSAGE, HostVisibleError, ParticipantVisibleError
 from scorer.adapters.kaggle import score as kaggle_score
+from scorer.analytics.leaderboard_split import hash_split
 from scorer.api import score as api_score
 from scorer.cli.main import main
-from scorer.analytics.leaderboard_split import hash_split
 from scorer.engine.problems import ERROR, kind
 
 ROOT = Path(__file__).parent.parent
@@ -64,8 +64,8 @@ def good(tmp_path):
 
 def cli_strict(submission, truth, config=None) -> dict:
     """What `scorer score --strict --format json` says (run in-process)."""
-    from io import StringIO
     from contextlib import redirect_stdout
+    from io import StringIO
 
     argv = ["score", str(submission), "--truth", str(truth), "--strict", "--format", "json", "--no-progress"]
     if config:

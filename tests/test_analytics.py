@@ -11,11 +11,11 @@ import pytest
 import scorer
 from conftest import TYPES, full_rows, submission_text, truth_lines
 from scorer.analytics.bootstrap import SessionTable, bootstrap, resample
-from scorer.cli.main import main
 from scorer.analytics.compare import compare
+from scorer.analytics.leaderboard_split import hash_split
+from scorer.cli.main import main
 from scorer.kernels.resample import group_rows, poisson_draws, sign_flip_draws, stream_seeds
 from scorer.spec.metrics import parse_metric
-from scorer.analytics.leaderboard_split import hash_split
 
 WEIGHTS = np.array([0.1, 0.3, 0.6])
 
@@ -191,8 +191,8 @@ def test_public_and_private_figures_equal_scoring_the_truth_subsets(tmp_path):
 
 
 def test_usage_column_splits_and_ignored_sessions_count_nowhere(tmp_path):
-    from scorer.analytics.summary import analyse
     from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.summary import analyse
 
     truth, truth_path, _, weak, _ = make_case(tmp_path, n=200, usage=True)
     loaded = scorer.load_truth(truth_path, TYPES)

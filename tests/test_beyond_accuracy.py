@@ -225,8 +225,8 @@ def test_cli_shows_them_in_text_and_json(tmp_path):
 
 
 def test_beyond_metrics_need_the_id_type_shape():
-    from scorer.spec.competition import competition_from_dict
     from scorer.errors import ConfigError
+    from scorer.spec.competition import competition_from_dict
 
     with pytest.raises(ConfigError, match="needs shape 'id_type'"):
         competition_from_dict({"name": "x", "submission": {"header": ["customer_id", "prediction"], "shape": "list"},

@@ -10,12 +10,12 @@ import re
 import shlex
 
 import pytest
-from conftest import full_rows
-from test_prepare import random_sessions, write_jsonl
 
+from conftest import full_rows
 from scorer.cli.common import DEFAULT_SEED, PREPARE_SEED
 from scorer.cli.main import COMMANDS, build_parser, main
 from scorer.errors import ConfigError
+from test_prepare import random_sessions, write_jsonl
 
 TRUTH = {s: {"clicks": s % 7 + 1, "carts": [s % 5 + 1], "orders": [s % 3 + 1, s % 4 + 10]} for s in range(1, 41)}
 WRITERS = ("prepare", "export", "compile-truth", "grade")  # the commands whose output is a file or a folder

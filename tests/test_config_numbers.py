@@ -5,8 +5,8 @@ import pytest
 
 from conftest import full_rows
 from scorer.cli.main import main
-from scorer.spec.competition import competition_from_dict
 from scorer.errors import ConfigError
+from scorer.spec.competition import competition_from_dict
 
 TRUTH = {1: {"clicks": 5, "orders": [8]}, 2: {"carts": [3]}}
 BASE = ("name = 'x'\n[submission]\nheader=['session_type','labels']\nid_pattern='{{session}}_{{type}}'\n"

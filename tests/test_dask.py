@@ -15,12 +15,12 @@ from distributed import Client, LocalCluster
 import scorer
 from conftest import TYPES, submission_text, truth_lines
 from scorer.cli.main import main
-from scorer.spec.competition import load_competition
 from scorer.dask.dataset import score_dataset
-from scorer.dask.partitioned import score_part
 from scorer.dask.grade import Grading
+from scorer.dask.partitioned import score_part
 from scorer.dask.tasks import RECORD_KEYS, grade_one
 from scorer.dask.truthcache import loads_here
+from scorer.spec.competition import load_competition
 
 OTTO = load_competition("otto")
 pytestmark = pytest.mark.slow

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from scorer.spec.competition import load_competition
 from scorer.dask.dataset import score_dataset
 from scorer.dask.grade import Grading
 from scorer.dask.partitioned import score_part
 from scorer.dask.tasks import grade_one
+from scorer.spec.competition import load_competition
 from test_dask import case, client, write, write_parts  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_SET_F1, derivable, discounts, ideal_dcg
 from scorer.kernels.rank import figures_from_hits, row_figures

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from scorer.engine import aot, aot_build
-from scorer.spec.competition import load_competition
-from scorer.engine.id_kernel import IdKernel as _Kernel
-from scorer.engine.frame_pass import _Job
-from scorer.kernels import codes
 from scorer.engine import kernel_set as hot
+from scorer.engine.frame_pass import _Job
+from scorer.engine.id_kernel import IdKernel as _Kernel
+from scorer.kernels import codes
 from scorer.kernels.rows import scratch_for
+from scorer.spec.competition import load_competition
 from scorer.truth.ids import from_long
 
 N_ROWS = 1_000_000

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import scorer
 from conftest import TYPES, submission_text, truth_lines
 from scorer.engine import frame_pass
-from scorer.errors import TruthError, UsageError
 from scorer.engine.result import render_problems
+from scorer.errors import TruthError, UsageError
 
 items = st.integers(0, 40)
 label_sets = st.lists(items, min_size=1, max_size=36, unique=True)

@@ -18,8 +18,8 @@ import scorer.engine.reader as submission
 from scorer.adapters.codabench import find_submission, find_truth, grade
 from scorer.adapters.evalai import SubmissionRejected, evaluate
 from scorer.cli.main import main
-from scorer.errors import SubmissionError, TruthError
 from scorer.engine.reader import BlockReader, Deadline, LimitExceeded
+from scorer.errors import SubmissionError, TruthError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 OTTO_TRUTH = FIXTURES / "otto_truth.jsonl"

@@ -3,7 +3,6 @@ must read only its own bytes, so its problems are those `scorer validate` finds 
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import reference_metrics as ref
 import scorer
-from scorer.spec.competition import competition_from_dict
 from scorer.errors import ConfigError
+from scorer.spec.competition import competition_from_dict
 
 
 def competition(shape="list", metric="map@3", diagnostics=(), k=3, **submission):

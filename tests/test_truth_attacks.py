@@ -108,8 +108,8 @@ def test_an_empty_looking_file_is_not_cached(tmp_path):
 
 
 def test_dask_workers_reload_a_truth_rewritten_with_the_same_size_and_time(tmp_path):
-    from scorer.spec.competition import load_competition
     from scorer.dask.truthcache import truth_for
+    from scorer.spec.competition import load_competition
 
     otto = load_competition("otto")
     path = tmp_path / "t.jsonl"
@@ -307,8 +307,8 @@ def test_crafted_compiled_string_truth_is_a_truth_error(tmp_path, attack):
 
 
 def test_reachability_of_every_key_including_clusters_that_wrap_round():
-    from scorer.truth.strings import StringTable
     from scorer.truth.checks import check_table, hash_keys
+    from scorer.truth.strings import StringTable
 
     rng = np.random.default_rng(7)
     moved_across_the_end = wrapped = 0
@@ -331,8 +331,8 @@ def test_reachability_of_every_key_including_clusters_that_wrap_round():
 
 
 def test_duplicate_keys_are_found(tmp_path):
-    from scorer.truth.strings import StringTable
     from scorer.truth.checks import check_table
+    from scorer.truth.strings import StringTable
 
     with pytest.raises(TruthError, match="two ids are the same string"):
         check_table(StringTable.of(["a", "b", "a"]), "id", "x")  # each key in the table, reachable: only the bytes tell
@@ -363,8 +363,8 @@ def test_numpy_key_hash_is_the_kernels_hash():
 
 def test_long_keys_hash_as_the_kernel_does_and_too_long_ones_are_refused():
     from scorer.kernels.strings import hash_bytes
-    from scorer.truth.strings import StringTable
     from scorer.truth.checks import MAX_KEY_BYTES, check_table, hash_keys
+    from scorer.truth.strings import StringTable
 
     names = ["a" * 300, "b", "c" * 5000, "dd"]
     table = StringTable.of(names)
@@ -385,8 +385,8 @@ def test_crafted_string_table_exits_2_instead_of_hanging(tmp_path):
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path):
-    from scorer.spec.competition import load_competition
     from scorer.dask.truthcache import truth_for
+    from scorer.spec.competition import load_competition
 
     fifo = tmp_path / "t.jsonl"
     os.mkfifo(fifo)
@@ -505,8 +505,8 @@ def test_the_cli_scores_with_a_refused_cache_and_says_why(tmp_path):
 
 def _table_with_a_lost_key(n_keys=200):
     """A correct table of n_keys keys, then the unsampled key whose probe is shortest moved where it cannot be found."""
-    from scorer.truth.strings import StringTable
     from scorer.truth.checks import SPOT, hash_keys
+    from scorer.truth.strings import StringTable
 
     table = StringTable.of([f"customer{value:06d}" for value in range(n_keys)])
     sampled = set(np.unique(np.linspace(0, n_keys - 1, SPOT).astype(np.int64)).tolist())
@@ -549,8 +549,8 @@ def test_a_string_cache_entry_failing_the_safe_or_spot_checks_is_a_miss_and_rebu
 
 
 def test_the_spot_check_finds_a_table_built_with_another_hash():
-    from scorer.truth.strings import StringTable
     from scorer.truth.checks import check_table
+    from scorer.truth.strings import StringTable
 
     table = StringTable.of([f"k{value}" for value in range(1000)])
     slots = table.table.copy()

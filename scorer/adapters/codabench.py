@@ -16,12 +16,12 @@ from pathlib import Path
 
 from scorer.adapters.message import leaderboard_values, participant_message
 from scorer.api import resolve_competition, score
-from scorer.errors import SubmissionError, TruthError, UsageError
-from scorer.engine.result import Result
-from scorer.truth.strings import STRINGS_SUFFIX
 from scorer.engine.reader import refusal
+from scorer.engine.result import Result
+from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES
 from scorer.truth.npz import COMPILED_SUFFIX
+from scorer.truth.strings import STRINGS_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
 TRUTH_SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + CSV_SUFFIXES

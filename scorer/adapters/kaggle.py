@@ -25,13 +25,12 @@ import pyarrow.compute as pc
 
 from scorer.adapters.kaggle_frame import column_text, gaps_of, judge_rows, lines_data, row_numbers, strings
 from scorer.adapters.message import participant_message
-from scorer.api import resolve_competition
+from scorer.api import resolve_competition, validate
 from scorer.api import score as score_file
-from scorer.api import validate
-from scorer.spec.competition import Competition, id_literals
+from scorer.engine.problems import ERROR
 from scorer.errors import ScorerError
 from scorer.kernels.solution import label_items, plain_ids
-from scorer.engine.problems import ERROR
+from scorer.spec.competition import Competition, id_literals
 from scorer.truth.ids import Truth, from_long
 
 MAX_MESSAGE = 280

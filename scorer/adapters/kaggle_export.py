@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.spec.competition import Competition, id_literals
 from scorer.errors import UsageError
+from scorer.spec.competition import Competition, id_literals
 from scorer.truth.ids import Truth
 
 SAMPLE_LABELS = ("empty", "popular")

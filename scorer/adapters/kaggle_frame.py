@@ -21,13 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from scorer.api import result_from
-from scorer.spec.competition import Competition
 from scorer.engine.file_pass import Pass
+from scorer.engine.problems import Report
+from scorer.engine.reader import Deadline, LimitExceeded
+from scorer.engine.result import Result
 from scorer.kernels import codes
 from scorer.kernels.parse import SLACK
-from scorer.engine.problems import Report
-from scorer.engine.result import Result
-from scorer.engine.reader import Deadline, LimitExceeded
+from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
 BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)

@@ -60,8 +60,8 @@ def requested(args) -> bool:
 
 def finish(args, result) -> int:
     """Post-process a scored Result for `scorer score`: analyse, print text or JSON, write the report."""
-    from scorer.api import resolve_competition, resolve_truth
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
+    from scorer.api import resolve_competition, resolve_truth
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
         print(result.to_json() if args.format == "json" else result.to_text())

@@ -32,13 +32,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.api import resolve_truth, score
     from scorer.analytics.compare import beyond_sides, compare, render_beyond, render_text
-    from scorer.errors import UsageError
-    from scorer.engine.result import render_problems
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
-
+    from scorer.api import resolve_truth, score
     from scorer.cli.item_options import from_args
+    from scorer.engine.result import render_problems
+    from scorer.errors import UsageError
 
     competition, items = from_args(args, args.competition)
     truth = resolve_truth(args.truth, competition)

@@ -22,9 +22,9 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from scorer.api import resolve_competition
     from scorer.errors import UsageError
-    from scorer.truth.strings import STRINGS_SUFFIX, read_string_truth
     from scorer.truth.load import load_truth
     from scorer.truth.npz import COMPILED_SUFFIX
+    from scorer.truth.strings import STRINGS_SUFFIX, read_string_truth
 
     competition = resolve_competition(args.competition, args.config)
     suffix = COMPILED_SUFFIX if competition.shape == "id_type" else STRINGS_SUFFIX

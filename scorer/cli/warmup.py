@@ -46,8 +46,8 @@ def warm(name: str, folder: Path) -> None:
     """Score the examples of one bundled competition: plain, gzip and zip; truth from a file, an object, compiled; both modes."""
     from scorer import api
     from scorer.spec.competition import load_competition
-    from scorer.truth.strings import read_string_truth
     from scorer.truth.load import load_truth
+    from scorer.truth.strings import read_string_truth
 
     competition = load_competition(name)
     truth_text, submissions = examples(competition)
@@ -93,8 +93,8 @@ def byte_compile_package() -> None:
 
 def run(args) -> int:
     from scorer.engine import aot, aot_build
-    from scorer.spec.competition import bundled_names
     from scorer.engine import kernel_set as hot
+    from scorer.spec.competition import bundled_names
 
     started = time.monotonic()
     names = args.competition or bundled_names()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from scorer.spec.competition import Competition
 from scorer.dask.partitioned import Partial, reduce, score_part
 from scorer.dask.parts import list_parts
-from scorer.errors import UsageError, one_line
 from scorer.engine.problems import Code, Report
+from scorer.errors import UsageError, one_line
+from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
 

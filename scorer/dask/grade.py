@@ -6,11 +6,11 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from scorer.spec.competition import Competition
 from scorer.dask.attempts import Tracker
 from scorer.dask.futures import failure
 from scorer.dask.tasks import grade_one, warm
 from scorer.errors import one_line
+from scorer.spec.competition import Competition
 
 
 class Grading:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from scorer.spec.competition import Competition
-from scorer.engine.file_pass import SHOWN_IDS, PassResult
 from scorer.engine.figures import SlotFigures
+from scorer.engine.file_pass import SHOWN_IDS, PassResult
 from scorer.engine.problems import Code, Report, report_repeated_rows
+from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.errors import UsageError
 from scorer.engine.reader import open_regular
-
+from scorer.errors import UsageError
 from scorer.file_formats import PARQUET_SUFFIXES
+
 COLUMNS = ("session_type", "labels")
 BATCH_ROWS = 65_536
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import time
 
-from scorer.spec.competition import Competition
 from scorer.dask.truthcache import truth_for
 from scorer.errors import ScorerError
+from scorer.spec.competition import Competition
 
 RECORD_KEYS = ("valid", "score", "metrics", "counts", "problem_counts", "problems")
 

@@ -30,9 +30,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from scorer import private_files
-from scorer.private_files import cache_dir
 from scorer.errors import one_line
-from scorer.private_files import Untrusted
+from scorer.private_files import Untrusted, cache_dir
 
 NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py",

@@ -40,9 +40,9 @@ def signatures() -> dict:
     import numpy as np
     from numba import typeof, types
 
-    from scorer.spec.competition import load_competition
     from scorer.engine.id_kernel import IdKernel
     from scorer.kernels.rows import scratch_for
+    from scorer.spec.competition import load_competition
     from scorer.truth.ids import from_long
 
     competition = load_competition("otto")
@@ -92,8 +92,8 @@ def _string_kernel():
     """A string-shape kernel over a tiny truth: its arrays have the types every string shape passes."""
     import numpy as np
 
-    from scorer.spec.competition import load_competition
     from scorer.engine.string_kernel import ShapeKernel
+    from scorer.spec.competition import load_competition
     from scorer.truth.strings import StringTable, StringTruth
 
     names = StringTable.of(np.array(["a", "b"], dtype=object))

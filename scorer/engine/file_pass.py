@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.spec.competition import Competition
+from scorer.engine import kernel_set as hot
 from scorer.engine.figures import SlotFigures
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
-from scorer.kernels import codes
-from scorer.engine import kernel_set as hot
 from scorer.engine.problems import Code, Report, report_repeated_rows
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
+from scorer.kernels import codes
+from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
 BOM = b"\xef\xbb\xbf"

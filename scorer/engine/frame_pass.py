@@ -11,17 +11,17 @@ Problems name the 0-based position of the row in the frame (`row`) and the colum
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from scorer import frames
 from scorer.engine.file_pass import Pass, PassResult, _text
+from scorer.engine.problems import CATALOGUE, Code
 from scorer.errors import UsageError
 from scorer.kernels import codes
-from scorer.engine.problems import CATALOGUE, Code
 
 ID_CODES = {Code.WRONG_FIELD_COUNT, Code.MALFORMED_ID, Code.UNKNOWN_TYPE, Code.SESSION_NOT_INTEGER, Code.SESSION_OUT_OF_RANGE}  # about the id column
 ITEM_FIELD = 2

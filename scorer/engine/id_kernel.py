@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.spec.competition import Competition
-from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.engine import kernel_set as hot
+from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.kernels import codes
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.kernels.rows import scratch_for
+from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
 

@@ -20,8 +20,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorer.errors import SubmissionError
 from scorer.engine.problems import Code
+from scorer.errors import SubmissionError
 from scorer.private_files import NO_LINK, READ_ANY
 
 DEFAULT_BLOCK_BYTES = 8 << 20

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.spec.competition import Competition
-from scorer.kernels import codes
 from scorer.engine import kernel_set as hot
-from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
-from scorer.kernels.rows import ROWS_PER_CALL
 from scorer.engine.problems import Code
 from scorer.engine.row_kernel import Parsed, RowKernel
+from scorer.kernels import codes
+from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
+from scorer.kernels.rows import ROWS_PER_CALL
+from scorer.spec.competition import Competition
 from scorer.truth.strings import StringTruth
 
 SHAPE_CODES = {"list": LIST, "long": LONG, "value": VALUE}

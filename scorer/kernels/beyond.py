@@ -16,8 +16,16 @@ from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
-from scorer.kernels.kinds import (SIDE_DIVERSITY_CATEGORY, SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_LONG_TAIL,
-                                  SIDE_NOVELTY, SIDE_PAIRS, SIDE_POPULARITY, SIDE_SERENDIPITY)
+from scorer.kernels.kinds import (
+    SIDE_DIVERSITY_CATEGORY,
+    SIDE_DIVERSITY_EMBEDDING,
+    SIDE_EXPOSURE,
+    SIDE_LONG_TAIL,
+    SIDE_NOVELTY,
+    SIDE_PAIRS,
+    SIDE_POPULARITY,
+    SIDE_SERENDIPITY,
+)
 
 SELF_INFO_UNIT = 2.0**-10  # 1 / scorer.truth.items.SELF_INFO_SCALE
 

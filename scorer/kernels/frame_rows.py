@@ -23,8 +23,17 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
-from scorer.kernels.parse import NOT_FOUND, TRUTH_SIDE_MAX, _filter_slot, _problem, _read_id, item_hits, session_index, truth_side_hits
-from scorer.kernels.rows import NEGATIVE_SESSION, NULL_SESSION
+from scorer.kernels.parse import (
+    NOT_FOUND,
+    TRUTH_SIDE_MAX,
+    _filter_slot,
+    _problem,
+    _read_id,
+    item_hits,
+    session_index,
+    truth_side_hits,
+)
+from scorer.kernels.rows import NULL_SESSION
 
 ID_FIELD = 0
 TYPE_FIELD = 1

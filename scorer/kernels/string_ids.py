@@ -18,8 +18,6 @@ from scorer.kernels.parse import _problem, blank_lines, first_field_end, skip_se
 from scorer.kernels.rank import score_row
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
-
-
 NO_ROW, ROW, ERROR_ROW = 0, 1, 2  # what a line gives: nothing, a row, a row with an error (list shape: it scores 0)
 
 

@@ -18,11 +18,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.kernels.kinds import (ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1, SIDE_DIVERSITY_CATEGORY,
-                                  SIDE_DIVERSITY_EMBEDDING, SIDE_EXPOSURE, SIDE_PAIRS, SIDE_LONG_TAIL, SIDE_NOVELTY, SIDE_POPULARITY,
-                                  SIDE_SERENDIPITY)
-from scorer.spec.totals import (AveragePrecision, CatalogueCoverage, ExposureGini, F1AtK, HitRate, ListMean, PairAuc, Precision,
-                                RatingMean, Recall, RowRatio, Serendipity, Total)
+from scorer.kernels.kinds import (
+    ROW_AP,
+    ROW_HITS,
+    ROW_NDCG,
+    ROW_NDCG_EXP,
+    ROW_NONE,
+    ROW_RR,
+    ROW_SET_F1,
+    SIDE_DIVERSITY_CATEGORY,
+    SIDE_DIVERSITY_EMBEDDING,
+    SIDE_EXPOSURE,
+    SIDE_LONG_TAIL,
+    SIDE_NOVELTY,
+    SIDE_PAIRS,
+    SIDE_POPULARITY,
+    SIDE_SERENDIPITY,
+)
+from scorer.spec.totals import (
+    AveragePrecision,
+    CatalogueCoverage,
+    ExposureGini,
+    F1AtK,
+    HitRate,
+    ListMean,
+    PairAuc,
+    Precision,
+    RatingMean,
+    Recall,
+    RowRatio,
+    Serendipity,
+    Total,
+)
 
 RANKING, SET, VALUE, CATALOG, BEYOND = "ranking", "set", "value", "catalog", "beyond"
 EMPTY = ("skip", "zero")
