@@ -4,7 +4,7 @@
 
 rectools 0.19 pins numpy<2 and pandas<3 on Python 3.11, so it is installed apart from the
 project's environment: `pip install --no-deps --target /tmp/rectools rectools typeguard`.
-Compared (README, "Beyond-accuracy metrics", table of conventions):
+Compared (docs/metrics.md, "Beyond-accuracy metrics and AUC", table of conventions):
   - arp@K            = AvgRecPopularity(k)                       (same convention)
   - novelty@K        = MeanInvUserFreq(k) + log2(Σ pop / users)   (p(i) over interactions, not users)
   - diversity@K      = IntraListDiversity(k, Hamming on the category) (same; rows of 2+ items)

@@ -3,7 +3,7 @@
 The parse kernel adds per row, only when one of these metrics is configured, the figures of
 scorer.kernels.beyond (item count, Σ self-information, Σ popularity, ...) and counts each item's
 exposure per type (for gini); auc needs only the hit-rank masks. Formulas: scorer.spec.metrics and
-README "Beyond-accuracy metrics".
+docs/metrics.md, "Beyond-accuracy metrics and AUC".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numbers of the problems a kernel can find in a line (the catalogue lives in scorer/problems.py).
+"""Numbers of the problems a kernel can find in a line (the catalogue lives in scorer/engine/problems.py).
 
 The number is the problem code's digits: 3 is "S003".
 """

@@ -60,7 +60,7 @@ MEAN_OF_ROWS = RowRatio()  # the default total: mean_N of the row figure
 class MetricKind:
     name: str
     row_kind: int
-    summary: str  # the formula, for help texts and README
+    summary: str  # the formula, for help texts and docs/metrics.md
     family: str = RANKING  # ranking (needs @K), set (whole row), value (rating), catalog (over all rows), beyond (scorer.engine.beyond)
     options: tuple[tuple[str, tuple[str, ...]], ...] = (("empty", EMPTY),)  # (name, allowed values; first = default)
     side: int = 0  # beyond: the side figure the kernel adds per row (SIDE_*), 0 for none
@@ -96,7 +96,7 @@ REGISTRY: dict[str, MetricKind] = {
         MetricKind("f1", ROW_SET_F1, "mean_N 2·h / (|P| + |T|), P = the row's distinct predictions (set F1)", family=SET),
         MetricKind("coverage", ROW_NONE, "|∪ over rows of top_k ∩ catalog| / |catalog|; catalog = the items of the truth",
                    family=CATALOG, options=(), total=CatalogueCoverage()),
-        # Beyond accuracy (scorer.engine.beyond; README "Beyond-accuracy metrics"). L = the row's first k items (n = |L|),
+        # Beyond accuracy (scorer.engine.beyond; docs/metrics.md, "Beyond-accuracy metrics and AUC"). L = the row's first k items (n = |L|),
         # pop(i) = training interactions, p(i) = max(pop(i), 1) / Σ pop, R = rows with at least one item (two: diversity).
         MetricKind("auc", ROW_NONE,
                    "mean_N [Σ_{misses j<k} hits before j + (h + |T|)/2 · (C − |T| − (k − h))] / (|T| · (C − |T|)); C = catalogue "

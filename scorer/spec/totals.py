@@ -8,7 +8,7 @@ A strategy answers, for a Metric, everything that depends on how its total is fo
 - from_rows / sums_suffice / from_sum: the total from per-row figures, or from their sum alone;
 - ratio_parts: per row (numerator, denominator) with total = Σ num / Σ den, or None when the total is no such
   ratio (bootstrap resamples only those: rating, catalogue and beyond-accuracy metrics are left out).
-Formulas: scorer.spec.metrics (the registry's summaries) and README.
+Formulas: scorer.spec.metrics (the registry's summaries) and docs/metrics.md.
 """
 
 from __future__ import annotations

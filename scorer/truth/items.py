@@ -6,7 +6,7 @@ the train_sessions file of ``scorer prepare``). Item ids are the integer ids of 
 shape; the arrays are dense, indexed by id. Bad input raises UsageError (exit 2) naming the
 file, column and row.
 
-Conventions (see README, "Beyond-accuracy metrics"):
+Conventions (see docs/metrics.md, "Beyond-accuracy metrics and AUC"):
 - popularity pop(i): interactions with i in the training log (or the table's column); an id
   beyond the table or absent from it has pop 0;
 - p(i) = max(pop(i), 1) / Σ_j pop(j): an item never seen counts as seen once (novelty stays finite);
