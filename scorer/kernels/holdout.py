@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scorer.kernels.hashing import splitmix64
+
 CLICKS, CARTS, ORDERS = 0, 1, 2
 
 # --- error codes returned by parse_jsonl (the Python wrapper turns them into sentences) -------------
@@ -60,15 +62,7 @@ _NINE = 57
 _DOT = 46
 
 
-# --- hashing ---------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def splitmix64(x):
-    z = np.uint64(x) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
+# --- the cut ---------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def cut_point(seed_mix, session, n):
     """Events kept of a test session with n >= 2 events: uniform in 1..n-1 (bias below n / 2**64)."""

@@ -13,19 +13,9 @@ counts), so the result does not depend on how the resamples are split over threa
 import numpy as np
 from numba import njit
 
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-MIX2 = np.uint64(0x94D049BB133111EB)
+from scorer.kernels.hashing import GOLDEN, mix64
+
 UNIT = 1.0 / 9007199254740992.0  # 2^-53
-
-
-@njit(cache=True, nogil=True, inline="always")
-def mix64(x):
-    """splitmix64's finalizer: a bijection of uint64 whose output bits all depend on every input bit."""
-    x = np.uint64(x)
-    x = (x ^ (x >> np.uint64(30))) * MIX1
-    x = (x ^ (x >> np.uint64(27))) * MIX2
-    return x ^ (x >> np.uint64(31))
 
 
 @njit(cache=True, nogil=True)
