@@ -52,7 +52,7 @@ class Code(IntEnum):
 
 
 @dataclass(frozen=True)
-class Kind:
+class ProblemKind:
     number: Code
     severity: str  # in strict mode; "rows" kinds become warnings in lenient mode
     title: str
@@ -65,40 +65,40 @@ class Kind:
         return self.number.code
 
 
-CATALOGUE: dict[Code, Kind] = {
+CATALOGUE: dict[Code, ProblemKind] = {
     kind.number: kind
     for kind in (
-        Kind(Code.EMPTY_FILE, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
-        Kind(Code.BAD_HEADER, ERROR, "header missing or wrong", "{value}"),
-        Kind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
-        Kind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}"),
-        Kind(Code.UNKNOWN_TYPE, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
-        Kind(Code.SESSION_NOT_INTEGER, ERROR, "session id not an integer", "session id {value} is not an integer"),
-        Kind(Code.SESSION_OUT_OF_RANGE, ERROR, "session id out of range", "session id {value} is negative or does not fit in 64 bits"),
-        Kind(Code.ITEM_NOT_INTEGER, ERROR, "item id not an integer", "item {value} is not an integer{hint}"),
-        Kind(Code.ITEM_OUT_OF_RANGE, ERROR, "item id out of range", "item {value} is negative or does not fit in 64 bits"),
-        Kind(Code.DUPLICATE_ROW, ERROR, "duplicate row", "{value}", lenient_warning=True),
-        Kind(Code.MISSING_ROWS, ERROR, "missing rows", "{value}", lenient_warning=True),
-        Kind(Code.UNKNOWN_SESSIONS, ERROR, "unknown sessions", "{value}", lenient_warning=True),
-        Kind(Code.TOO_MANY_ITEMS, WARNING, "more than K items", "{value} items in the row, more than {k}: only the first {k} count, the other {cut} are cut"),
-        Kind(Code.DUPLICATE_ITEMS, WARNING, "duplicate items in a row", "item {value} appears twice in the row: it counts once and wastes a slot"),
-        Kind(Code.BLANK_LINE, WARNING, "blank line", "blank line (ignored)"),
-        Kind(Code.INVALID_UTF8, ERROR, "invalid UTF-8", "invalid UTF-8 byte {value}: the line scores 0"),
-        Kind(Code.NUL_BYTE, ERROR, "NUL byte", "NUL byte in the line: the line scores 0"),
-        Kind(Code.BYTE_ORDER_MARK, NOTE, "byte-order mark", "the file starts with a UTF-8 byte-order mark (accepted)", once=True),
-        Kind(Code.CRLF, NOTE, "CRLF line ends", "lines end with CRLF (accepted; every such line is counted)", once=True),
-        Kind(Code.QUOTED_FIELD, NOTE, "quoted field", "quoted field {value} (accepted)"),
-        Kind(Code.BAD_SEPARATOR, WARNING, "bad item separator", "found {value}: items must be separated by a single space (read anyway)"),
-        Kind(Code.LINE_TOO_LONG, ERROR, "line too long", "line of {value} bytes, over the limit of {max_line_bytes:,}: the line scores 0"),
-        Kind(Code.FILE_TOO_LARGE, ERROR, "file too large", "{value}"),
-        Kind(Code.DECOMPRESSED_TOO_LARGE, ERROR, "decompressed size too large", "{value}"),
-        Kind(Code.ZIP_NOT_ONE_FILE, ERROR, "zip archive not of one file", "{value}"),
-        Kind(Code.UNKNOWN_COMPRESSION, ERROR, "unknown compression", "{value}"),
-        Kind(Code.UNREADABLE, ERROR, "unreadable file", "{value}"),
-        Kind(Code.TIME_LIMIT, ERROR, "time limit", "{value}"),
-        Kind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
-        Kind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number: the line is not scored"),
-        Kind(Code.EMPTY_FIELD, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
+        ProblemKind(Code.EMPTY_FILE, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
+        ProblemKind(Code.BAD_HEADER, ERROR, "header missing or wrong", "{value}"),
+        ProblemKind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
+        ProblemKind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}"),
+        ProblemKind(Code.UNKNOWN_TYPE, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
+        ProblemKind(Code.SESSION_NOT_INTEGER, ERROR, "session id not an integer", "session id {value} is not an integer"),
+        ProblemKind(Code.SESSION_OUT_OF_RANGE, ERROR, "session id out of range", "session id {value} is negative or does not fit in 64 bits"),
+        ProblemKind(Code.ITEM_NOT_INTEGER, ERROR, "item id not an integer", "item {value} is not an integer{hint}"),
+        ProblemKind(Code.ITEM_OUT_OF_RANGE, ERROR, "item id out of range", "item {value} is negative or does not fit in 64 bits"),
+        ProblemKind(Code.DUPLICATE_ROW, ERROR, "duplicate row", "{value}", lenient_warning=True),
+        ProblemKind(Code.MISSING_ROWS, ERROR, "missing rows", "{value}", lenient_warning=True),
+        ProblemKind(Code.UNKNOWN_SESSIONS, ERROR, "unknown sessions", "{value}", lenient_warning=True),
+        ProblemKind(Code.TOO_MANY_ITEMS, WARNING, "more than K items", "{value} items in the row, more than {k}: only the first {k} count, the other {cut} are cut"),
+        ProblemKind(Code.DUPLICATE_ITEMS, WARNING, "duplicate items in a row", "item {value} appears twice in the row: it counts once and wastes a slot"),
+        ProblemKind(Code.BLANK_LINE, WARNING, "blank line", "blank line (ignored)"),
+        ProblemKind(Code.INVALID_UTF8, ERROR, "invalid UTF-8", "invalid UTF-8 byte {value}: the line scores 0"),
+        ProblemKind(Code.NUL_BYTE, ERROR, "NUL byte", "NUL byte in the line: the line scores 0"),
+        ProblemKind(Code.BYTE_ORDER_MARK, NOTE, "byte-order mark", "the file starts with a UTF-8 byte-order mark (accepted)", once=True),
+        ProblemKind(Code.CRLF, NOTE, "CRLF line ends", "lines end with CRLF (accepted; every such line is counted)", once=True),
+        ProblemKind(Code.QUOTED_FIELD, NOTE, "quoted field", "quoted field {value} (accepted)"),
+        ProblemKind(Code.BAD_SEPARATOR, WARNING, "bad item separator", "found {value}: items must be separated by a single space (read anyway)"),
+        ProblemKind(Code.LINE_TOO_LONG, ERROR, "line too long", "line of {value} bytes, over the limit of {max_line_bytes:,}: the line scores 0"),
+        ProblemKind(Code.FILE_TOO_LARGE, ERROR, "file too large", "{value}"),
+        ProblemKind(Code.DECOMPRESSED_TOO_LARGE, ERROR, "decompressed size too large", "{value}"),
+        ProblemKind(Code.ZIP_NOT_ONE_FILE, ERROR, "zip archive not of one file", "{value}"),
+        ProblemKind(Code.UNKNOWN_COMPRESSION, ERROR, "unknown compression", "{value}"),
+        ProblemKind(Code.UNREADABLE, ERROR, "unreadable file", "{value}"),
+        ProblemKind(Code.TIME_LIMIT, ERROR, "time limit", "{value}"),
+        ProblemKind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
+        ProblemKind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number: the line is not scored"),
+        ProblemKind(Code.EMPTY_FIELD, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
     )
 }
 
@@ -107,7 +107,7 @@ STOPPED_TEMPLATES: dict[Code, str] = {  # a code's message when the problem also
 }
 
 
-def kind(code: int | str) -> Kind:
+def kind(code: int | str) -> ProblemKind:
     """The catalogue's entry of a code: a number (or Code) or its report string such as "S010"."""
     return CATALOGUE[int(code.lstrip("S")) if isinstance(code, str) else code]
 
