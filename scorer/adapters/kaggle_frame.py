@@ -31,6 +31,7 @@ from scorer.submission import Deadline, LimitExceeded
 from scorer.truth import Truth
 
 BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
+CHUNK_ROWS = 1 << 13  # rows turned into Arrow strings and joined at once (about 1 MB of text: cache-sized, reused)
 PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
@@ -208,16 +209,17 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     lines and parse them; batches are absorbed in order."""
     run = _SplitPass(competition, truth, report)
     gaps = index_gaps(submission.index)
+    columns = [ColumnText(submission.iloc[:, 0]), ColumnText(submission.iloc[:, 1])]
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
     pending: deque = deque()
 
-    def absorb(fields, part_gaps, expected: int, parsing) -> None:
+    def absorb(chunks, part_gaps, expected: int, parsing) -> None:
         nonlocal lines_before
         parsed, buffer = parsing.result()
         if _needs_quotes(parsed, buffer, expected):
             run.kernel.release(parsed)
             run.spare_buffers.append(buffer)
-            parsed, buffer = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
+            parsed, buffer = _lines_parsed(run, [[quoted(field) for field in fields] for fields in chunks], part_gaps)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
         run.spare_buffers.append(buffer)
@@ -225,15 +227,15 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     with ThreadPoolExecutor(PARSE_THREADS) as pool:
         try:
             for first in range(0, len(submission), batch_rows):
-                part = submission.iloc[first : first + batch_rows]
-                part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
-                fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]  # holds the GIL: Python objects
+                stop = min(first + batch_rows, len(submission))
+                part_gaps = gaps[first:stop] if len(gaps) else None
+                chunks = list(zip(*(column.chunks(first, stop) for column in columns)))  # holds the GIL: Python objects
                 blank_lines = int(part_gaps.sum()) if part_gaps is not None else 0
-                file_bytes += sum(int(pc.sum(pc.binary_length(field)).as_py() or 0) for field in fields) + 2 * len(part) + blank_lines
+                file_bytes += sum(_byte_size(field) for fields in chunks for field in fields) + 2 * (stop - first) + blank_lines
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
-                pending.append((fields, part_gaps, len(part) + blank_lines, pool.submit(_lines_parsed, run, fields, part_gaps)))
+                pending.append((chunks, part_gaps, stop - first + blank_lines, pool.submit(_lines_parsed, run, chunks, part_gaps)))
                 while len(pending) > PARSE_THREADS:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
@@ -245,6 +247,35 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     return run._finish()
 
 
+class ColumnText:
+    """A submission column's strings (see strings), a slice of rows at a time, in chunks of CHUNK_ROWS rows: pandas'
+    str objects become Arrow chunk by chunk, so Arrow's memory pool reuses a few small buffers instead of growing to
+    the batch's size (the first call of a process would pay for its fresh pages)."""
+
+    def __init__(self, column: pd.Series):
+        self.column = column
+        self.objects = column.to_numpy() if pd.api.types.is_object_dtype(column.dtype) else None
+
+    def chunks(self, start: int, stop: int) -> list[pa.Array]:
+        """The rows [start, stop) as strings, cut at start + CHUNK_ROWS, start + 2 * CHUNK_ROWS, ..."""
+        if self.objects is None:  # no Python objects: one conversion, sliced without a copy
+            whole = strings(self.column.iloc[start:stop])
+            return [whole.slice(first - start, CHUNK_ROWS) for first in range(start, stop, CHUNK_ROWS)]
+        return [self._objects(first, min(first + CHUNK_ROWS, stop)) for first in range(start, stop, CHUNK_ROWS)]
+
+    def _objects(self, start: int, stop: int) -> pa.Array:
+        try:
+            return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return strings(self.column.iloc[start:stop])  # other objects among the strings
+
+
+def _byte_size(array: pa.Array) -> int:
+    """Bytes of a large_string array's values (its offsets' span)."""
+    offsets = np.frombuffer(array.buffers()[1], np.int64, len(array) + 1, array.offset * 8) if len(array) else np.zeros(1, np.int64)
+    return int(offsets[-1] - offsets[0])
+
+
 def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarray) -> int:
     """Bytes of the file's lines from row `first` on (the size limit's message names the whole file's size)."""
     total = int(gaps[first:].sum()) if len(gaps) else 0
@@ -254,11 +285,27 @@ def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarr
     return total
 
 
-def _lines_parsed(run: _SplitPass, fields: list[pa.Array], gaps: np.ndarray | None):
-    """(the kernel's parse of the fields' lines, their buffer); Arrow compute and the kernel release the GIL."""
-    buffer, size = ended_lines_data(pc.binary_join_element_wise(fields[0], _text(","), fields[1], _text("\n"), _text("")), gaps,
-                                    run.spare_buffers)
-    return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
+def _lines_parsed(run: _SplitPass, chunks: list, gaps: np.ndarray | None):
+    """(the kernel's parse of the lines of the chunks' fields, their buffer); Arrow compute and the kernel release
+    the GIL. Each chunk's lines are joined and copied into the buffer in turn (small arrays, reused by the pool)."""
+    lines = [len(fields[0]) for fields in chunks]
+    size = sum(_byte_size(field) for fields in chunks for field in fields) + 2 * sum(lines)
+    size += int(gaps.sum()) if gaps is not None else 0
+    buffer = _buffer_of(size + SLACK, run.spare_buffers)
+    view = np.frombuffer(buffer, np.uint8)
+    end, first = 0, 0
+    for (ids, labels), n_lines in zip(chunks, lines):
+        ended = pc.binary_join_element_wise(ids, _text(","), labels, _text("\n"), _text(""))
+        if gaps is not None and gaps[first : first + n_lines].any():
+            ended = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps[first : first + n_lines])), ended, _text(""))
+        first += n_lines
+        n_bytes = _byte_size(ended)
+        if n_bytes:
+            start = np.frombuffer(ended.buffers()[1], np.int64, 1, ended.offset * 8)[0]
+            view[end : end + n_bytes] = np.frombuffer(ended.buffers()[2], np.uint8, n_bytes, int(start))
+        end += n_bytes
+    view[end : end + SLACK] = 0
+    return run.kernel.parse(view, 0, end, 1), buffer
 
 
 def _needs_quotes(parsed, buffer: bytearray, expected_lines: int) -> bool:
