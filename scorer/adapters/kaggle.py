@@ -243,6 +243,7 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
     if truth is not None:
         return truth
     parents = np.repeat(np.arange(len(session)), row_items)  # the row of each item (items come in row order)
+    kinds = kinds.astype(np.int64, copy=False)
     all_session = np.concatenate([session, session[parents]])
     all_kind = np.concatenate([kinds, kinds[parents]])
     all_item = np.concatenate([np.full(len(session), -1, np.int64), items])
@@ -272,7 +273,9 @@ def _read_by_chunks(ids: pd.Series, labels: pd.Series, comp: Competition):
     memory for the whole columns' text); None when a chunk is anything else (_read_whole then names the bad row)."""
     n_rows = len(ids)
     id_text, label_text = ColumnText(ids), ColumnText(labels)
-    session, kinds, row_items = np.empty(n_rows, np.int64), np.empty(n_rows, np.int64), np.empty(n_rows, np.int64)
+    session = np.empty(n_rows, np.int64)
+    kinds = np.empty(n_rows, np.int8 if len(comp.types) < 128 else np.int64)  # small types: the arrays are fresh pages
+    row_items = np.empty(n_rows, np.int32)  # a row's items fit in its chunk's text
     items, increasing = [], True
     for start in range(0, n_rows, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n_rows)
@@ -341,23 +344,21 @@ def _sorted_truth(session: np.ndarray, kinds: np.ndarray, items: np.ndarray, row
     n_types = len(types)
     if len(session) == 0 or session.max() >= (2**63 - 1) // n_types - n_types:
         return None
-    key = session * n_types
-    key += kinds
-    if not np.all(key[1:] > key[:-1]):
+    slot = session * n_types  # first the row's key
+    slot += kinds
+    if not np.all(slot[1:] > slot[:-1]):
         return None
-    del key
     first = np.empty(len(session), np.bool_)
     first[0] = True
     np.not_equal(session[1:], session[:-1], out=first[1:])
     sessions = session[first]
-    slot = np.cumsum(first, dtype=np.int64)
+    np.cumsum(first, out=slot)  # then the row's slot: session index * n_types + type
     del first
     slot -= 1
     slot *= n_types
     slot += kinds
-    counts = np.zeros(len(sessions) * n_types, np.int64)
-    counts[slot] = row_items
+    indptr = np.zeros(len(sessions) * n_types + 1, np.int64)
+    indptr[1:][slot] = row_items
     del slot
-    indptr = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
+    np.cumsum(indptr[1:], out=indptr[1:])
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(items, np.int64), "kaggle solution")

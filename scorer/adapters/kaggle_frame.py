@@ -5,7 +5,8 @@ compute; blank lines where the frame's index skips rows, so line numbers stay th
 parsed by the engine's kernel against the split's truth. Per-row problems do not depend on the truth and
 repeated rows are judged over the whole submission, so every row is judged the same in every split; rows of
 sessions outside the split are then ignored (their S012 is dropped). Memory: PARSE_THREADS + 1 batches of text at a time,
-plus three int64 per row for the repeated-rows check.
+plus an int64 per row for the repeated-rows check. Fresh pages are costly (the first call of a process pays for every
+one), so the text is made CHUNK_ROWS rows at a time in buffers that are reused.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from scorer.result import Result
 from scorer.submission import Deadline, LimitExceeded
 from scorer.truth import Truth
 
-BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
+BATCH_ROWS = 1 << 16  # rows per batch of text (about 10 MB at OTTO's 20 items a row: fewer fresh pages than larger ones)
 CHUNK_ROWS = 1 << 13  # rows turned into Arrow strings and joined at once (about 1 MB of text: cache-sized, reused)
 PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
+POOL = pa.system_memory_pool  # for the chunks' arrays: lower peak than the default pool, and no process-wide setting
 
 
 def _text(value: str) -> pa.Scalar:
@@ -63,10 +65,10 @@ def strings(column: pd.Series) -> pa.Array:
     return _filled(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True))
 
 
-def _filled(array) -> pa.Array:
+def _filled(array, pool=None) -> pa.Array:
     """Missing values as empty strings (no copy when there are none)."""
     array = _combined(array)
-    return pc.fill_null(array, _text("")) if array.null_count else array
+    return pc.coalesce(array, _text(""), memory_pool=pool) if array.null_count else array
 
 
 def quoted(array: pa.Array) -> pa.Array:
@@ -154,38 +156,64 @@ class _SplitPass(Pass):
 
     def __init__(self, competition: Competition, truth: Truth, report: Report):
         super().__init__(competition, truth, report, threads=1, progress=False)
-        self.every_key: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.every_key = RowKeys(len(competition.types))
         self.spare_buffers: list[bytearray] = []  # buffers of lines absorbed already (the report copies what it quotes)
 
     def _absorb(self, parsed, line_offset: int) -> None:
         for row_ints, _, n_rows in parsed.chunks:
-            self.every_key.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
+            self.every_key.add(row_ints[:n_rows, 1], row_ints[:n_rows, 2], row_ints[:n_rows, 3], line_offset)
         super()._absorb(parsed, line_offset)
 
     def _finish(self):
         self.n_duplicates = 0  # the slots hold the split's sessions only: repeats are judged below, over all rows
         outcome = super()._finish()
-        if not _in_order(self.every_key, len(self.competition.types)):
-            self.row_keys = self.every_key
+        if not self.every_key.in_order:
+            self.row_keys = self.every_key.triples()
             self._repeated_rows_without_truth()
-        self.every_key = []
+        self.every_key = RowKeys(len(self.competition.types))
         return outcome
 
 
-def _in_order(keys: list, n_types: int) -> bool:
-    """Do the rows' keys (session * n_types + type) strictly increase, as OTTO's rows do? Then none repeats: the
-    engine's own shortcut, checked chunk by chunk instead of on all rows joined."""
-    last = -1
-    for session, kind, _ in keys:
+class RowKeys:
+    """(session, type, line) of every row read, for the repeated-rows check, kept small: one int64 key per row
+    (session * n_types + type) while the sessions fit one, and a chunk's lines as (first, count) when they follow
+    one another. `in_order` tells whether the keys strictly increase so far, as OTTO's rows do (then none repeats:
+    the engine's own shortcut, checked chunk by chunk)."""
+
+    def __init__(self, n_types: int):
+        self.n_types = n_types
+        self.parts: list[tuple] = []  # per chunk: (key or None, session, type or None, lines or (first, count))
+        self.in_order, self.last = True, -1
+
+    def add(self, session: np.ndarray, kind: np.ndarray, line: np.ndarray, line_offset: int) -> None:
         if len(session) == 0:
-            continue
-        if session.min() < 0 or session.max() >= (2**63 - 1) // n_types - n_types:
-            return False
-        key = session * n_types + kind
-        if key[0] <= last or not np.all(key[1:] > key[:-1]):
-            return False
-        last = int(key[-1])
-    return True
+            return
+        n = len(session)
+        lines = (int(line[0]) + line_offset, n) if int(line[-1]) - int(line[0]) == n - 1 and np.all(np.diff(line) == 1) else line + line_offset
+        if session.min() < 0 or session.max() >= (2**63 - 1) // self.n_types - self.n_types:
+            self.in_order = False
+            self.parts.append((None, session.copy(), kind.copy(), lines))
+            return
+        key = session * self.n_types
+        key += kind
+        if self.in_order and (key[0] <= self.last or not np.all(key[1:] > key[:-1])):
+            self.in_order = False
+        self.last = int(key[-1])
+        if kind.min() < 0 or kind.max() >= self.n_types:  # the key does not tell them apart (the kernel keeps no such row)
+            self.parts.append((None, session.copy(), kind.copy(), lines))
+        else:
+            self.parts.append((key, None, None, lines))
+
+    def triples(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The rows' (session, type, line) arrays, chunk by chunk (as Pass.row_keys holds them)."""
+        out = []
+        for key, session, kind, lines in self.parts:
+            if key is not None:
+                session, kind = np.divmod(key, self.n_types)
+            if isinstance(lines, tuple):
+                lines = np.arange(lines[0], lines[0] + lines[1], dtype=np.int64)
+            out.append((session, kind, lines))
+        return out
 
 
 def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth, batch_rows: int = BATCH_ROWS) -> Result:
@@ -213,13 +241,17 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
     pending: deque = deque()
 
-    def absorb(chunks, part_gaps, expected: int, parsing) -> None:
+    def batch(first: int, stop: int) -> list:
+        """The rows' fields, a pair of arrays per chunk; holds the GIL (Python objects)."""
+        return list(zip(*(column.chunks(first, stop) for column in columns)))
+
+    def absorb(first: int, stop: int, part_gaps, expected: int, parsing) -> None:
         nonlocal lines_before
         parsed, buffer = parsing.result()
-        if _needs_quotes(parsed, buffer, expected):
+        if _needs_quotes(parsed, buffer, expected):  # rare: the fields are made again rather than kept meanwhile
             run.kernel.release(parsed)
             run.spare_buffers.append(buffer)
-            parsed, buffer = _lines_parsed(run, [[quoted(field) for field in fields] for fields in chunks], part_gaps)
+            parsed, buffer = _lines_parsed(run, [[quoted(field) for field in fields] for fields in batch(first, stop)], part_gaps)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
         run.spare_buffers.append(buffer)
@@ -229,13 +261,14 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
             for first in range(0, len(submission), batch_rows):
                 stop = min(first + batch_rows, len(submission))
                 part_gaps = gaps[first:stop] if len(gaps) else None
-                chunks = list(zip(*(column.chunks(first, stop) for column in columns)))  # holds the GIL: Python objects
+                chunks = batch(first, stop)
                 blank_lines = int(part_gaps.sum()) if part_gaps is not None else 0
                 file_bytes += sum(_byte_size(field) for fields in chunks for field in fields) + 2 * (stop - first) + blank_lines
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
-                pending.append((chunks, part_gaps, stop - first + blank_lines, pool.submit(_lines_parsed, run, chunks, part_gaps)))
+                pending.append((first, stop, part_gaps, stop - first + blank_lines, pool.submit(_lines_parsed, run, chunks, part_gaps)))
+                del chunks  # the pool's task holds them until it is done
                 while len(pending) > PARSE_THREADS:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
@@ -265,7 +298,7 @@ class ColumnText:
 
     def _objects(self, start: int, stop: int) -> pa.Array:
         try:
-            return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True))
+            return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True, memory_pool=POOL()), POOL())
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return strings(self.column.iloc[start:stop])  # other objects among the strings
 
@@ -295,7 +328,7 @@ def _lines_parsed(run: _SplitPass, chunks: list, gaps: np.ndarray | None):
     view = np.frombuffer(buffer, np.uint8)
     end, first = 0, 0
     for (ids, labels), n_lines in zip(chunks, lines):
-        ended = pc.binary_join_element_wise(ids, _text(","), labels, _text("\n"), _text(""))
+        ended = pc.binary_join_element_wise(ids, _text(","), labels, _text("\n"), _text(""), memory_pool=POOL())
         if gaps is not None and gaps[first : first + n_lines].any():
             ended = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps[first : first + n_lines])), ended, _text(""))
         first += n_lines
