@@ -279,10 +279,10 @@ def _read_by_chunks(ids: pd.Series, labels: pd.Series, comp: Competition):
     items, increasing = [], True
     for start in range(0, n_rows, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n_rows)
-        well_formed, session[start:stop], kinds[start:stop] = parse_ids(id_text.chunks(start, stop)[0], comp)
+        well_formed, session[start:stop], kinds[start:stop] = parse_ids(id_text.chunk(start, stop), comp)
         if not well_formed.all():
             return None
-        ok, chunk_items, rows = label_items(*_buffers(label_text.chunks(start, stop)[0]))
+        ok, chunk_items, rows = label_items(*_buffers(label_text.chunk(start, stop)))
         if not ok:
             return None
         row_items[start:stop] = np.bincount(rows, minlength=stop - start)

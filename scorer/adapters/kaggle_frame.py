@@ -292,15 +292,18 @@ class ColumnText:
     def chunks(self, start: int, stop: int) -> list[pa.Array]:
         """The rows [start, stop) as strings, cut at start + CHUNK_ROWS, start + 2 * CHUNK_ROWS, ..."""
         if self.objects is None:  # no Python objects: one conversion, sliced without a copy
-            whole = strings(self.column.iloc[start:stop])
+            whole = self.chunk(start, stop)
             return [whole.slice(first - start, CHUNK_ROWS) for first in range(start, stop, CHUNK_ROWS)]
-        return [self._objects(first, min(first + CHUNK_ROWS, stop)) for first in range(start, stop, CHUNK_ROWS)]
+        return [self.chunk(first, min(first + CHUNK_ROWS, stop)) for first in range(start, stop, CHUNK_ROWS)]
 
-    def _objects(self, start: int, stop: int) -> pa.Array:
-        try:
-            return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True, memory_pool=POOL()), POOL())
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return strings(self.column.iloc[start:stop])  # other objects among the strings
+    def chunk(self, start: int, stop: int) -> pa.Array:
+        """The rows [start, stop) as strings, in one array."""
+        if self.objects is not None:
+            try:
+                return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True, memory_pool=POOL()), POOL())
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                pass  # other objects among the strings
+        return strings(self.column.iloc[start:stop])
 
 
 def _byte_size(array: pa.Array) -> int:
