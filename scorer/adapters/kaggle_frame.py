@@ -233,8 +233,8 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
 
 
 def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
-    """The columns of a batch become strings on this thread while PARSE_THREADS others join the batches before into
-    lines and parse them; batches are absorbed in order."""
+    """A batch's columns become strings and its lines on this thread (a chunk at a time: the worker threads need the
+    GIL rarely) while PARSE_THREADS others parse the batches before; batches are absorbed in order."""
     run = _SplitPass(competition, truth, report)
     gaps = index_gaps(submission.index)
     columns = [ColumnText(submission.iloc[:, 0]), ColumnText(submission.iloc[:, 1])]
@@ -267,8 +267,8 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
-                pending.append((first, stop, part_gaps, stop - first + blank_lines, pool.submit(_lines_parsed, run, chunks, part_gaps)))
-                del chunks  # the pool's task holds them until it is done
+                pending.append((first, stop, part_gaps, stop - first + blank_lines, pool.submit(_parsed, run, *_lines(run, chunks, part_gaps))))
+                del chunks
                 while len(pending) > PARSE_THREADS:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
@@ -322,8 +322,19 @@ def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarr
 
 
 def _lines_parsed(run: _SplitPass, chunks: list, gaps: np.ndarray | None):
-    """(the kernel's parse of the lines of the chunks' fields, their buffer); Arrow compute and the kernel release
-    the GIL. Each chunk's lines are joined and copied into the buffer in turn (small arrays, reused by the pool)."""
+    """(the kernel's parse of the lines of the chunks' fields, their buffer)."""
+    return _parsed(run, *_lines(run, chunks, gaps))
+
+
+def _parsed(run: _SplitPass, buffer: bytearray, size: int):
+    """(the kernel's parse of the buffer's lines, the buffer); the kernel releases the GIL."""
+    return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
+
+
+def _lines(run: _SplitPass, chunks: list, gaps: np.ndarray | None) -> tuple[bytearray, int]:
+    """(buffer, size): the lines of the chunks' fields, after their gaps' blank lines, then SLACK zero bytes, in a
+    buffer taken from run.spare_buffers when one is large enough. Each chunk's lines are joined and copied in turn
+    (small arrays, reused by the pool, still in the cache)."""
     lines = [len(fields[0]) for fields in chunks]
     size = sum(_byte_size(field) for fields in chunks for field in fields) + 2 * sum(lines)
     size += int(gaps.sum()) if gaps is not None else 0
@@ -341,7 +352,7 @@ def _lines_parsed(run: _SplitPass, chunks: list, gaps: np.ndarray | None):
             view[end : end + n_bytes] = np.frombuffer(ended.buffers()[2], np.uint8, n_bytes, int(start))
         end += n_bytes
     view[end : end + SLACK] = 0
-    return run.kernel.parse(view, 0, end, 1), buffer
+    return buffer, end
 
 
 def _needs_quotes(parsed, buffer: bytearray, expected_lines: int) -> bool:
