@@ -36,7 +36,6 @@ CHUNK_ROWS = 1 << 13  # rows turned into Arrow strings and joined at once (about
 PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
-POOL = pa.system_memory_pool  # for the chunks' arrays: lower peak than the default pool, and no process-wide setting
 
 
 def _text(value: str) -> pa.Scalar:
@@ -65,10 +64,10 @@ def strings(column: pd.Series) -> pa.Array:
     return _filled(pa.array(column.astype("string"), type=pa.large_string(), from_pandas=True))
 
 
-def _filled(array, pool=None) -> pa.Array:
+def _filled(array) -> pa.Array:
     """Missing values as empty strings (no copy when there are none)."""
     array = _combined(array)
-    return pc.coalesce(array, _text(""), memory_pool=pool) if array.null_count else array
+    return pc.fill_null(array, _text("")) if array.null_count else array
 
 
 def quoted(array: pa.Array) -> pa.Array:
@@ -300,7 +299,7 @@ class ColumnText:
         """The rows [start, stop) as strings, in one array."""
         if self.objects is not None:
             try:
-                return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True, memory_pool=POOL()), POOL())
+                return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True))
             except (pa.ArrowInvalid, pa.ArrowTypeError):
                 pass  # other objects among the strings
         return strings(self.column.iloc[start:stop])
@@ -342,7 +341,7 @@ def _lines(run: _SplitPass, chunks: list, gaps: np.ndarray | None) -> tuple[byte
     view = np.frombuffer(buffer, np.uint8)
     end, first = 0, 0
     for (ids, labels), n_lines in zip(chunks, lines):
-        ended = pc.binary_join_element_wise(ids, _text(","), labels, _text("\n"), _text(""), memory_pool=POOL())
+        ended = pc.binary_join_element_wise(ids, _text(","), labels, _text("\n"), _text(""))
         if gaps is not None and gaps[first : first + n_lines].any():
             ended = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps[first : first + n_lines])), ended, _text(""))
         first += n_lines
