@@ -5,8 +5,9 @@ compute; blank lines where the frame's index skips rows, so line numbers stay th
 parsed by the engine's kernel against the split's truth. Per-row problems do not depend on the truth and
 repeated rows are judged over the whole submission, so every row is judged the same in every split; rows of
 sessions outside the split are then ignored (their S012 is dropped). Memory: PARSE_THREADS + 1 batches of text at a time,
-plus an int64 per row for the repeated-rows check. Fresh pages are costly (the first call of a process pays for every
-one), so the text is made CHUNK_ROWS rows at a time in buffers that are reused.
+plus an int64 per row for the repeated-rows check. Pages the process never had are costly (on a VM each first touch
+is a host fault: about 2 ms a MiB here, paid by the first call of a process), so the text is made CHUNK_ROWS rows at a
+time in Arrow arrays the pool reuses, into batch buffers that are reused.
 """
 
 from __future__ import annotations
@@ -280,9 +281,9 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
 
 
 class ColumnText:
-    """A submission column's strings (see strings), a slice of rows at a time, in chunks of CHUNK_ROWS rows: pandas'
-    str objects become Arrow chunk by chunk, so Arrow's memory pool reuses a few small buffers instead of growing to
-    the batch's size (the first call of a process would pay for its fresh pages)."""
+    """A frame column's strings (see strings), a slice of rows at a time, in chunks of CHUNK_ROWS rows: pandas' str
+    objects become Arrow chunk by chunk, so Arrow's memory pool reuses a few small buffers instead of growing to the
+    size of a batch or a column (the first call of a process would pay for its fresh pages)."""
 
     def __init__(self, column: pd.Series):
         self.column = column
