@@ -34,7 +34,7 @@ from scorer.truth import Truth
 
 BATCH_ROWS = 1 << 16  # rows per batch of text (about 10 MB at OTTO's 20 items a row: fewer fresh pages than larger ones)
 CHUNK_ROWS = 1 << 13  # rows turned into Arrow strings and joined at once (about 1 MB of text: cache-sized, reused)
-PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
+PARSE_THREADS = 2  # batches parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
 
@@ -139,7 +139,8 @@ def ended_lines_data(ended: pa.Array, gaps: np.ndarray | None = None, spare: lis
 
 
 def _buffer_of(size: int, spare: list | None) -> bytearray:
-    """A buffer of at least size bytes: a spare one if large enough, else a new one."""
+    """A buffer of at least size bytes: a spare one if large enough, else a new one with room for a somewhat larger
+    batch (a spare too small is dropped: its pages are fresh ones again in the next buffer)."""
     while spare:
         try:
             buffer = spare.pop()
@@ -147,7 +148,7 @@ def _buffer_of(size: int, spare: list | None) -> bytearray:
             break
         if len(buffer) >= size:
             return buffer
-    return bytearray(size)
+    return bytearray(size + size // 8)
 
 
 # -- the pass -------------------------------------------------------------------------------------
