@@ -117,14 +117,20 @@ SOLUTION = [("1_clicks", "5"), ("1_carts", "3 7 9"), ("1_orders", None), ("4_cli
             ("9_carts", "8"), ("12_clicks", "1 2 3 4"), ("12_orders", None)]
 
 
+def row_key(row_id: str) -> tuple[int, int]:
+    session, kind = row_id.split("_")
+    return int(session), COMP.types.index(kind)
+
+
 def solution_frame(rows) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[ROW_ID, "labels"], dtype=object)
 
 
 def whole_way(rows, monkeypatch):
-    """The truth (or the error) when the solution is read whole, as before the chunks."""
+    """The truth (or the error) when the solution is read whole and sorted by from_long, as before the chunks."""
     with monkeypatch.context() as patch:
         patch.setattr(kaggle, "_read_by_chunks", lambda *args: None)
+        patch.setattr(kaggle, "_sorted_truth", lambda *args: None)
         try:
             return truth_from_solution(solution_frame(rows), ROW_ID, COMP)
         except HostVisibleError as error:
@@ -149,6 +155,10 @@ def test_the_solution_read_by_chunks_gives_the_truth_read_whole(rows, chunk_rows
     frame = solution_frame(rows)
     read = kaggle._read_by_chunks(frame[ROW_ID], frame["labels"], COMP)
     assert (read is None) == any("\t" in (labels or "") for _, labels in rows)  # the chunks' way unless a tab
+    if read is not None:
+        keys = [row_key(row_id) for row_id, _ in rows]
+        direct = kaggle._sorted_truth(*read[:4], COMP.types) if read[4] else None  # the direct way, chunk by chunk
+        assert (direct is not None) == (read[4] and all(a < b for a, b in zip(keys, keys[1:])))
     assert same(truth_from_solution(solution_frame(rows), ROW_ID, COMP), expected)
 
 

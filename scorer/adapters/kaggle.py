@@ -340,25 +340,30 @@ def _split_items(words: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _sorted_truth(session: np.ndarray, kinds: np.ndarray, items: np.ndarray, row_items: np.ndarray, types: tuple) -> Truth | None:
     """The Truth built straight from rows sorted by (session, type), each row's items increasing (as an exported
     solution holds them), given the number of items of each row: no sort, no search; None when the rows are not
-    so (from_long then sorts them). In place where it can: the temporaries are as large as the solution."""
+    so (from_long then sorts them). Chunk by chunk where it can: no temporary as large as the solution."""
     n_types = len(types)
     if len(session) == 0 or session.max() >= (2**63 - 1) // n_types - n_types:
         return None
-    slot = session * n_types  # first the row's key
-    slot += kinds
-    if not np.all(slot[1:] > slot[:-1]):
-        return None
+    last = -1
+    for start in range(0, len(session), CHUNK_ROWS):  # a chunk at a time: the temporaries stay small
+        key = session[start : start + CHUNK_ROWS] * n_types
+        key += kinds[start : start + CHUNK_ROWS]
+        if (start and key[0] <= last) or not np.all(key[1:] > key[:-1]):
+            return None
+        last = int(key[-1])
     first = np.empty(len(session), np.bool_)
     first[0] = True
     np.not_equal(session[1:], session[:-1], out=first[1:])
     sessions = session[first]
-    np.cumsum(first, out=slot)  # then the row's slot: session index * n_types + type
-    del first
-    slot -= 1
-    slot *= n_types
-    slot += kinds
     indptr = np.zeros(len(sessions) * n_types + 1, np.int64)
-    indptr[1:][slot] = row_items
-    del slot
+    sessions_before = 0
+    for start in range(0, len(session), CHUNK_ROWS):  # each row's slot: session index * n_types + type
+        starts = first[start : start + CHUNK_ROWS]
+        slot = np.cumsum(starts, dtype=np.int64)
+        slot += sessions_before - 1
+        slot *= n_types
+        slot += kinds[start : start + CHUNK_ROWS]
+        indptr[1:][slot] = row_items[start : start + CHUNK_ROWS]
+        sessions_before += int(np.count_nonzero(starts))
     np.cumsum(indptr[1:], out=indptr[1:])
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(items, np.int64), "kaggle solution")
