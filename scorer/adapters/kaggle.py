@@ -274,7 +274,7 @@ def _read_by_chunks(ids: pd.Series, labels: pd.Series, comp: Competition):
     n_rows = len(ids)
     id_text, label_text = ColumnText(ids), ColumnText(labels)
     session = np.empty(n_rows, np.int64)
-    kinds = np.empty(n_rows, np.int8 if len(comp.types) < 128 else np.int64)  # small types: the arrays are fresh pages
+    kinds = np.empty(n_rows, np.int8 if len(comp.types) < 128 else np.int64)  # small: every page of these is a fresh one
     row_items = np.empty(n_rows, np.int32)  # a row's items fit in its chunk's text
     items, increasing = [], True
     for start in range(0, n_rows, CHUNK_ROWS):
