@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from scorer.adapters.kaggle_frame import column_text, gaps_of, judge_rows, lines_data, row_numbers, strings
+from scorer.adapters.kaggle_frame import CHUNK_ROWS, ColumnText, column_text, gaps_of, judge_rows, lines_data, row_numbers, strings
 from scorer.adapters.message import participant_message
 from scorer.api import resolve_competition, validate
 from scorer.api import score as score_file
@@ -230,6 +230,28 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
         raise HostVisibleError(f"the solution needs one label column besides {row_id!r}; it has {others}")
     if len(solution) == 0:
         raise HostVisibleError("the solution split has no rows")
+    quick = _read_by_chunks(solution[row_id], solution[label_column], comp)
+    if quick is not None:
+        session, kinds, items, row_items, increasing = quick
+    else:
+        session, kinds, items, parents = _read_whole(solution, row_id, label_column, comp)
+        same_row = parents[1:] == parents[:-1]
+        increasing = bool(np.all(items[1:][same_row] > items[:-1][same_row]))
+        row_items = np.bincount(parents, minlength=len(session))
+    truth = _sorted_truth(session, kinds, items, row_items, comp.types) if increasing else None
+    if truth is not None:
+        return truth
+    parents = np.repeat(np.arange(len(session)), row_items)  # the row of each item (items come in row order)
+    kinds = kinds.astype(np.int64, copy=False)
+    all_session = np.concatenate([session, session[parents]])
+    all_kind = np.concatenate([kinds, kinds[parents]])
+    all_item = np.concatenate([np.full(len(session), -1, np.int64), items])
+    return from_long(all_session, all_kind, all_item, comp.types, source="kaggle solution")
+
+
+def _read_whole(solution: pd.DataFrame, row_id: str, label_column: str, comp: Competition):
+    """(session, type index, items, row of each item) of the whole columns at once (Arrow compute where the kernels
+    give up), or the host's error naming the first bad row."""
     ids = strings(solution[row_id])
     well_formed, session, kinds = parse_ids(ids, comp)
     if not well_formed.all():
@@ -241,13 +263,32 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
         items, parents = _label_items(labels, label_column)
     if (items < 0).any():
         raise HostVisibleError(f"the solution's {label_column!r} column holds a negative item id")
-    quick = _sorted_truth(session, kinds, items, parents, comp.types)
-    if quick is not None:
-        return quick
-    all_session = np.concatenate([session, session[parents]])
-    all_kind = np.concatenate([kinds, kinds[parents]])
-    all_item = np.concatenate([np.full(len(session), -1, np.int64), items])
-    return from_long(all_session, all_kind, all_item, comp.types, source="kaggle solution")
+    return session, kinds, items, parents
+
+
+def _read_by_chunks(ids: pd.Series, labels: pd.Series, comp: Competition):
+    """(session, type index, items, items per row, whether each row's items increase) of a solution whose ids are
+    well formed and labels digits and spaces, read CHUNK_ROWS rows at a time (Arrow's buffers stay small: no fresh
+    memory for the whole columns' text); None when a chunk is anything else (_read_whole then names the bad row)."""
+    n_rows = len(ids)
+    id_text, label_text = ColumnText(ids), ColumnText(labels)
+    session = np.empty(n_rows, np.int64)
+    kinds = np.empty(n_rows, np.int8 if len(comp.types) < 128 else np.int64)  # small: every page of these is a fresh one
+    row_items = np.empty(n_rows, np.int32)  # a row's items fit in its chunk's text
+    items, increasing = [], True
+    for start in range(0, n_rows, CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, n_rows)
+        well_formed, session[start:stop], kinds[start:stop] = parse_ids(id_text.chunk(start, stop), comp)
+        if not well_formed.all():
+            return None
+        ok, chunk_items, rows = label_items(*_buffers(label_text.chunk(start, stop)))
+        if not ok:
+            return None
+        row_items[start:stop] = np.bincount(rows, minlength=stop - start)
+        same_row = rows[1:] == rows[:-1]
+        increasing = increasing and bool(np.all(chunk_items[1:][same_row] > chunk_items[:-1][same_row]))
+        items.append(chunk_items)
+    return session, kinds, np.concatenate(items), row_items, increasing
 
 
 def _buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -295,22 +336,33 @@ def _split_items(words: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return pc.cast(tokens, pa.int64()).to_numpy(), parents
 
 
-def _sorted_truth(session: np.ndarray, kinds: np.ndarray, items: np.ndarray, parents: np.ndarray, types: tuple) -> Truth | None:
+def _sorted_truth(session: np.ndarray, kinds: np.ndarray, items: np.ndarray, row_items: np.ndarray, types: tuple) -> Truth | None:
     """The Truth built straight from rows sorted by (session, type), each row's items increasing (as an exported
-    solution holds them): no sort, no search; None when the rows are not so (from_long then sorts them)."""
+    solution holds them), given the number of items of each row: no sort, no search; None when the rows are not
+    so (from_long then sorts them). Chunk by chunk where it can: no temporary as large as the solution."""
     n_types = len(types)
     if len(session) == 0 or session.max() >= (2**63 - 1) // n_types - n_types:
         return None
-    key = session * n_types + kinds
-    same_row = parents[1:] == parents[:-1]
-    if not (np.all(key[1:] > key[:-1]) and np.all(items[1:][same_row] > items[:-1][same_row])):
-        return None
+    last = -1
+    for start in range(0, len(session), CHUNK_ROWS):  # a chunk at a time: the temporaries stay small
+        key = session[start : start + CHUNK_ROWS] * n_types
+        key += kinds[start : start + CHUNK_ROWS]
+        if (start and key[0] <= last) or not np.all(key[1:] > key[:-1]):
+            return None
+        last = int(key[-1])
     first = np.empty(len(session), np.bool_)
-    first[0], first[1:] = True, session[1:] != session[:-1]
+    first[0] = True
+    np.not_equal(session[1:], session[:-1], out=first[1:])
     sessions = session[first]
-    slot = (np.cumsum(first) - 1) * n_types + kinds
-    counts = np.zeros(len(sessions) * n_types, np.int64)
-    counts[slot] = np.bincount(parents, minlength=len(session))
-    indptr = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
+    indptr = np.zeros(len(sessions) * n_types + 1, np.int64)
+    sessions_before = 0
+    for start in range(0, len(session), CHUNK_ROWS):  # each row's slot: session index * n_types + type
+        starts = first[start : start + CHUNK_ROWS]
+        slot = np.cumsum(starts, dtype=np.int64)
+        slot += sessions_before - 1
+        slot *= n_types
+        slot += kinds[start : start + CHUNK_ROWS]
+        indptr[1:][slot] = row_items[start : start + CHUNK_ROWS]
+        sessions_before += int(np.count_nonzero(starts))
+    np.cumsum(indptr[1:], out=indptr[1:])
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(items, np.int64), "kaggle solution")

@@ -5,7 +5,9 @@ compute; blank lines where the frame's index skips rows, so line numbers stay th
 parsed by the engine's kernel against the split's truth. Per-row problems do not depend on the truth and
 repeated rows are judged over the whole submission, so every row is judged the same in every split; rows of
 sessions outside the split are then ignored (their S012 is dropped). Memory: PARSE_THREADS + 1 batches of text at a time,
-plus three int64 per row for the repeated-rows check.
+plus an int64 per row for the repeated-rows check. Pages the process never had are costly (on a VM each first touch
+is a host fault: about 2 ms a MiB here, paid by the first call of a process), so the text is made CHUNK_ROWS rows at a
+time in Arrow arrays the pool reuses, into batch buffers that are reused.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from scorer.kernels.parse import SLACK
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
-BATCH_ROWS = 1 << 18  # rows per batch of text (about 40 MB at OTTO's 20 items a row)
-PARSE_THREADS = 2  # batches joined and parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
+BATCH_ROWS = 1 << 16  # rows per batch of text (about 10 MB at OTTO's 20 items a row: fewer fresh pages than larger ones)
+CHUNK_ROWS = 1 << 13  # rows turned into Arrow strings and joined at once (about 1 MB of text: cache-sized, reused)
+PARSE_THREADS = 2  # batches parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
 FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
 
@@ -136,7 +139,8 @@ def ended_lines_data(ended: pa.Array, gaps: np.ndarray | None = None, spare: lis
 
 
 def _buffer_of(size: int, spare: list | None) -> bytearray:
-    """A buffer of at least size bytes: a spare one if large enough, else a new one."""
+    """A buffer of at least size bytes: a spare one if large enough, else a new one with room for a somewhat larger
+    batch (a spare too small is dropped: its pages are fresh ones again in the next buffer)."""
     while spare:
         try:
             buffer = spare.pop()
@@ -144,7 +148,7 @@ def _buffer_of(size: int, spare: list | None) -> bytearray:
             break
         if len(buffer) >= size:
             return buffer
-    return bytearray(size)
+    return bytearray(size + size // 8)
 
 
 # -- the pass -------------------------------------------------------------------------------------
@@ -153,38 +157,64 @@ class _SplitPass(Pass):
 
     def __init__(self, competition: Competition, truth: Truth, report: Report):
         super().__init__(competition, truth, report, threads=1, progress=False)
-        self.every_key: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.every_key = RowKeys(len(competition.types))
         self.spare_buffers: list[bytearray] = []  # buffers of lines absorbed already (the report copies what it quotes)
 
     def _absorb(self, parsed, line_offset: int) -> None:
         for row_ints, _, n_rows in parsed.chunks:
-            self.every_key.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
+            self.every_key.add(row_ints[:n_rows, 1], row_ints[:n_rows, 2], row_ints[:n_rows, 3], line_offset)
         super()._absorb(parsed, line_offset)
 
     def _finish(self):
         self.n_duplicates = 0  # the slots hold the split's sessions only: repeats are judged below, over all rows
         outcome = super()._finish()
-        if not _in_order(self.every_key, len(self.competition.types)):
-            self.row_keys = self.every_key
+        if not self.every_key.in_order:
+            self.row_keys = self.every_key.triples()
             self._repeated_rows_without_truth()
-        self.every_key = []
+        self.every_key = RowKeys(len(self.competition.types))
         return outcome
 
 
-def _in_order(keys: list, n_types: int) -> bool:
-    """Do the rows' keys (session * n_types + type) strictly increase, as OTTO's rows do? Then none repeats: the
-    engine's own shortcut, checked chunk by chunk instead of on all rows joined."""
-    last = -1
-    for session, kind, _ in keys:
+class RowKeys:
+    """(session, type, line) of every row read, for the repeated-rows check, kept small: one int64 key per row
+    (session * n_types + type) while the sessions fit one, and a chunk's lines as (first, count) when they follow
+    one another. `in_order` tells whether the keys strictly increase so far, as OTTO's rows do (then none repeats:
+    the engine's own shortcut, checked chunk by chunk)."""
+
+    def __init__(self, n_types: int):
+        self.n_types = n_types
+        self.parts: list[tuple] = []  # per chunk: (key or None, session, type or None, lines or (first, count))
+        self.in_order, self.last = True, -1
+
+    def add(self, session: np.ndarray, kind: np.ndarray, line: np.ndarray, line_offset: int) -> None:
         if len(session) == 0:
-            continue
-        if session.min() < 0 or session.max() >= (2**63 - 1) // n_types - n_types:
-            return False
-        key = session * n_types + kind
-        if key[0] <= last or not np.all(key[1:] > key[:-1]):
-            return False
-        last = int(key[-1])
-    return True
+            return
+        n = len(session)
+        lines = (int(line[0]) + line_offset, n) if int(line[-1]) - int(line[0]) == n - 1 and np.all(np.diff(line) == 1) else line + line_offset
+        if session.min() < 0 or session.max() >= (2**63 - 1) // self.n_types - self.n_types:
+            self.in_order = False
+            self.parts.append((None, session.copy(), kind.copy(), lines))
+            return
+        key = session * self.n_types
+        key += kind
+        if self.in_order and (key[0] <= self.last or not np.all(key[1:] > key[:-1])):
+            self.in_order = False
+        self.last = int(key[-1])
+        if kind.min() < 0 or kind.max() >= self.n_types:  # the key does not tell them apart (the kernel keeps no such row)
+            self.parts.append((None, session.copy(), kind.copy(), lines))
+        else:
+            self.parts.append((key, None, None, lines))
+
+    def triples(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The rows' (session, type, line) arrays, chunk by chunk (as Pass.row_keys holds them)."""
+        out = []
+        for key, session, kind, lines in self.parts:
+            if key is not None:
+                session, kind = np.divmod(key, self.n_types)
+            if isinstance(lines, tuple):
+                lines = np.arange(lines[0], lines[0] + lines[1], dtype=np.int64)
+            out.append((session, kind, lines))
+        return out
 
 
 def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth, batch_rows: int = BATCH_ROWS) -> Result:
@@ -204,20 +234,25 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
 
 
 def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, report: Report, batch_rows: int, deadline: Deadline):
-    """The columns of a batch become strings on this thread while PARSE_THREADS others join the batches before into
-    lines and parse them; batches are absorbed in order."""
+    """A batch's columns become strings and its lines on this thread (a chunk at a time: the worker threads need the
+    GIL rarely) while PARSE_THREADS others parse the batches before; batches are absorbed in order."""
     run = _SplitPass(competition, truth, report)
     gaps = index_gaps(submission.index)
+    columns = [ColumnText(submission.iloc[:, 0]), ColumnText(submission.iloc[:, 1])]
     file_bytes, lines_before = len(",".join(competition.header)) + 1, 1  # the header
     pending: deque = deque()
 
-    def absorb(fields, part_gaps, expected: int, parsing) -> None:
+    def batch(first: int, stop: int) -> list:
+        """The rows' fields, a pair of arrays per chunk; holds the GIL (Python objects)."""
+        return list(zip(*(column.chunks(first, stop) for column in columns)))
+
+    def absorb(first: int, stop: int, part_gaps, expected: int, parsing) -> None:
         nonlocal lines_before
         parsed, buffer = parsing.result()
-        if _needs_quotes(parsed, buffer, expected):
+        if _needs_quotes(parsed, buffer, expected):  # rare: the fields are made again rather than kept meanwhile
             run.kernel.release(parsed)
             run.spare_buffers.append(buffer)
-            parsed, buffer = _lines_parsed(run, [quoted(field) for field in fields], part_gaps)
+            parsed, buffer = _lines_parsed(run, [[quoted(field) for field in fields] for fields in batch(first, stop)], part_gaps)
         run._absorb(parsed, lines_before)
         lines_before += parsed.last_line
         run.spare_buffers.append(buffer)
@@ -225,15 +260,16 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     with ThreadPoolExecutor(PARSE_THREADS) as pool:
         try:
             for first in range(0, len(submission), batch_rows):
-                part = submission.iloc[first : first + batch_rows]
-                part_gaps = gaps[first : first + batch_rows] if len(gaps) else None
-                fields = [strings(part.iloc[:, 0]), strings(part.iloc[:, 1])]  # holds the GIL: Python objects
+                stop = min(first + batch_rows, len(submission))
+                part_gaps = gaps[first:stop] if len(gaps) else None
+                chunks = batch(first, stop)
                 blank_lines = int(part_gaps.sum()) if part_gaps is not None else 0
-                file_bytes += sum(int(pc.sum(pc.binary_length(field)).as_py() or 0) for field in fields) + 2 * len(part) + blank_lines
+                file_bytes += sum(_byte_size(field) for fields in chunks for field in fields) + 2 * (stop - first) + blank_lines
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
                     raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
-                pending.append((fields, part_gaps, len(part) + blank_lines, pool.submit(_lines_parsed, run, fields, part_gaps)))
+                pending.append((first, stop, part_gaps, stop - first + blank_lines, pool.submit(_parsed, run, *_lines(run, chunks, part_gaps))))
+                del chunks
                 while len(pending) > PARSE_THREADS:
                     absorb(*pending.popleft())
                 deadline.check(file_bytes)
@@ -245,6 +281,38 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
     return run._finish()
 
 
+class ColumnText:
+    """A frame column's strings (see strings), a slice of rows at a time, in chunks of CHUNK_ROWS rows: pandas' str
+    objects become Arrow chunk by chunk, so Arrow's memory pool reuses a few small buffers instead of growing to the
+    size of a batch or a column (the first call of a process would pay for its fresh pages)."""
+
+    def __init__(self, column: pd.Series):
+        self.column = column
+        self.objects = column.to_numpy() if pd.api.types.is_object_dtype(column.dtype) else None
+
+    def chunks(self, start: int, stop: int) -> list[pa.Array]:
+        """The rows [start, stop) as strings, cut at start + CHUNK_ROWS, start + 2 * CHUNK_ROWS, ..."""
+        if self.objects is None:  # no Python objects: one conversion, sliced without a copy
+            whole = self.chunk(start, stop)
+            return [whole.slice(first - start, CHUNK_ROWS) for first in range(start, stop, CHUNK_ROWS)]
+        return [self.chunk(first, min(first + CHUNK_ROWS, stop)) for first in range(start, stop, CHUNK_ROWS)]
+
+    def chunk(self, start: int, stop: int) -> pa.Array:
+        """The rows [start, stop) as strings, in one array."""
+        if self.objects is not None:
+            try:
+                return _filled(pa.array(self.objects[start:stop], type=pa.large_string(), from_pandas=True))
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                pass  # other objects among the strings
+        return strings(self.column.iloc[start:stop])
+
+
+def _byte_size(array: pa.Array) -> int:
+    """Bytes of a large_string array's values (its offsets' span)."""
+    offsets = np.frombuffer(array.buffers()[1], np.int64, len(array) + 1, array.offset * 8) if len(array) else np.zeros(1, np.int64)
+    return int(offsets[-1] - offsets[0])
+
+
 def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarray) -> int:
     """Bytes of the file's lines from row `first` on (the size limit's message names the whole file's size)."""
     total = int(gaps[first:].sum()) if len(gaps) else 0
@@ -254,11 +322,38 @@ def _bytes_from(frame: pd.DataFrame, first: int, batch_rows: int, gaps: np.ndarr
     return total
 
 
-def _lines_parsed(run: _SplitPass, fields: list[pa.Array], gaps: np.ndarray | None):
-    """(the kernel's parse of the fields' lines, their buffer); Arrow compute and the kernel release the GIL."""
-    buffer, size = ended_lines_data(pc.binary_join_element_wise(fields[0], _text(","), fields[1], _text("\n"), _text("")), gaps,
-                                    run.spare_buffers)
+def _lines_parsed(run: _SplitPass, chunks: list, gaps: np.ndarray | None):
+    """(the kernel's parse of the lines of the chunks' fields, their buffer)."""
+    return _parsed(run, *_lines(run, chunks, gaps))
+
+
+def _parsed(run: _SplitPass, buffer: bytearray, size: int):
+    """(the kernel's parse of the buffer's lines, the buffer); the kernel releases the GIL."""
     return run.kernel.parse(np.frombuffer(buffer, np.uint8), 0, size, 1), buffer
+
+
+def _lines(run: _SplitPass, chunks: list, gaps: np.ndarray | None) -> tuple[bytearray, int]:
+    """(buffer, size): the lines of the chunks' fields, after their gaps' blank lines, then SLACK zero bytes, in a
+    buffer taken from run.spare_buffers when one is large enough. Each chunk's lines are joined and copied in turn
+    (small arrays, reused by the pool, still in the cache)."""
+    lines = [len(fields[0]) for fields in chunks]
+    size = sum(_byte_size(field) for fields in chunks for field in fields) + 2 * sum(lines)
+    size += int(gaps.sum()) if gaps is not None else 0
+    buffer = _buffer_of(size + SLACK, run.spare_buffers)
+    view = np.frombuffer(buffer, np.uint8)
+    end, first = 0, 0
+    for (ids, labels), n_lines in zip(chunks, lines):
+        ended = pc.binary_join_element_wise(ids, _text(","), labels, _text("\n"), _text(""))
+        if gaps is not None and gaps[first : first + n_lines].any():
+            ended = pc.binary_join_element_wise(pc.binary_repeat(_text("\n"), pa.array(gaps[first : first + n_lines])), ended, _text(""))
+        first += n_lines
+        n_bytes = _byte_size(ended)
+        if n_bytes:
+            start = np.frombuffer(ended.buffers()[1], np.int64, 1, ended.offset * 8)[0]
+            view[end : end + n_bytes] = np.frombuffer(ended.buffers()[2], np.uint8, n_bytes, int(start))
+        end += n_bytes
+    view[end : end + SLACK] = 0
+    return buffer, end
 
 
 def _needs_quotes(parsed, buffer: bytearray, expected_lines: int) -> bool:
