@@ -23,11 +23,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from scorer.adapters.kaggle_frame import CHUNK_ROWS, ColumnText, column_text, gaps_of, judge_rows, lines_data, row_numbers, strings
+from scorer.adapters.kaggle_frame import (
+    CHUNK_ROWS,
+    ColumnText,
+    column_text,
+    gaps_of,
+    judge_rows,
+    lines_data,
+    row_numbers,
+    strings,
+)
 from scorer.adapters.message import participant_message
 from scorer.api import resolve_competition, validate
 from scorer.api import score as score_file
-from scorer.engine.problems import ERROR
+from scorer.engine.problems import ERROR, Code
 from scorer.errors import ScorerError
 from scorer.kernels.solution import label_items, plain_ids
 from scorer.spec.competition import Competition, id_literals
@@ -49,7 +58,7 @@ class HostVisibleError(Exception):
     """A problem with the solution or the set-up: only the host sees it."""
 
 
-SPLIT_DEPENDENT = {"S011", "S012"}  # rows missing from the split, sessions not in it: they tell the split apart
+SPLIT_DEPENDENT = {Code.MISSING_ROWS.code, Code.UNKNOWN_SESSIONS.code}  # rows missing from the split, sessions not in it: they tell the split apart
 MISSING_ROWS = ("Submission rejected: S011: rows are missing: the submission needs one row for every id of the "
                 "sample submission (each session and type).")
 UNREADABLE = ("Submission rejected: the submission could not be read or scored; check it with "

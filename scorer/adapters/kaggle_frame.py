@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from scorer.api import result_from
 from scorer.engine.file_pass import Pass
-from scorer.engine.problems import Report
+from scorer.engine.problems import Code, Report
 from scorer.engine.reader import Deadline, LimitExceeded
 from scorer.engine.result import Result
 from scorer.kernels import codes
@@ -35,7 +35,6 @@ from scorer.truth.ids import Truth
 BATCH_ROWS = 1 << 16  # rows per batch of text (about 10 MB at OTTO's 20 items a row: fewer fresh pages than larger ones)
 CHUNK_ROWS = 1 << 13  # rows turned into Arrow strings and joined at once (about 1 MB of text: cache-sized, reused)
 PARSE_THREADS = 2  # batches parsed at once (the kernel's spare row arrays are shared safely, as in Pass)
-FILE_TOO_LARGE = 23
 SPECIAL = '[,"\r\n]'  # bytes a CSV writer quotes
 
 
@@ -225,7 +224,7 @@ def judge_rows(submission: pd.DataFrame, competition: Competition, truth: Truth,
     try:
         outcome = _run(submission, competition, truth, report, batch_rows, Deadline(competition.limits.max_seconds, started))
         for table in (report.kept, report.counts, report.covered):
-            table.pop("S012", None)  # rows of sessions outside the split: ignored
+            table.pop(Code.UNKNOWN_SESSIONS.code, None)  # rows of sessions outside the split: ignored
     except LimitExceeded as error:
         report.add(error.number, str(error), error.line, error.column, **error.words)
         report.fatal, outcome = True, None
@@ -267,7 +266,7 @@ def _run(submission: pd.DataFrame, competition: Competition, truth: Truth, repor
                 file_bytes += sum(_byte_size(field) for fields in chunks for field in fields) + 2 * (stop - first) + blank_lines
                 if file_bytes > competition.limits.max_file_bytes:
                     file_bytes += _bytes_from(submission, first + batch_rows, batch_rows, gaps)
-                    raise LimitExceeded(FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
+                    raise LimitExceeded(Code.FILE_TOO_LARGE, f"the file is {file_bytes:,} bytes, over the limit of {competition.limits.max_file_bytes:,}")
                 pending.append((first, stop, part_gaps, stop - first + blank_lines, pool.submit(_parsed, run, *_lines(run, chunks, part_gaps))))
                 del chunks
                 while len(pending) > PARSE_THREADS:
