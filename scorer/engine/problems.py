@@ -97,7 +97,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.UNREADABLE, ERROR, "unreadable file", "{value}"),
         ProblemKind(Code.TIME_LIMIT, ERROR, "time limit", "{value}"),
         ProblemKind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
-        ProblemKind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number: the line is not scored"),
+        ProblemKind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number (or is beyond ±1e100): the line is not scored"),
         ProblemKind(Code.EMPTY_FIELD, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
     )
 }

@@ -18,6 +18,8 @@ from scorer.kernels.parse import _problem, blank_lines, first_field_end, skip_se
 from scorer.kernels.rank import score_row
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
+MAX_VALUE = 1e100  # a value shape's number: larger ones are refused (S031), so a squared error stays finite
+
 NO_ROW, ROW, ERROR_ROW = 0, 1, 2  # what a line gives: nothing, a row, a row with an error (list shape: it scores 0)
 
 
@@ -55,7 +57,7 @@ def _fields(buf, start, n, line, max_line_bytes, max_per_code, counts, found, n_
 
 @njit(cache=True, nogil=True)
 def parse_float(buf, start, end):
-    """(value, ok) of a decimal number such as 3, -0.5 or 4.5e-1 (no nan, no inf)."""
+    """(value, ok) of a decimal number such as 3, -0.5 or 4.5e-1 (no nan, no inf, magnitude at most MAX_VALUE)."""
     i = start
     negative = False
     if i < end and (buf[i] == 45 or buf[i] == 43):
@@ -102,6 +104,8 @@ def parse_float(buf, start, end):
         value = value * 10.0**power
     elif power < 0:
         value = value / 10.0**(-power)
+    if value > MAX_VALUE * (1.0 + 1e-9):  # its squared error would overflow to inf; "1e100" itself passes, however rounded
+        return 0.0, False
     return -value if negative else value, True
 
 
