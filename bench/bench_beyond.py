@@ -52,7 +52,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from scorer.api import score
-    from scorer.engine import kernel_set as hot
+    from scorer.engine import kernel_set
     from scorer.spec.competition import load_competition
     from scorer.spec.metrics import parse_metric
     from scorer.truth.items import read_items
@@ -70,7 +70,7 @@ def main() -> int:
     from scorer.engine import aot, aot_build
 
     status = aot_build.ensure_built()  # as after `scorer warmup`: the ahead-of-time kernels serve when they can be built
-    kernels = "ahead-of-time module" if hot.kernels() is aot.load() and aot.load() is not None else f"numba JIT ({status})"
+    kernels = "ahead-of-time module" if kernel_set.kernels() is aot.load() and aot.load() is not None else f"numba JIT ({status})"
     with_three = dataclasses.replace(otto, diagnostics=(*otto.diagnostics, *map(parse_metric, THREE)))
     with_every = dataclasses.replace(otto, diagnostics=(*otto.diagnostics, *map(parse_metric, EVERY)))
     score(submission, truth, otto)  # warm-up: page cache, kernels

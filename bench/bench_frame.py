@@ -59,9 +59,9 @@ def peak_extra(call):
 
 def served() -> str:
     """Which kernel set scored: the ahead-of-time module (its file) or numba's JIT."""
-    from scorer.engine import kernel_set as hot
+    from scorer.engine import kernel_set
 
-    module = hot.kernels()
+    module = kernel_set.kernels()
     path = getattr(module, "__file__", None)
     return f"ahead-of-time module {Path(path).name}" if path else "numba JIT (no ahead-of-time module built: run `scorer warmup`)"
 

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import scorer
-from scorer.engine import aot, aot_build
-from scorer.engine import kernel_set as hot
+from scorer.engine import aot, aot_build, kernel_set
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -33,7 +32,7 @@ def test_a_build_or_a_reason(compiled):
     failed = path.with_name(path.name + ".failed")
     if compiled is None:  # no C compiler here: the reason is kept, and the JIT kernels serve
         assert failed.is_file() and failed.read_text().strip(), aot_build.ensure_built()
-        assert hot.kernels().parse_block is hot.jit_kernels().parse_block
+        assert kernel_set.kernels().parse_block is kernel_set.jit_kernels().parse_block
     else:
         assert path.is_file() and not failed.exists() and aot.tip() is None
         assert {"parse_block", "parse_strings_block", "merge_rows", "figure_sums", "frame_rows"} <= set(dir(compiled))
@@ -55,10 +54,10 @@ def test_compiled_and_jit_kernels_give_the_same_results(compiled, tmp_path, thre
     lines[7] = "7_clicks,1  2 x"  # the careful path too
     submission = tmp_path / "s.csv"
     submission.write_text("\n".join(lines) + "\n")
-    kernel_sets = [hot.jit_kernels()] + ([compiled] if compiled is not None else [])
+    kernel_sets = [kernel_set.jit_kernels()] + ([compiled] if compiled is not None else [])
     outcomes = []
     for kernels in kernel_sets:
-        with hot.using(kernels):
+        with kernel_set.using(kernels):
             outcomes.append(_figures(scorer.score(submission, truth, block_bytes=4096, threads=threads)))
             outcomes.append(_figures(scorer.score(FIXTURES / "otto_submission.csv", FIXTURES / "otto_truth.jsonl", threads=threads)))
             for name in ("hm", "instacart", "airbnb", "ratings"):  # the string shapes: list, list with a token, long, value
@@ -92,10 +91,10 @@ def test_compiled_and_jit_frame_kernels_give_the_same_results(compiled, threads)
     rng = np.random.default_rng(threads)
     truth = scorer.load_truth(pa.table({"session": np.repeat(np.arange(300), 4), "type": ["clicks", "orders", "orders", "orders"] * 300,
                                         "aid": rng.integers(0, 50, 1200)}))
-    kernel_sets = [hot.jit_kernels()] + ([compiled] if compiled is not None else [])
+    kernel_sets = [kernel_set.jit_kernels()] + ([compiled] if compiled is not None else [])
     outcomes = []
     for kernels in kernel_sets:
-        with hot.using(kernels):
+        with kernel_set.using(kernels):
             results = [scorer.score(frame, truth, threads=threads) for frame in _frames(np.random.default_rng(threads))]
             outcomes.append([_figures(result) for result in results])
     assert "frame_rows" in dir(compiled) or compiled is None
@@ -180,10 +179,10 @@ def _planted_cache(tmp_path):
 
 
 def _score_in_a_fresh_process(env):
-    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.engine import kernel_set as hot\n"
+    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.engine import kernel_set\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
-            "print(code, 'score' in out.getvalue(), type(hot.kernels().parse_block).__name__)")
+            "print(code, 'score' in out.getvalue(), type(kernel_set.kernels().parse_block).__name__)")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
 
 

@@ -52,7 +52,7 @@ def test_the_time_limit_counts_bytes_of_csv_also_between_blocks(monkeypatch, tmp
     import gzip
 
     import scorer
-    from scorer.engine import file_pass as engine
+    from scorer.engine import file_pass
     from scorer.engine.reader import Deadline
 
     counted = []
@@ -61,7 +61,7 @@ def test_the_time_limit_counts_bytes_of_csv_also_between_blocks(monkeypatch, tmp
         def check(self, bytes_read: int) -> None:
             counted.append(bytes_read)
 
-    monkeypatch.setattr(engine, "Deadline", Recording)
+    monkeypatch.setattr(file_pass, "Deadline", Recording)
     content = attack.HEADER + b"\n" * (1 << 20)
     path = tmp_path / "blank.csv.gz"
     path.write_bytes(gzip.compress(content, mtime=0))

@@ -160,17 +160,16 @@ def test_packed_self_information_is_within_its_stated_bound():
 
 @pytest.mark.parametrize("spacing", [1, 600])
 def test_aot_module_gives_the_same_side_figures(tmp_path, spacing):
-    from scorer.engine import aot, aot_build
-    from scorer.engine import kernel_set as hot
+    from scorer.engine import aot, aot_build, kernel_set
 
     status = aot_build.ensure_built()
     module = aot.load()
     assert module is not None, status
     lists, truths, items, *_ = _random_case(tmp_path, 3, spacing=spacing)
     competition = _competition(METRICS.values())
-    with hot.using(hot.jit_kernels()):
+    with kernel_set.using(kernel_set.jit_kernels()):
         jit = score(tmp_path / "sub.csv", tmp_path / "labels.jsonl", competition, items=items).metrics
-    with hot.using(module):
+    with kernel_set.using(module):
         compiled = score(tmp_path / "sub.csv", tmp_path / "labels.jsonl", competition, items=items).metrics
     assert jit == compiled
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import scorer
-from scorer.engine import aot, aot_build
-from scorer.engine import kernel_set as hot
+from scorer.engine import aot, aot_build, kernel_set
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ERROR_LINES = [b"1_clicks,10 abc 99", b"1_carts,20 \xff", b"1_orders,30,31", b'2_clicks,"11 5', b"2_orders,0 99999999999999999999",
@@ -26,7 +25,7 @@ def _figures(result) -> str:
 def kernel_sets():
     aot_build.ensure_built()
     compiled = aot.load()
-    return [hot.jit_kernels()] + ([compiled] if compiled is not None else [])
+    return [kernel_set.jit_kernels()] + ([compiled] if compiled is not None else [])
 
 
 def _otto(tmp_path) -> Path:
@@ -48,7 +47,7 @@ def _hm(tmp_path) -> Path:
 def test_both_kernel_sets_agree_on_lines_with_errors(kernel_sets, tmp_path, threads, block_bytes):
     outcomes = []
     for kernels in kernel_sets:
-        with hot.using(kernels):
+        with kernel_set.using(kernels):
             otto = scorer.score(_otto(tmp_path), FIXTURES / "otto_truth.jsonl", threads=threads, block_bytes=block_bytes)
             hm = scorer.score(_hm(tmp_path), FIXTURES / "hm" / "truth.csv", "hm", threads=threads, block_bytes=block_bytes)
             outcomes.append(_figures(otto) + _figures(hm))

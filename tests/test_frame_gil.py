@@ -8,8 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from scorer.engine import aot, aot_build
-from scorer.engine import kernel_set as hot
+from scorer.engine import aot, aot_build, kernel_set
 from scorer.engine.frame_pass import _Job
 from scorer.engine.id_kernel import IdKernel as _Kernel
 from scorer.kernels import codes
@@ -67,7 +66,7 @@ def _python_steps_during(call) -> tuple[int, float]:
 
 
 def _kernel_sets():
-    yield pytest.param(lambda: hot.jit_kernels().frame_rows, id="jit")
+    yield pytest.param(lambda: kernel_set.jit_kernels().frame_rows, id="jit")
     yield pytest.param(lambda: _compiled().frame_rows, id="compiled", marks=pytest.mark.slow)
 
 

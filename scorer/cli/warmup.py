@@ -92,18 +92,17 @@ def byte_compile_package() -> None:
 
 
 def run(args) -> int:
-    from scorer.engine import aot, aot_build
-    from scorer.engine import kernel_set as hot
+    from scorer.engine import aot, aot_build, kernel_set
     from scorer.spec.competition import bundled_names
 
     started = time.monotonic()
     names = args.competition or bundled_names()
     compiled = aot_build.ensure_built()
     byte_compile_package()
-    kernel_sets = [aot.load(), hot.jit_kernels()]  # the compiled module (tried on every example) and numba's, cached
+    kernel_sets = [aot.load(), kernel_set.jit_kernels()]  # the compiled module (tried on every example) and numba's, cached
     with tempfile.TemporaryDirectory(prefix="scorer-warmup-") as folder:
         for kernels in filter(None, kernel_sets):
-            with hot.using(kernels):
+            with kernel_set.using(kernels):
                 for name in names:
                     warm(name, Path(folder))
     if not args.quiet:

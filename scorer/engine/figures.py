@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set as hot
+from scorer.engine import kernel_set
 from scorer.kernels.kinds import discounts, ideal_dcg
 
 
@@ -57,7 +57,7 @@ class SlotFigures:
         return self._sums[t]
 
     def _type_sums(self, t: int, n_types: int) -> np.ndarray:
-        return hot.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
+        return kernel_set.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
                                          self.kinds, self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
 
     def array(self) -> np.ndarray:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.engine import kernel_set as hot
+from scorer.engine import kernel_set
 from scorer.engine.figures import SlotFigures
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
@@ -198,7 +198,7 @@ class Pass:
     def _merge(self, chunks: list, line_offset: int) -> None:
         """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
         rows of unknown sessions noted)."""
-        merge_rows = hot.kernels().merge_rows
+        merge_rows = kernel_set.kernels().merge_rows
         for row_ints, row_values, n_rows in chunks:
             self.rows_read += n_rows
             if not self.has_truth:

@@ -82,10 +82,10 @@ class FramePass(Pass):
 
     # -- integer lists: the frame kernel ------------------------------------------------------
     def _run_lists(self, table, form: str) -> None:
-        from scorer.engine import kernel_set as hot
+        from scorer.engine import kernel_set
         from scorer.kernels.rows import scratch_for
 
-        frame_rows = hot.kernels().frame_rows
+        frame_rows = kernel_set.kernels().frame_rows
         kernel = self.kernel
         # made as they are submitted, so the first pieces run while later batches are still being viewed
         jobs = iter([self._long_job(table)]) if form == "long" else (self._wide_job(batch, form, start) for batch, start in _batches(table))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set as hot
+from scorer.engine import kernel_set
 from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.kernels import codes
@@ -42,7 +42,7 @@ class IdKernel(RowKernel):
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = scratch_for(self.kmax)
         pos, line, n_problems, chunks = start, first_line - 1, 0, []
-        parse_block = hot.kernels().parse_block
+        parse_block = kernel_set.kernels().parse_block
         sides = []
         while pos < end:
             row_ints, row_values = self.rows()

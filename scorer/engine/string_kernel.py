@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set as hot
+from scorer.engine import kernel_set
 from scorer.engine.problems import Code
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.kernels import codes
@@ -57,7 +57,7 @@ class ShapeKernel(RowKernel):
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = self.scratch()
         pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
-        parse_strings_block = hot.kernels().parse_strings_block
+        parse_strings_block = kernel_set.kernels().parse_strings_block
         while pos < end:
             row_ints, row_values = self.rows()
             block_preds = np.empty((ROWS_PER_CALL if self.shape == LONG else 1, 3), np.int64)

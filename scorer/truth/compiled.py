@@ -72,9 +72,9 @@ def check_compiled(mapped: mmap.mmap, kind: str, check, vouched: bool, use_memo:
 
 def memo_name(mapped: mmap.mmap, kind: str) -> tuple[bytes, str]:
     """The memo's content (its key) and file name for these bytes read as `kind`."""
-    from scorer.truth import checks as truth_checks
+    from scorer.truth import checks
 
-    key = json.dumps([bytes_key(mapped), kind, CACHE_VERSION, truth_checks.CHECK_VERSION]).encode()
+    key = json.dumps([bytes_key(mapped), kind, CACHE_VERSION, checks.CHECK_VERSION]).encode()
     return key, f"{hashlib.sha256(key).hexdigest()[:32]}{MEMO_SUFFIX}"
 
 
