@@ -5,6 +5,7 @@ others, never followed through a symlink). What fails a check raises Untrusted, 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import stat
@@ -24,14 +25,32 @@ class Untrusted(Exception):
 
 def check(status: os.stat_result, what: str, folder: bool, root_too: bool = False, others: int = 0o022) -> None:
     """Untrusted unless a folder (or regular file) of this user's (with root_too, or root's) without the write
-    bits `others` (group and world: 0o022)."""
+    bits `others` (group and world: 0o022); the group's write bit is no concern when the group is this user's
+    alone (own_group)."""
     if not (stat.S_ISDIR if folder else stat.S_ISREG)(status.st_mode):
         raise Untrusted(f"{what} is not a {'folder' if folder else 'regular file'}")
     if status.st_uid != os.geteuid() and not (root_too and status.st_uid == 0):
         raise Untrusted(f"{what} is owned by uid {status.st_uid}, not by this user (uid {os.geteuid()})"
                         f"{' or root' if root_too and os.geteuid() else ''}")
+    if status.st_mode & others & 0o020 and own_group(status.st_gid):
+        others &= ~0o020  # the group is this user's alone (a umask of 002): its write bit lets nobody else in
     if status.st_mode & others:
         raise Untrusted(f"{what} is writable by others (mode {stat.S_IMODE(status.st_mode):o})")
+
+
+@functools.cache
+def own_group(gid: int) -> bool:
+    """Is gid this user's private group (the user-private-group scheme of Debian, Ubuntu, Fedora): the user's
+    primary group, named as the user, with no other member listed?"""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(os.geteuid())
+        group = grp.getgrgid(gid)
+    except (ImportError, KeyError):
+        return False
+    return gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
 
 
 def _not_a_link(error: OSError, what: str, kind: str) -> Exception:

@@ -236,7 +236,7 @@ def test_the_honest_build_loads_from_a_private_folder_with_its_hash_recorded(com
 
 @pytest.mark.parametrize("spoil, reason", [
     (lambda path: path.parent.chmod(0o777), "is writable by others (mode 777)"),
-    (lambda path: path.parent.chmod(0o720), "is writable by others (mode 720)"),
+    (lambda path: (os.chown(path.parent, -1, 4321), path.parent.chmod(0o720)), "is writable by others (mode 720)"),  # a group not the user's alone
     (lambda path: os.chown(path.parent, 4321, -1), "is owned by uid 4321"),
     (lambda path: os.chown(path, 4321, -1), "is owned by uid 4321"),
     (lambda path: path.chmod(0o666), "is writable by others (mode 666)"),

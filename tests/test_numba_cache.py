@@ -128,7 +128,8 @@ def _own_cache(tmp_path: Path) -> Path:
 
 
 REFUSED = {
-    "group-writable folder": (lambda cache: (cache / _subpath()).chmod(0o770), "writable by others"),
+    "group-writable folder": (lambda cache: (os.chown(cache / _subpath(), -1, FOREIGN), (cache / _subpath()).chmod(0o770)),
+                              "writable by others"),  # a group with no entry: not the user's alone
     "foreign-owned folder": (lambda cache: os.chown(cache / _subpath(), FOREIGN, -1), f"owned by uid {FOREIGN}"),
     "symlinked folder": (lambda cache: (cache / _subpath()).symlink_to((cache / _subpath()).rename(cache / "elsewhere")),
                          "is not a folder"),

@@ -428,7 +428,7 @@ def test_the_cache_folder_is_made_private_and_its_entries_0600(tmp_path, monkeyp
 
 REFUSED_FOLDERS = {
     "world-writable": (lambda folder: folder.chmod(0o777), "is writable by others (mode 777)"),
-    "group-writable": (lambda folder: folder.chmod(0o770), "is writable by others (mode 770)"),
+    "group-writable": (lambda folder: (os.chown(folder, -1, 4321), folder.chmod(0o770)), "is writable by others (mode 770)"),  # a shared group
     "foreign-owned": (lambda folder: os.chown(folder, 4321, -1), "is owned by uid 4321"),
 }
 
