@@ -9,10 +9,10 @@ import pwd
 import stat
 
 import pytest
-from test_numba_cache import _decision, _env, _own_cache, _plant, _subpath
 
 from scorer import private_files
 from scorer.private_files import Untrusted, own_group
+from test_numba_cache import _decision, _env, _own_cache, _plant, _subpath
 
 SHARED = 4321  # a group id with no entry: nobody can say who is in it
 
