@@ -165,6 +165,17 @@ def test_odd_frames_are_scored_or_rejected_alike_in_both_splits(name):
     verdicts(FRAMES[name](base_frame()))
 
 
+@pytest.mark.parametrize("id_name", ["\ufeffsession_type", " session_type", "session_type ", '"session_type"'])
+def test_an_id_column_named_as_the_engine_accepts_the_header_is_scored_on_the_splits_rows(id_name):
+    """The file these columns make is valid (`scorer validate` accepts its header): each split scores its own rows,
+    those of the other split ignored, rather than a false S011 in both."""
+    frame = base_frame().rename(columns={ROW_ID: id_name})
+    expected = {usage: ("score", score(part.copy(), base_frame(), ROW_ID)) for usage, part in SPLITS.items()}
+    assert verdicts(frame) == expected
+    missing = frame.drop(index=[9, 10, 11])  # session 4's rows: only the Private split misses them
+    assert verdicts(missing) == {"Public": expected["Public"], "Private": ("rejected", kaggle.MISSING_ROWS)}
+
+
 # -- boundaries: a bad row just before, at and after a chunk's or a batch's first row -------------------
 LONG = BATCH_ROWS + CHUNK_ROWS + 3  # rows of sessions outside both splits past the first 24: ignored but judged
 BAD_CELLS = {"not an integer": "5 x", "comma": "5,6", "quote": '5"6', "newline": "5\n6", "int": 7, "none": None,

@@ -212,11 +212,11 @@ class FrameText:
         return cls(header, lines, list(submission.columns), columns, line_of)
 
     def other_split(self, row_id: str, comp: Competition, truth: Truth) -> np.ndarray | None:
-        """Rows whose id is well formed and names a session outside the split (None without the row id column:
-        the engine reports the header, S002)."""
-        if row_id not in self.names:
+        """Rows whose id is well formed and names a session outside the split; the ids are the row id column, else
+        the first one (a header the engine accepts, such as ' session_type' or a byte-order mark's; None without columns)."""
+        if not self.columns:
             return None
-        well_formed, session, _ = parse_ids(self.columns[self.names.index(row_id)], comp)
+        well_formed, session, _ = parse_ids(self.columns[self.names.index(row_id) if row_id in self.names else 0], comp)
         return well_formed & ~np.isin(session, truth.sessions)
 
     def csv(self, blank: np.ndarray | None = None) -> bytes:
