@@ -212,6 +212,7 @@ DTYPES = st.sampled_from([None, "str", "string[pyarrow]", "category", "float64",
 SHAPES = st.sampled_from([None, "extra column", "missing column", "renamed column", "columns swapped", "column repeated",
                           "no rows", "repeated index", "string index", "descending index", "index with gaps", "MultiIndex",
                           "rows repeated", "rows shuffled", "a row missing"])
+COLUMN_SHAPES = {"extra column", "missing column", "renamed column", "columns swapped", "column repeated"}
 
 
 EXAMPLES = int(os.environ.get("HOSTILE_FRAME_EXAMPLES", "150"))  # more for a longer hunt
@@ -242,3 +243,16 @@ def hostile_frame(cells, dtype, dtype_column, shape) -> pd.DataFrame:
     if shape is not None:
         frame = FRAMES[shape](frame)
     return frame
+
+
+ACCEPTED_ID_NAMES = ["\ufeffsession_type", " session_type", "session_type ", '"session_type"']  # `scorer validate` takes these
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cells=st.lists(st.tuples(st.integers(0, 3 * len(SESSIONS) - 1), st.sampled_from([ROW_ID, "labels"]), CELLS), max_size=4),
+       dtype=DTYPES, dtype_column=st.sampled_from([ROW_ID, "labels"]), shape=SHAPES.filter(lambda shape: shape not in COLUMN_SHAPES),
+       id_name=st.sampled_from(ACCEPTED_ID_NAMES))
+def test_an_id_column_named_as_the_engine_accepts_changes_no_verdict(cells, dtype, dtype_column, shape, id_name):
+    """The frame's slow way (its CSV validated, then scored) and its fast way (judge_rows) agree on any rows."""
+    frame = hostile_frame(cells, dtype, dtype_column, shape)
+    assert verdicts(frame.rename(columns={ROW_ID: id_name})) == verdicts(frame)
