@@ -6,45 +6,47 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from scorer.kernels import codes
+
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTE: 2}
 
 
 class Code(IntEnum):
-    """The problem codes: the number is the report code's digits (Code.CRLF is "S019"); the kernels use the same
-    numbers as plain ints (scorer.kernels.codes)."""
+    """The problem codes: the number is the report code's digits (Code.CRLF is "S019"). Those a kernel finds in a
+    line take their number from scorer.kernels.codes, where the kernels read them as plain ints."""
 
     EMPTY_FILE = 1
     BAD_HEADER = 2
-    WRONG_FIELD_COUNT = 3
-    MALFORMED_ID = 4
-    UNKNOWN_TYPE = 5
-    SESSION_NOT_INTEGER = 6
-    SESSION_OUT_OF_RANGE = 7
-    ITEM_NOT_INTEGER = 8
-    ITEM_OUT_OF_RANGE = 9
+    WRONG_FIELD_COUNT = codes.WRONG_FIELD_COUNT
+    MALFORMED_ID = codes.MALFORMED_ID
+    UNKNOWN_TYPE = codes.UNKNOWN_TYPE
+    SESSION_NOT_INTEGER = codes.SESSION_NOT_INTEGER
+    SESSION_OUT_OF_RANGE = codes.SESSION_OUT_OF_RANGE
+    ITEM_NOT_INTEGER = codes.ITEM_NOT_INTEGER
+    ITEM_OUT_OF_RANGE = codes.ITEM_OUT_OF_RANGE
     DUPLICATE_ROW = 10
     MISSING_ROWS = 11
     UNKNOWN_SESSIONS = 12
-    TOO_MANY_ITEMS = 13
-    DUPLICATE_ITEMS = 14
-    BLANK_LINE = 15
-    INVALID_UTF8 = 16
-    NUL_BYTE = 17
+    TOO_MANY_ITEMS = codes.TOO_MANY_ITEMS
+    DUPLICATE_ITEMS = codes.DUPLICATE_ITEMS
+    BLANK_LINE = codes.BLANK_LINE
+    INVALID_UTF8 = codes.INVALID_UTF8
+    NUL_BYTE = codes.NUL_BYTE
     BYTE_ORDER_MARK = 18
-    CRLF = 19
-    QUOTED_FIELD = 20
-    BAD_SEPARATOR = 21
-    LINE_TOO_LONG = 22
+    CRLF = codes.CRLF
+    QUOTED_FIELD = codes.QUOTED_FIELD
+    BAD_SEPARATOR = codes.BAD_SEPARATOR
+    LINE_TOO_LONG = codes.LINE_TOO_LONG
     FILE_TOO_LARGE = 23
     DECOMPRESSED_TOO_LARGE = 24
     ZIP_NOT_ONE_FILE = 25
     UNKNOWN_COMPRESSION = 26
     UNREADABLE = 27
     TIME_LIMIT = 28
-    BAD_QUOTES = 30
-    VALUE_NOT_NUMBER = 31
-    EMPTY_FIELD = 32
+    BAD_QUOTES = codes.BAD_QUOTES
+    VALUE_NOT_NUMBER = codes.VALUE_NOT_NUMBER
+    EMPTY_FIELD = codes.EMPTY_FIELD
 
     @property
     def code(self) -> str:
