@@ -27,10 +27,10 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
     hit = cached_copy(cached, read_compiled, types, source=str(path))
     if hit is not None:
         return hit
-    suffix = "".join(path.suffixes[-1:]).lower()
-    if format_of(path) == "jsonl":
+    suffix, kind = "".join(path.suffixes[-1:]).lower(), format_of(path)
+    if kind == "jsonl":
         truth = read_jsonl(path, types)
-    elif format_of(path) in ("parquet", "csv"):
+    elif kind in ("parquet", "csv"):
         truth = read_table(path, types)
     else:
         raise TruthError(f"truth file {path}: unknown format {suffix!r} (use .jsonl, .parquet, .csv or {COMPILED_SUFFIX})")
