@@ -61,13 +61,11 @@ def requested(args) -> bool:
 def finish(args, result) -> int:
     """Post-process a scored Result for `scorer score`: analyse, print text or JSON, write the report."""
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
-    from scorer.api import resolve_competition, resolve_truth
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
         print(result.to_json() if args.format == "json" else result.to_text())
         return 0 if result.score is not None else 1
-    competition = resolve_competition(args.competition, getattr(args, "config", None))
-    truth = resolve_truth(args.truth, competition)
+    truth = result.truth  # the truth just scored against: not loaded a second time
     fraction = parse_split(args.split) if getattr(args, "split", None) not in (None, "usage") else None
     if getattr(args, "split", None) == "usage" and getattr(truth, "usage", None) is None:
         raise UsageError(f"--split usage: the truth {args.truth} has no Usage column (or \"usage\" key); use --split public=F")
