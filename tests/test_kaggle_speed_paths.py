@@ -1,5 +1,5 @@
 """The Kaggle adapter's ways to fewer fresh pages give what the plain ways give: text made a chunk of rows at a
-time (kaggle_frame.ColumnText), the repeated-rows keys kept as one int64 a row (kaggle_frame.RowKeys), and the
+time (kaggle_frame.ColumnText), the repeated-rows keys kept as one int64 a row (scorer.engine.row_keys.RowKeys), and the
 solution read chunk by chunk (kaggle._read_by_chunks), whatever the chunk size and wherever a chunk goes wrong."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import scorer
 import scorer.adapters.kaggle as kaggle
 from scorer.adapters import kaggle_frame
 from scorer.adapters.kaggle import HostVisibleError, truth_from_solution
-from scorer.adapters.kaggle_frame import ColumnText, RowKeys, judge_rows, strings
+from scorer.adapters.kaggle_frame import ColumnText, judge_rows, strings
+from scorer.engine.row_keys import RowKeys
 from test_kaggle_frame import COMP, ROW_ID, file_text, good_rows, problems, truth_of
 
 N_TYPES = len(COMP.types)

@@ -25,6 +25,7 @@ from scorer.engine.id_kernel import IdKernel
 from scorer.engine.problems import Code, Report, report_repeated_rows
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
+from scorer.engine.row_keys import RowKeys
 from scorer.kernels import codes
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
@@ -77,8 +78,9 @@ class Pass:
         self.block_bytes = block_bytes
         self.threads = max(1, int(threads))
         self.progress = sys.stderr.isatty() if progress is None else progress
-        self.has_truth = truth.n_sessions > 0  # without truth, repeated rows are found by sorting the row keys
-        self.row_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.has_truth = truth.n_sessions > 0
+        self.keep_row_keys = not self.has_truth  # without truth (no slots), repeated rows are found by sorting the keys
+        self.row_keys = RowKeys(len(competition.types))
         self.kernel = kernel_for(competition, truth, report.max_per_code, items)
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, np.int64)
@@ -201,8 +203,8 @@ class Pass:
         merge_rows = kernel_set.kernels().merge_rows
         for row_ints, row_values, n_rows in chunks:
             self.rows_read += n_rows
-            if not self.has_truth:
-                self.row_keys.append((row_ints[:n_rows, 1].copy(), row_ints[:n_rows, 2].copy(), row_ints[:n_rows, 3] + line_offset))
+            if self.keep_row_keys:
+                self.row_keys.add(row_ints[:n_rows, 1], row_ints[:n_rows, 2], row_ints[:n_rows, 3], line_offset)
             self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values,
                                                            self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
 
@@ -284,19 +286,15 @@ class Pass:
         return self._finish()
 
     # -- rows that are missing, repeated or unknown -------------------------------------------
-    def _repeated_rows_without_truth(self) -> None:
-        """Without truth the rows have no slots: repeats are found by sorting the rows' keys (session, type, line)."""
-        if not self.row_keys:
+    def _repeated_rows_by_key(self) -> None:
+        """Repeats found by sorting the rows' kept keys (session, type, line): rows that have no slot to meet in."""
+        keys, self.row_keys = self.row_keys, RowKeys(len(self.competition.types))
+        if keys.in_order:  # rows in order (as OTTO's are): none repeats, no sort needed
             return
-        session, kind, line = (np.concatenate(parts) for parts in zip(*self.row_keys))
-        self.row_keys = []
-        if len(session) < 2:
-            return
+        session, kind, line = (np.concatenate(parts) for parts in zip(*keys.triples()))
         n_types = len(self.competition.types)
         if 0 <= session.min() and session.max() < (2**63 - 1) // n_types - n_types:  # one int64 key per row
             key = session * n_types + kind
-            if np.all(key[1:] > key[:-1]):  # rows in order (as OTTO's are): none repeats, no sort needed
-                return
             order = np.argsort(key, kind="stable")  # lines ascend within a key: rows arrive in file order
             sorted_key = key[order]
             repeat = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
@@ -316,7 +314,7 @@ class Pass:
         report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
                              self.n_duplicates)
         if not self.has_truth:
-            self._repeated_rows_without_truth()
+            self._repeated_rows_by_key()
         elif self.n_unknown:
             sessions, lines = self.unknown.T
             first = min(self.n_unknown, SHOWN_IDS, len(sessions))  # rows past n_unknown are unused
