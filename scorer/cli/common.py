@@ -1,4 +1,4 @@
-"""One module per CLI command: HELP, add_arguments(parser), run(args) -> exit code."""
+"""Option helpers the commands share (each command is a module of scorer/cli: HELP, add_arguments(parser), run(args))."""
 
 from __future__ import annotations
 
