@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from scorer.analytics.summary import analyse, render_text
 from scorer.cli.common import DEFAULT_SEED, add_aliased, whole_number
 from scorer.errors import UsageError
 
@@ -61,6 +60,7 @@ def requested(args) -> bool:
 def finish(args, result) -> int:
     """Post-process a scored Result for `scorer score`: analyse, print text or JSON, write the report."""
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
+    from scorer.analytics.summary import analyse, render_text  # here: building the parser loads no engine
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
         print(result.to_json() if args.format == "json" else result.to_text())
