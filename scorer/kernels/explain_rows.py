@@ -11,12 +11,29 @@ whose problems are dropped (`scorer score` reports them). A line with an error g
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
+from scorer.kernels.load import load8
 from scorer.kernels.parse import _careful_line, _digits, _first_time, _type_index, session_index
 from scorer.kernels.rank import contains
 
 MAX_RANKS = 63  # ranks a mask holds
 ROW_COLUMNS = 5  # truth row, first, again, repeats, items read
+
+
+U = np.uint64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def line_end(buf, p, n):
+    """The position of the first newline at or after p (n if none), eight bytes at a time (SLACK bytes after n)."""
+    while p < n:
+        w = load8(buf, p) ^ U(0x0A0A0A0A0A0A0A0A)  # a zero byte where buf holds a newline
+        flags = (w - U(0x0101010101010101)) & ~w & U(0x8080808080808080)
+        if flags != 0:
+            return min(p + (np.int64(trailing_zeros(flags)) >> 3), n)
+        p += 8
+    return n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -76,9 +93,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             if index >= 0:
                 row = row_of_slot[index * n_types + type_index]
             if row < 0:  # no truth for this slot: nothing to read
-                while p < n and buf[p] != 10:
-                    p += 1
-                pos = p + 1
+                pos = line_end(buf, p, n) + 1
                 continue
         n_items = 0
         if ok:  # the items, single spaces between them
