@@ -184,6 +184,10 @@ def _key_errors(result: Result, truth, n_types: int, shown: int, name_row) -> di
     return {"rows": int(len(slots)), "first": [name_row(slot) for slot in slots[:shown]]}
 
 
+def _count(rows: int) -> str:
+    return f"{rows:,} row" + ("" if rows == 1 else "s")
+
+
 def _figure(value) -> str:
     return f"{value:10.6f}" if value is not None else f"{'-':>10}"
 
@@ -209,13 +213,14 @@ def render_text(explanation: Explanation) -> str:
             out.append(f"  {entry['metric']:<14} {entry['type']:<8} {_figure(entry['ours'])} {_figure(entry['theirs'])} {_figure(entry['gap'])}"
                        f"   vs {entry['ours_metric']}")
             for rule in entry["rules"]:
-                if rule["rows"]:
-                    out.append(f"      {rule['rule']}: {rule['rows']:,} rows, {rule['change']:+.6f}; first: {_rows_text(rule['first'])}")
+                regrouped_alike = rule["rule"] == RULES[RULE_PER_ROW_MEAN][0] and rule["change"] == 0.0  # rows of one denominator
+                if rule["rows"] and not regrouped_alike:
+                    out.append(f"      {rule['rule']}: {_count(rule['rows'])}, {rule['change']:+.6f}; first: {_rows_text(rule['first'])}")
         if "total" in convention:
             total = convention["total"]
             out.append(f"  {'total':<14} {'weighted':<8} {_figure(total['ours'])} {_figure(total['theirs'])} {_figure(total['gap'])}")
             if convention["stops"]["rows"]:
-                out.append(f"  evaluate.py would stop with a KeyError: {convention['stops']['rows']:,} rows missing from sessions that "
+                out.append(f"  evaluate.py would stop with a KeyError: {_count(convention['stops']['rows'])} missing from sessions that "
                            f"have other rows; first: {_rows_text(convention['stops']['first'])}")
         if convention["note"]:
             out.append(f"  note: {convention['note']}")
