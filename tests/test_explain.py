@@ -127,6 +127,21 @@ def test_recommenders_map(case, at_k):
         assert got[(metric, kind)]["theirs"] == pytest.approx(expected, abs=TOL)
 
 
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_more_files_against_the_literal_references(tmp_path, seed):
+    truth_lines, lines, truth, rows = make_case(tmp_path, seed)
+    explanation = explain(tmp_path / "sub.csv", tmp_path / "truth.jsonl", against="otto-official,kaggle-apk,recommenders-map,recommenders-map_at_k")
+    expected = otto_evaluate(truth_lines, lines, K)
+    for kind in TYPES:
+        keys, actual, predicted = type_rows(truth, rows, kind)
+        assert figures(explanation, "otto-official")[("recall@20", kind)]["theirs"] == pytest.approx(expected[kind], abs=TOL)
+        assert figures(explanation, "kaggle-apk")[("mapk@20", kind)]["theirs"] == pytest.approx(mapk(actual, [p or [] for p in predicted], K), abs=TOL)
+        by_user = dict(zip((key[0] for key in keys), actual))
+        lists = {key[0]: items for key, items in zip(keys, predicted) if items}
+        for name, metric, at_k in (("recommenders-map", "map", False), ("recommenders-map_at_k", "map_at_k", True)):
+            assert figures(explanation, name)[(metric, kind)]["theirs"] == pytest.approx(recommenders_map(by_user, lists, K, at_k), abs=TOL)
+
+
 def as_run(predicted: list) -> dict:
     """A list as the dict run trec_eval and ranx read: its distinct items, each scored by its first rank (higher first)."""
     distinct = list(dict.fromkeys(predicted))

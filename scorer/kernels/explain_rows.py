@@ -14,7 +14,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels.load import load8
-from scorer.kernels.parse import _careful_line, _digits, _first_time, _type_index, session_index
+from scorer.kernels.parse import _careful_line, _digits, _first_time, fast_id, session_index
 from scorer.kernels.rank import contains
 
 MAX_RANKS = 63  # ranks a mask holds
@@ -74,19 +74,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             continue
         line += 1
         start = pos
-        session, length = _digits(buf, start)
-        p = start + length
-        ok = fast and 0 < length <= 18 and p < n and buf[p] == middle
-        type_index = -1
-        if ok:
-            p += 1
-            type_start = p
-            while p < n and buf[p] != 44 and buf[p] != 10:
-                p += 1
-            ok = p < n and buf[p] == 44
-            if ok:
-                type_index = _type_index(buf, type_start, p, type_names, type_offsets)
-                ok = type_index >= 0
+        session, type_index, p, ok = fast_id(buf, start, n, fast, middle, type_names, type_offsets)
         row = -1
         if ok:
             index = session_index(session, sessions, lookup_base, lookup_table)
