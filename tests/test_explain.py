@@ -251,6 +251,13 @@ def test_cli_text_and_json(case, tmp_path, capsys):
     assert data["k"] == K and data["score"] is not None
 
 
+def test_cli_names_every_convention_without_importing_them():
+    from scorer.analytics.conventions import CONVENTIONS, DOCS
+    from scorer.cli import explain as command
+
+    assert command.CONVENTION_NAMES == tuple(c.name for c in CONVENTIONS) and command.DOCS == DOCS
+
+
 def test_cli_usage_errors(tmp_path, capsys):
     make_case(tmp_path, seed=4)
     args = ["explain", str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "truth.jsonl")]
