@@ -265,3 +265,13 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "unknown convention 'nope'" in capsys.readouterr().err
     assert main([*args, "--competition", "hm"]) == 2
     assert "id_type" in capsys.readouterr().err
+    assert main(["explain", str(tmp_path / "missing.csv"), "--truth", str(tmp_path / "truth.jsonl")]) == 1
+    assert "could not be read" in capsys.readouterr().out
+
+
+def test_a_file_with_errors_exits_1_and_scores_its_bad_lines_as_empty_rows(tmp_path, capsys):
+    (tmp_path / "truth.jsonl").write_text('{"session": 1, "labels": {"clicks": 5}}\n{"session": 2, "labels": {"clicks": 6}}\n')
+    (tmp_path / "sub.csv").write_text("session_type,labels\n1_clicks,5 x\n1_carts,\n1_orders,\n2_clicks,6\n2_carts,\n2_orders,\n")
+    assert main(["explain", str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "truth.jsonl"), "--against", "trec_eval", "--format", "json"]) == 1
+    entry = {(e["metric"], e["type"]): e for e in json.loads(capsys.readouterr().out)["conventions"][0]["metrics"]}[("P_20", "clicks")]
+    assert entry["ours"] == pytest.approx(0.025) and entry["theirs"] == pytest.approx(0.05)  # the bad line: no predictions, not averaged
