@@ -434,6 +434,26 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     return end + 1, session, type_index, -1 if row_error else n_items, n_problems
 
 
+@njit(cache=True, nogil=True, inline="always")
+def fast_id(buf, start, n, fast, middle, type_names, type_offsets):
+    """The plain id `{session}{middle}{type},` at buf[start:]: (session, type index, position of the comma, ok).
+    ok is False for any other form (the careful reader takes the line)."""
+    session, length = _digits(buf, start)
+    p = start + length
+    ok = fast and 0 < length <= 18 and p < n and buf[p] == middle
+    type_index = -1
+    if ok:
+        p += 1
+        type_start = p
+        while p < n and buf[p] != 44 and buf[p] != 10:
+            p += 1
+        ok = p < n and buf[p] == 44
+        if ok:
+            type_index = _type_index(buf, type_start, p, type_names, type_offsets)
+            ok = type_index >= 0
+    return session, type_index, p, ok
+
+
 @njit(cache=True, nogil=True)
 def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
@@ -463,21 +483,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             continue
         line += 1
         start = pos
-        session, length = _digits(buf, start)
-        p = start + length
-        ok = fast and 0 < length <= 18 and p < n and buf[p] == middle
-        type_index = -1
+        session, type_index, p, ok = fast_id(buf, start, n, fast, middle, type_names, type_offsets)
         n_items = 0
         row_error = False
-        if ok:
-            p += 1
-            type_start = p
-            while p < n and buf[p] != 44 and buf[p] != 10:
-                p += 1
-            ok = p < n and buf[p] == 44
-            if ok:
-                type_index = _type_index(buf, type_start, p, type_names, type_offsets)
-                ok = type_index >= 0
         if ok:
             p += 1
             stamp = np.uint8(line & 255)

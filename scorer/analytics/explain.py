@@ -1,0 +1,228 @@
+"""`scorer explain`: a submission scored under every published convention beside ours, and the rows behind each gap.
+
+The file is scored once by the engine (its problems, our figures, each row's line), then read once more by
+scorer.engine.explain_pass for the masks the conventions need. Per type, one kernel call
+(scorer.kernels.conventions) sums every convention metric and every intermediate step: ours, then ours with
+the first rule, the first two, ... So each rule's part of a gap is the change its step makes, and its rows
+are those whose figure (or whether they count) it changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scorer.analytics.conventions import BY_NAME, CONVENTIONS, DOCS, OTTO_TYPES, OUR_METRICS, RULES, Convention, pooled
+from scorer.api import resolve_competition, score
+from scorer.engine.explain_pass import read_truth_rows
+from scorer.engine.result import Result, finite_or_none
+from scorer.errors import UsageError
+from scorer.kernels.conventions import N_ROWS, N_TOUCHED, RULE_PER_ROW_MEAN, SUM_DEN, SUM_NUM, SUM_RATIO, convention_sums
+from scorer.kernels.explain_rows import MAX_RANKS
+
+SHOWN = 5  # rows listed per rule
+
+
+@dataclass
+class Explanation:
+    result: Result  # the engine's score of the file
+    k: int
+    conventions: list = field(default_factory=list)  # dicts, as to_dict() gives them
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        result = self.result
+        return {"submission": result.submission, "competition": result.competition, "k": self.k, "docs": DOCS,
+                "score": finite_or_none(result.score), "valid": result.valid, "metrics": result.metrics,
+                "problem_counts": result.report.summary(),
+                "conventions": self.conventions, "notes": self.notes}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_text(self) -> str:
+        return render_text(self)
+
+
+def choose(names: str | None, types: tuple[str, ...]) -> list[Convention]:
+    """The conventions named (comma-separated), or all that apply to these types."""
+    otto = tuple(types) == OTTO_TYPES
+    if names is None:
+        return [c for c in CONVENTIONS if otto or not c.otto_only]
+    chosen = []
+    for name in (part.strip() for part in names.split(",") if part.strip()):
+        if name not in BY_NAME:
+            raise UsageError(f"unknown convention {name!r}; known: {', '.join(BY_NAME)}")
+        if BY_NAME[name].otto_only and not otto:
+            raise UsageError(f"convention {name!r} is defined for OTTO's types {', '.join(OTTO_TYPES)} only")
+        chosen.append(BY_NAME[name])
+    if not chosen:
+        raise UsageError(f"--against names no convention; known: {', '.join(BY_NAME)}")
+    return chosen
+
+
+@dataclass
+class _Steps:
+    """Every (base metric, rules so far) the chosen conventions pass through, each with the step it adds a rule to."""
+
+    base: list = field(default_factory=list)
+    rules: list = field(default_factory=list)
+    prev: list = field(default_factory=list)
+    index: dict = field(default_factory=dict)
+
+    def add(self, base: int, rules: int, prev: int) -> int:
+        key = (base, rules, prev)
+        if key not in self.index:
+            self.index[key] = len(self.base)
+            self.base.append(base)
+            self.rules.append(rules)
+            self.prev.append(prev)
+        return self.index[key]
+
+    def chain(self, base: int, rules: tuple[int, ...]) -> list[int]:
+        """The steps of one convention metric: ours, then one rule more at a time."""
+        steps = [self.add(base, 0, -1)]
+        applied = 0
+        for rule in rules:
+            applied |= rule
+            steps.append(self.add(base, applied, steps[-1]))
+        return steps
+
+    def arrays(self):
+        regroups = [p >= 0 and bool(r & RULE_PER_ROW_MEAN) and not self.rules[p] & RULE_PER_ROW_MEAN for r, p in zip(self.rules, self.prev)]
+        return (np.array(self.base, np.int64), np.array(self.rules, np.int64), np.array(self.prev, np.int64), np.array(regroups, np.bool_))
+
+
+def _value(base: int, rules: int, sums: np.ndarray, counts: np.ndarray) -> float:
+    if pooled(base, rules):
+        return float(sums[SUM_NUM] / sums[SUM_DEN]) if sums[SUM_DEN] > 0 else float("nan")
+    return float(sums[SUM_RATIO] / counts[N_ROWS]) if counts[N_ROWS] > 0 else float("nan")
+
+
+def explain(submission, truth, competition="otto", *, config=None, against: str | None = None, threads: int = 2,
+            max_per_code: int = 20, untrusted: bool = False, shown: int = SHOWN) -> Explanation:
+    """Score a submission file under the conventions named in `against` (comma-separated; None: all that apply)."""
+    competition = resolve_competition(competition, config)
+    if competition.shape != "id_type":
+        raise UsageError(f"explain reads submissions of the id_type shape (OTTO's); {competition.name!r} has shape {competition.shape!r}")
+    if competition.k > MAX_RANKS:
+        raise UsageError(f"explain handles K up to {MAX_RANKS}; {competition.name!r} has K = {competition.k}")
+    chosen = choose(against, competition.types)
+    result = score(submission, truth, competition, threads=threads, max_per_code=max_per_code, untrusted=untrusted)
+    explanation = Explanation(result, competition.k)
+    if result.outcome is None:  # unreadable: its problem says why
+        return explanation
+    truth = result.truth
+    rows = read_truth_rows(submission, competition, truth, threads=threads, untrusted=untrusted)
+    steps = _Steps()
+    chains = {(c.name, j): steps.chain(m.base, m.rules) for c in chosen for j, m in enumerate(c.metrics)}
+    step_arrays = steps.arrays()
+    n_types, k = len(competition.types), competition.k
+    sizes_all = np.diff(truth.indptr)
+    per_type = []
+    for t, type_name in enumerate(competition.types):
+        pick = np.flatnonzero(rows.slots % n_types == t)
+        slots = rows.slots[pick]
+        sizes = sizes_all[slots]
+        zero_label = (sizes == 1) & (truth.items[truth.indptr[slots]] == 0) if type_name == "clicks" else np.zeros(len(slots), np.bool_)
+        sums = np.zeros((len(steps.base), 3))
+        counts = np.zeros((len(steps.base), 2), np.int64)
+        first_rows = np.full((len(steps.base), shown), -1, np.int64)
+        convention_sums(rows.first[pick], rows.again[pick], rows.repeats[pick], rows.n_items[pick], sizes, zero_label, np.int64(k),
+                        *step_arrays, sums, counts, first_rows)
+        values = [_value(b, r, sums[s], counts[s]) for s, (b, r) in enumerate(zip(steps.base, steps.rules))]
+        per_type.append((slots, values, counts, first_rows))
+
+    def name_row(slot: int) -> dict:
+        session, kind = divmod(int(slot), n_types)
+        line = int(result.slot_line[slot])
+        return {"row": competition.id_pattern.format(session=int(truth.sessions[session]), type=competition.types[kind]),
+                "line": line or None}
+
+    for convention in chosen:
+        entries = []
+        for j, metric in enumerate(convention.metrics):
+            chain = chains[(convention.name, j)]
+            for t, type_name in enumerate(competition.types):
+                slots, values, counts, first_rows = per_type[t]
+                rules = []
+                for rule, step in zip(metric.rules, chain[1:]):
+                    prev = steps.prev[step]
+                    rules.append({"rule": RULES[rule][0], "description": RULES[rule][1], "rows": int(counts[step, N_TOUCHED]),
+                                  "change": finite_or_none(values[step] - values[prev]),
+                                  "first": [name_row(slots[i]) for i in first_rows[step] if i >= 0]})
+                ours, theirs = values[chain[0]], values[chain[-1]]
+                entries.append({"metric": metric.name.format(k=k), "ours_metric": OUR_METRICS[metric.base].format(k=k), "type": type_name,
+                                "ours": finite_or_none(ours), "theirs": finite_or_none(theirs), "gap": finite_or_none(theirs - ours),
+                                "rules": rules})
+        record = {"name": convention.name, "source": convention.source, "note": convention.note, "metrics": entries}
+        if convention.otto_only:
+            record["total"] = _weighted_total(entries, competition)
+            record["stops"] = _key_errors(result, truth, n_types, shown, name_row)
+        explanation.conventions.append(record)
+    capped = int(np.count_nonzero((rows.n_items == MAX_RANKS) & (rows.repeats != 0)))
+    if capped:
+        explanation.notes.append(f"{capped:,} rows hold {MAX_RANKS} items or more with repeats: read to rank {MAX_RANKS}, so a "
+                                 "convention that collapses repeats may miss an item past it")
+    return explanation
+
+
+def _weighted_total(entries: list, competition) -> dict:
+    weights = dict(zip(competition.types, competition.weights))
+    ours = sum(weights[e["type"]] * (e["ours"] or 0.0) for e in entries)
+    theirs = sum(weights[e["type"]] * (e["theirs"] or 0.0) for e in entries)
+    return {"ours": ours, "theirs": theirs, "gap": theirs - ours}
+
+
+def _key_errors(result: Result, truth, n_types: int, shown: int, name_row) -> dict:
+    """Rows of the truth that are missing from a session that has other rows: evaluate.py stops there (KeyError)."""
+    lines = result.slot_line.reshape(-1, n_types)
+    missing = (lines == 0) & (truth.sizes > 0) & (lines > 0).any(axis=1)[:, None]
+    slots = np.flatnonzero(missing.ravel())
+    return {"rows": int(len(slots)), "first": [name_row(slot) for slot in slots[:shown]]}
+
+
+def _count(rows: int) -> str:
+    return f"{rows:,} row" + ("" if rows == 1 else "s")
+
+
+def _figure(value) -> str:
+    return f"{value:10.6f}" if value is not None else f"{'-':>10}"
+
+
+def _rows_text(first: list) -> str:
+    return ", ".join(f"{r['row']} (line {r['line']})" if r["line"] else f"{r['row']} (missing)" for r in first)
+
+
+def render_text(explanation: Explanation) -> str:
+    result = explanation.result
+    out = [f"explain: {result.submission} (K = {explanation.k}); rules and sources: {DOCS}"]
+    if result.outcome is None:
+        out.append("the submission could not be read: " + "; ".join(p.message for p in result.report.problems[:1]))
+        return "\n".join(out)
+    if result.score is not None:
+        out.append(f"score (ours): {result.score:.6f}")
+    if not result.valid:
+        out.append("the file has errors (scorer validate lists them): a line with an error counts as a row with no items")
+    for convention in explanation.conventions:
+        out += ["", f"{convention['name']}: {convention['source']}",
+                f"  {'metric':<14} {'type':<8} {'ours':>10} {'theirs':>10} {'gap':>10}"]
+        for entry in convention["metrics"]:
+            out.append(f"  {entry['metric']:<14} {entry['type']:<8} {_figure(entry['ours'])} {_figure(entry['theirs'])} {_figure(entry['gap'])}"
+                       f"   vs {entry['ours_metric']}")
+            for rule in entry["rules"]:
+                regrouped_alike = rule["rule"] == RULES[RULE_PER_ROW_MEAN][0] and rule["change"] == 0.0  # rows of one denominator
+                if rule["rows"] and not regrouped_alike:
+                    out.append(f"      {rule['rule']}: {_count(rule['rows'])}, {rule['change']:+.6f}; first: {_rows_text(rule['first'])}")
+        if "total" in convention:
+            total = convention["total"]
+            out.append(f"  {'total':<14} {'weighted':<8} {_figure(total['ours'])} {_figure(total['theirs'])} {_figure(total['gap'])}")
+            if convention["stops"]["rows"]:
+                out.append(f"  evaluate.py would stop with a KeyError: {_count(convention['stops']['rows'])} missing from sessions that "
+                           f"have other rows; first: {_rows_text(convention['stops']['first'])}")
+        if convention["note"]:
+            out.append(f"  note: {convention['note']}")
+    out += [f"note: {note}" for note in explanation.notes]
+    return "\n".join(out)

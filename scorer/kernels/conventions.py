@@ -1,0 +1,153 @@
+"""The figures of one type's rows under each published convention, and the rows each of its rules changes.
+
+A convention's metric is one of ours (BASE_*) with rules applied one after the other (RULE_* bits, in
+scorer.analytics.conventions). A *step* is a base metric and a set of rules; step s's value differs from
+step prev[s]'s by one rule. For each step the kernel sums, over the rows it averages, the row's numerator,
+denominator and their ratio, and counts the rows whose figure (or whether they count) differs from prev[s]'s.
+
+Per row (from scorer.kernels.explain_rows): masks of 0-based ranks < 63 — `first` (a truth item's first
+occurrence), `again` (a truth item repeated), `repeats` (any item repeated) — the items read, and |T|.
+Hits within K, by rule: ours `first`; REPEATS_TWICE `first | again` (every occurrence of a truth item is a
+hit); REPEATS_COLLAPSED `first` at ranks with the repeats before them taken out (a run is a dict: a repeat
+takes no slot). With h hits at 0-based ranks r_1 < r_2 < ...:
+  recall    h / d               d = min(K, |T|), or |T| under DENOM_TRUTH; pooled Σh / Σd unless PER_ROW_MEAN
+  precision h / K
+  AP        Σ_j (j / (r_j + 1)) / d
+  NDCG      Σ_j 1 / log2(r_j + 2)  /  Σ_{r < min(K, |T|)} 1 / log2(r + 2)
+Rows: those with truth; NO_PREDICTIONS_SKIPPED leaves out rows with no item, ITEM0_DROPPED rows whose
+label is item 0 (`zero_label`).
+"""
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+BASE_RECALL, BASE_PRECISION, BASE_MAP, BASE_NDCG = 0, 1, 2, 3
+RULE_ITEM0_DROPPED = 1
+RULE_NO_PREDICTIONS_SKIPPED = 2
+RULE_REPEATS_COLLAPSED = 4
+RULE_REPEATS_TWICE = 8
+RULE_DENOM_TRUTH = 16
+RULE_PER_ROW_MEAN = 32
+SUM_NUM, SUM_DEN, SUM_RATIO = 0, 1, 2  # columns of `sums`
+N_ROWS, N_TOUCHED = 0, 1  # columns of `counts`
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _collapse(first, repeats):
+    """`first` with each bit moved down past the repeats before it (the list without its repeats)."""
+    out = np.int64(0)
+    bits = first
+    while bits != 0:
+        r = np.int64(trailing_zeros(bits))
+        bits &= bits - 1
+        before = repeats & ((np.int64(1) << r) - 1)
+        moved = r
+        while before != 0:
+            before &= before - 1
+            moved -= 1
+        out |= np.int64(1) << moved
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _figures(mask, discount):
+    """(hits, Σ precision at the hits, DCG) of a hit mask."""
+    hits = 0
+    precision = 0.0
+    dcg = 0.0
+    bits = mask
+    while bits != 0:
+        r = np.int64(trailing_zeros(bits))
+        bits &= bits - 1
+        hits += 1
+        precision += hits / (r + 1.0)
+        dcg += discount[r]
+    return hits, precision, dcg
+
+
+@njit(cache=True, nogil=True)
+def convention_sums(first, again, repeats, n_items, sizes, zero_label, k, step_base, step_rules, step_prev, step_regroups,
+                    sums, counts, shown):
+    """Sum the rows of one type under every step (see the module's docstring); shown[s] gets the indices of the first
+    rows step s changes: rows that start or stop counting, or whose contribution changes (numerator and denominator of
+    a pooled metric, the ratio of a mean). step_regroups[s]: step s averages differently from prev[s] (a row with a hit
+    counts as changed)."""
+    n_steps = step_base.shape[0]
+    discount = np.zeros(64)
+    ideal = np.zeros(65)
+    for r in range(64):
+        discount[r] = 1.0 / np.log2(r + 2.0)
+        ideal[r + 1] = ideal[r] + (discount[r] if r < k else 0.0)
+    mask_of = np.zeros(n_steps, np.int64)  # which hit mask: 0 ours, 1 repeats twice, 2 repeats collapsed
+    pooled = np.zeros(n_steps, np.bool_)
+    for s in range(n_steps):
+        rules = step_rules[s]
+        mask_of[s] = 1 if (rules & RULE_REPEATS_TWICE) != 0 else (2 if (rules & RULE_REPEATS_COLLAPSED) != 0 else 0)
+        pooled[s] = step_base[s] == BASE_RECALL and (rules & RULE_PER_ROW_MEAN) == 0
+    within = (np.int64(1) << np.int64(k)) - 1
+    counted = np.zeros(n_steps, np.bool_)
+    nums = np.zeros(n_steps)
+    dens = np.zeros(n_steps)
+    ratios = np.zeros(n_steps)
+    figures = np.zeros((3, 3))  # per hit mask: hits, Σ precision at the hits, DCG
+    plain = np.zeros(k + 1, np.int64)  # rows of |T| <= K with items, no hit and no label 0, by |T|: no rule changes them
+    for i in range(first.shape[0]):
+        size = sizes[i]
+        quiet = (first[i] | again[i]) == 0  # no hit under any rule
+        if quiet and 0 < size <= k and n_items[i] > 0 and not zero_label[i]:
+            plain[size] += 1
+            continue
+        if not quiet:
+            for m in range(3):
+                mask = first[i]
+                if m == 1:
+                    mask = first[i] | again[i]
+                elif m == 2 and repeats[i] != 0:
+                    mask = _collapse(first[i], repeats[i])
+                hits, precision, dcg = _figures(mask & within, discount)
+                figures[m, 0] = hits
+                figures[m, 1] = precision
+                figures[m, 2] = dcg
+        shortest = min(k, size)
+        for s in range(n_steps):
+            rules = step_rules[s]
+            skipped = ((rules & RULE_NO_PREDICTIONS_SKIPPED) != 0 and n_items[i] == 0) or ((rules & RULE_ITEM0_DROPPED) != 0 and zero_label[i])
+            counts_row = size > 0 and not skipped
+            d = size if (rules & RULE_DENOM_TRUTH) != 0 else shortest
+            base = step_base[s]
+            if base == BASE_PRECISION:
+                den = float(k)
+            elif base == BASE_NDCG:
+                den = ideal[shortest]
+            else:
+                den = float(d)
+            num = 0.0
+            if not quiet:
+                column = 0 if base == BASE_RECALL or base == BASE_PRECISION else (1 if base == BASE_MAP else 2)
+                num = figures[mask_of[s], column]
+            ratio = num / den if num != 0.0 else 0.0
+            if counts_row:
+                sums[s, SUM_NUM] += num
+                sums[s, SUM_DEN] += den
+                sums[s, SUM_RATIO] += ratio
+                counts[s, N_ROWS] += 1
+            p = step_prev[s]
+            if p >= 0:
+                changed = counted[p] != counts_row
+                if counts_row and not changed:
+                    changed = (num != nums[p] or den != dens[p]) if pooled[s] else ratio != ratios[p]
+                    changed = changed or (step_regroups[s] and num > 0)
+                if changed:
+                    if counts[s, N_TOUCHED] < shown.shape[1]:
+                        shown[s, counts[s, N_TOUCHED]] = i
+                    counts[s, N_TOUCHED] += 1
+            counted[s] = counts_row
+            nums[s] = num
+            dens[s] = den
+            ratios[s] = ratio
+    for size in range(1, k + 1):  # the plain rows: figure 0, denominator |T| (= min(K, |T|)), K or the ideal DCG
+        for s in range(n_steps):
+            base = step_base[s]
+            sums[s, SUM_DEN] += plain[size] * (float(k) if base == BASE_PRECISION else (ideal[size] if base == BASE_NDCG else float(size)))
+            counts[s, N_ROWS] += plain[size]

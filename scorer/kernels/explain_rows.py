@@ -1,0 +1,139 @@
+"""`scorer explain`'s pass over a submission: per row of the truth, where its hits and repeats sit in its first 63 items.
+
+A row of the truth (session, type) with truth gives three 63-bit masks of 0-based ranks r < 63:
+`first` (the item at r is a truth item seen there for the first time: our hits, uncut), `again` (a truth item
+repeated at r) and `repeats` (any item repeated at r), and how many items were read (up to 63). Every
+published convention of docs/metrics.md is a function of these and |truth| (scorer.kernels.conventions).
+
+Lines of the plain form (``123_clicks,4 5 6``) are read here; any other goes through parse.py's careful reader,
+whose problems are dropped (`scorer score` reports them). A line with an error gives a row of no items.
+"""
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from scorer.kernels.load import load8
+from scorer.kernels.parse import _careful_line, _digits, _first_time, fast_id, session_index
+from scorer.kernels.rank import contains
+
+MAX_RANKS = 63  # ranks a mask holds
+ROW_COLUMNS = 5  # truth row, first, again, repeats, items read
+
+
+U = np.uint64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def line_end(buf, p, n):
+    """The position of the first newline at or after p (n if none), eight bytes at a time (SLACK bytes after n)."""
+    while p < n:
+        w = load8(buf, p) ^ U(0x0A0A0A0A0A0A0A0A)  # a zero byte where buf holds a newline
+        flags = (w - U(0x0101010101010101)) & ~w & U(0x8080808080808080)
+        if flags != 0:
+            return min(p + (np.int64(trailing_zeros(flags)) >> 3), n)
+        p += 8
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_masks(items, relevant, n_items, truth_items, t_start, t_end):
+    """(first, again, repeats) of items[:n_items] (relevant[r]: the item's first occurrence) against truth[t_start:t_end]."""
+    first = np.int64(0)
+    again = np.int64(0)
+    repeats = np.int64(0)
+    for r in range(n_items):
+        bit = np.int64(1) << np.int64(r)
+        if not relevant[r]:
+            repeats |= bit
+        if contains(truth_items, t_start, t_end, items[r]):
+            if relevant[r]:
+                first |= bit
+            else:
+                again |= bit
+    return first, again, repeats
+
+
+@njit(cache=True, nogil=True)
+def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits, scratch, rows, counts, found):
+    """Read the lines of buf[pos:n] (SLACK zero bytes after) until it ends or `rows` is full.
+
+    `line` is the number of the line before pos; row_of_slot maps a slot to its row of the truth (-1: no truth).
+    Returns (pos, line, rows written); rows[i] = (truth row, first, again, repeats, items read).
+    """
+    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
+    sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
+    items, relevant, seen, _ = scratch
+    fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
+    middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
+    n_rows = 0
+    while pos < n and n_rows < rows.shape[0]:
+        if buf[pos] == 10:
+            pos += 1
+            line += 1
+            continue
+        line += 1
+        start = pos
+        session, type_index, p, ok = fast_id(buf, start, n, fast, middle, type_names, type_offsets)
+        row = -1
+        if ok:
+            index = session_index(session, sessions, lookup_base, lookup_table)
+            if index >= 0:
+                row = row_of_slot[index * n_types + type_index]
+            if row < 0:  # no truth for this slot: nothing to read
+                pos = line_end(buf, p, n) + 1
+                continue
+        n_items = 0
+        if ok:  # the items, single spaces between them
+            p += 1
+            stamp = np.uint8(line & 255)
+            if p < n and buf[p] != 10:
+                while True:
+                    value, length = _digits(buf, p)
+                    p += length
+                    if length == 0 or length > 18 or p > n:
+                        ok = False
+                        break
+                    if n_items < MAX_RANKS:
+                        relevant[n_items] = _first_time(value, items, n_items, seen, stamp)
+                        items[n_items] = value
+                        n_items += 1
+                    if p >= n or buf[p] == 10:
+                        break
+                    if buf[p] != 32:
+                        ok = False
+                        break
+                    p += 1
+            ok = ok and p - start <= limits[0]
+        if ok:
+            pos = p + 1
+        else:
+            pos, session, type_index, n_items, _ = _careful_line(buf, start, n, line, idspec, careful, limits, scratch, counts, found, 0)
+            counts[:] = 0
+            if session < 0:
+                continue
+            index = session_index(session, sessions, lookup_base, lookup_table)
+            row = row_of_slot[index * n_types + type_index] if index >= 0 else -1
+            if row < 0:
+                continue
+            n_items = max(n_items, 0)  # a line with an error: a row of no items
+        slot = index * n_types + type_index
+        first, again, repeats = row_masks(items, relevant, n_items, truth_items, indptr[slot], indptr[slot + 1])
+        rows[n_rows, 0] = row
+        rows[n_rows, 1] = first
+        rows[n_rows, 2] = again
+        rows[n_rows, 3] = repeats
+        rows[n_rows, 4] = n_items
+        n_rows += 1
+    return pos, line, n_rows
+
+
+@njit(cache=True, nogil=True)
+def merge_explain_rows(rows, n_rows, first, again, repeats, n_items):
+    """Rows into the per-truth-row arrays, in line order: a repeated row's last reading stays (as in the score)."""
+    for i in range(n_rows):
+        row = rows[i, 0]
+        first[row] = rows[i, 1]
+        again[row] = rows[i, 2]
+        repeats[row] = rows[i, 3]
+        n_items[row] = rows[i, 4]
