@@ -118,8 +118,10 @@ def _version() -> str:
 
 
 def write_receipt(path: str | Path, receipt: dict) -> None:
-    """Write receipt.json atomically: a temporary file beside it, then a rename (a reader never sees half a file)."""
+    """Write receipt.json atomically (its folder made if need be): a temporary file beside it, then a rename (a reader
+    never sees half a file)."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -153,7 +155,7 @@ def _figures_differ(old: dict, new: dict) -> str:
     """The first figure that differs, named by its path (score, metrics.orders.recall@20, split.figures...)."""
     def walk(a, b, where: str) -> str | None:
         if isinstance(a, dict) and isinstance(b, dict):
-            for key in sorted(set(a) | set(b), key=str):
+            for key in [*a, *(key for key in b if key not in a)]:  # the receipt's order: the score first
                 found = walk(a.get(key), b.get(key), f"{where}.{key}" if where else str(key))
                 if found:
                     return found
