@@ -9,7 +9,7 @@ from scorer.cli.common import positive_int
 USAGE = "scorer verify RECEIPT SUBMISSION --truth TRUTH [--config PATH] [--format text|json]"
 EXAMPLES = ("scorer verify output/receipt.json submission.csv --truth test.truth.npz",
             "scorer verify result.json submission.csv --truth test_labels.jsonl --format json",
-            "scorer verify results.jsonl uploads/team42.csv --truth test.truth.npz   # a `scorer grade -o` file")
+            "scorer verify results.jsonl uploads/team42.csv --truth test.truth.npz")
 HELP = "score a submission again and check its score receipt: version, config, truth, submission and figures"
 
 
