@@ -23,6 +23,7 @@ COMMANDS = {
     "warmup": "scorer.cli.warmup",
     "grade": "scorer.cli.grade",
     "verify": "scorer.cli.verify",
+    "audit": "scorer.cli.audit",
 }
 
 
