@@ -162,9 +162,9 @@ def test_the_made_submission_checks_can_fail(good, tmp_path):
         paths[name] = tmp_path / f"{name}.csv"
         audit.write_submission(paths[name], truth, comp, mode)
     for name, other in (("perfect", "random"), ("empty", "perfect"), ("random", "perfect"), ("random", "empty")):
-        check = audit.check_made(name, paths[other], truth, comp)[0]
+        check = audit.check_made(name, paths[other], truth, comp)
         assert not check.ok and "fix:" in check.detail, (name, other)
-    assert all(audit.check_made(name, paths[name], truth, comp)[0].ok for name in paths)
+    assert all(audit.check_made(name, paths[name], truth, comp).ok for name in paths)
 
 
 def test_a_run_that_differs_fails_the_repeatable_check(good, tmp_path, monkeypatch):

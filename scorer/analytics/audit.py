@@ -230,7 +230,7 @@ def _compare(name: str, result, expected: dict, tolerance: dict, fix: str) -> Ch
     return failed(name, "; ".join(worst[:3]), fix) if worst else Check(name, True, shown + f"; {len(expected) - 1} metric figures as expected")
 
 
-def check_made(name: str, path: Path, truth: Truth, comp: Competition, threads: int = 2):
+def check_made(name: str, path: Path, truth: Truth, comp: Competition, threads: int = 2) -> Check:
     """Score a submission made from the truth against the expected figures: perfect (best), empty (0) or random."""
     result = score(path, truth, comp, strict=True, threads=threads)
     expected: dict = {}
@@ -256,14 +256,14 @@ def check_made(name: str, path: Path, truth: Truth, comp: Competition, threads: 
                 weighted += comp.weights[t] * (0.0 if math.isnan(value) else value)
                 spread += comp.weights[t] * sigma
     if not supported(comp.metric):
-        return Check(name, True, f"not checked: no worked-out expectation for {comp.metric}"), result
+        return Check(name, True, f"not checked: no worked-out expectation for {comp.metric}")
     expected["score"], tolerance["score"] = weighted, RANDOM_SIGMAS * spread + FIGURE_TOLERANCE
     fix = {"perfect": "a perfect submission must score the metric's best: check the config's types, K and metric options "
                       "against the truth; if they are right, report a scorer bug",
            "empty": "an empty submission must score the minimum: check the config's metric options (empty=...)",
            "random": "a random submission scores far from chance: check that the truth's items are the catalogue's ids "
                      "and the config's K; if they are right, report a scorer bug"}[name]
-    return _compare(name, result, expected, tolerance, fix), result
+    return _compare(name, result, expected, tolerance, fix)
 
 
 def check_repeatable(path: Path, truth: Truth, comp: Competition) -> Check:

@@ -53,7 +53,7 @@ def run(args) -> int:
             for name, mode in audit.modes().items():
                 path = folder / f"{name}.csv"
                 audit.write_submission(path, truth, competition, mode)
-                checks.append(audit.check_made(name, path, truth, competition, args.threads)[0])
+                checks.append(audit.check_made(name, path, truth, competition, args.threads))
                 if name == "random":
                     checks.append(audit.check_repeatable(path, truth, competition))
                     path.unlink()
