@@ -166,8 +166,11 @@ def check_truth(truth: Truth, comp: Competition) -> list[Check]:
     sizes = truth.sizes
     empty = int(np.count_nonzero(sizes.sum(axis=1) == 0))
     missing = [t for i, t in enumerate(comp.types) if comp.weights[i] > 0 and not sizes[:, i].any()]
-    ranges = (f"session ids {int(truth.sessions[0]):,}..{int(truth.sessions[-1]):,}, item ids "
-              + (f"{int(truth.items.min()):,}..{int(truth.items.max()):,}" if len(truth.items) else "none"))
+    if hasattr(truth, "ids"):  # string ids: their codes' ranges say nothing
+        ranges = f"string ids, {len(np.unique(truth.items)):,} distinct items"
+    else:
+        ranges = (f"session ids {int(truth.sessions[0]):,}..{int(truth.sessions[-1]):,}, item ids "
+                  + (f"{int(truth.items.min()):,}..{int(truth.items.max()):,}" if len(truth.items) else "none"))
     found = f"{truth.n_sessions:,} sessions, {empty:,} without any truth item; {ranges}"
     checks = []
     if empty or missing:
