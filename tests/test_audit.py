@@ -152,15 +152,20 @@ def test_a_truth_with_empty_sessions_and_rows_over_k(tmp_path, capsys):
     assert checks["perfect"]["ok"], "the best figures follow the metric's denominator"
 
 
-def test_the_made_submission_checks_can_fail(good, tmp_path):
-    """Each expectation, given another submission than its own, fails (the comparison is not vacuous)."""
-    _, truth_path = good
+def made(truth_path: Path, folder: Path):
+    """(competition, truth, {name: path}) of the perfect, empty and random submissions written into folder."""
     comp = resolve_competition("otto")
     truth = load_truth(truth_path)
     paths = {}
     for name, mode in audit.modes().items():
-        paths[name] = tmp_path / f"{name}.csv"
-        audit.write_submission(paths[name], truth, comp, mode)
+        paths[name] = folder / f"{name}.csv"
+        assert audit.write_submission(paths[name], truth, comp, mode) == paths[name].stat().st_size
+    return comp, truth, paths
+
+
+def test_the_made_submission_checks_can_fail(good, tmp_path):
+    """Each expectation, given another submission than its own, fails (the comparison is not vacuous)."""
+    comp, truth, paths = made(good[1], tmp_path)
     for name, other in (("perfect", "random"), ("empty", "perfect"), ("random", "perfect"), ("random", "empty")):
         check = audit.check_made(name, paths[other], truth, comp)
         assert not check.ok and "fix:" in check.detail, (name, other)
@@ -195,14 +200,8 @@ def test_a_time_limit_too_short_fails(good, capsys):
 
 def test_the_made_submissions_have_their_shape(good, tmp_path):
     """Perfect: the truth first, then fillers up to K; empty: no item; random: K distinct catalogue items, by seed."""
-    _, truth_path = good
-    comp = resolve_competition("otto")
-    truth = load_truth(truth_path)
-    lines = {}
-    for name, mode in audit.modes().items():
-        path = tmp_path / f"{name}.csv"
-        assert audit.write_submission(path, truth, comp, mode) == path.stat().st_size
-        lines[name] = path.read_text().splitlines()
+    comp, truth, paths = made(good[1], tmp_path)
+    lines = {name: path.read_text().splitlines() for name, path in paths.items()}
     assert all(len(rows) == 1 + 3 * len(TRUTH) for rows in lines.values())
     first = lines["perfect"][4].split(",")  # after the header and session 500's clicks
     items = [int(x) for x in first[1].split()]

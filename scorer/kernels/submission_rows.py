@@ -22,7 +22,8 @@ PERFECT, EMPTY, RANDOM = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _write_int(out, pos, value):
+def write_int(out, pos, value):
+    """Write the decimal digits of value >= 0 at out[pos:]; return the position after them."""
     if value == 0:
         out[pos] = 48
         return pos + 1
@@ -35,6 +36,17 @@ def _write_int(out, pos, value):
         out[pos + j] = 48 + value % 10
         value //= 10
     return pos + digits
+
+
+@njit(cache=True, nogil=True, inline="always")
+def write_items(out, pos, items, n):
+    """Write items[:n] separated by single spaces at out[pos:]; return the position after them."""
+    for i in range(n):
+        if i:
+            out[pos] = 32
+            pos += 1
+        pos = write_int(out, pos, items[i])
+    return pos
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -56,7 +68,7 @@ def write_rows(out, first, last, sessions, n_types, heads, head_offsets, tails, 
     for slot in range(first, last):
         t = slot % n_types
         pos = _copy(out, pos, heads, head_offsets[t], head_offsets[t + 1])
-        pos = _write_int(out, pos, sessions[slot // n_types])
+        pos = write_int(out, pos, sessions[slot // n_types])
         pos = _copy(out, pos, tails, tail_offsets[t], tail_offsets[t + 1])
         out[pos] = 44  # ','
         pos += 1
@@ -83,11 +95,7 @@ def write_rows(out, first, last, sessions, n_types, heads, head_offsets, tails, 
                 if not repeat:
                     chosen[written] = catalogue[index]
                     written += 1
-        for i in range(written):
-            if i:
-                out[pos] = 32
-                pos += 1
-            pos = _write_int(out, pos, chosen[i])
+        pos = write_items(out, pos, chosen, written)
         out[pos] = 10
         pos += 1
     return pos
