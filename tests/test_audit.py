@@ -70,6 +70,16 @@ def test_a_good_competition_passes_every_check(good, capsys):
     assert text.splitlines()[0].startswith("audit of otto") and "ok    perfect" in text and "checks passed" in text
 
 
+def test_a_codalab_bundle_is_audited_too(good, capsys):
+    """CodaLab's bundle zips its program and reference data: both are unpacked, and its `metadata` command runs."""
+    folder, truth = good
+    bundle = folder / "codalab.zip"
+    _build().codalab(bundle, "ghcr.io/example/scorer:0.1.0", truth)
+    code, checks = run_audit(capsys, "--truth", truth, "--sample", folder / "sample_submission.csv", "--bundle", bundle)
+    assert code == 0, checks
+    assert "all 7 files" in checks["bundle files"]["detail"] and checks["bundle program"]["detail"].startswith("ran on")
+
+
 def test_a_sample_100_rows_short_fails_and_names_the_fix(good, capsys):
     folder, truth = good
     lines = (folder / "sample_submission.csv").read_text().splitlines(keepends=True)

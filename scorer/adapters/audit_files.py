@@ -59,7 +59,7 @@ def solution_checks(path: str | Path, truth: Truth, comp: Competition) -> list[C
               failed("solution", f"its labels are not the truth's ({labels.n_sessions:,} sessions, the truth {truth.n_sessions:,})",
                      f"write the solution from the truth you audit: {EXPORT}")]
     ok, session, _ = parse_ids(pa.array(frame[id_column].to_numpy(object), pa.string()), comp)
-    codes = np.array([USAGES.index(u) if u in USAGES else -1 for u in frame[USAGE].str.lower()], np.int64)
+    codes = frame[USAGE].str.lower().map({name: code for code, name in enumerate(USAGES)}).fillna(-1).to_numpy(np.int64)
     at = np.searchsorted(truth.sessions, session)
     known = ok & (codes >= 0) & (at < truth.n_sessions)
     known[known] &= truth.sessions[at[known]] == session[known]
