@@ -196,9 +196,10 @@ def check_truth(truth: Truth, comp: Competition) -> list[Check]:
 def check_sample(sample: str | Path, truth: Truth, comp: Competition, threads: int = 2) -> Check:
     """The sample covers exactly the truth's rows and passes strict validation."""
     result = score(sample, truth, comp, strict=True, threads=threads)
-    counts = {row["code"]: row["count"] for row in result.report.summary()}
+    summary = result.report.summary()
+    counts = {row["code"]: row["count"] for row in summary}
     rows = {"missing": counts.get("S011", 0), "unknown": counts.get("S012", 0), "repeated": counts.get("S010", 0)}
-    errors = sorted(code for code, row in ((r["code"], r) for r in result.report.summary()) if row["severity"] == "error")
+    errors = sorted(row["code"] for row in summary if row["severity"] == "error")
     found = f"{', '.join(f'{n:,} {what}' for what, n in rows.items())} rows"
     if result.valid and not any(rows.values()):
         return Check("sample", True, f"covers the truth's {truth.n_sessions * len(comp.types):,} rows exactly and passes strict validation")
@@ -211,24 +212,19 @@ def check_sample(sample: str | Path, truth: Truth, comp: Competition, threads: i
                   "write the sample in the submission format: scorer validate SAMPLE lists every problem")
 
 
-def _figures(result) -> dict:
-    return {"score": result.score, "metrics": result.metrics}
-
-
 def _compare(name: str, result, expected: dict, tolerance: dict, fix: str) -> Check:
-    """Compare the scored figures with the expected ones ({type: {metric: value}} and "score")."""
+    """Compare the scored figures with the expected ones: keys (type, metric) and "score"; NaN expects no figure."""
     if result.score is None:
         first = result.report.problems[0] if result.report.problems else None
         return failed(name, f"no score: {first.code + ' ' + first.message if first else 'unreadable'}", fix)
     worst = []
     for key, want in expected.items():
-        got = result.score if key == "score" else result.metrics[key[0]][key[1]]
-        allowed = tolerance[key]
-        if got is None or want is None or math.isnan(want):
-            if not (got is None and (want is None or math.isnan(want))):
-                worst.append(f"{key if key == 'score' else ' '.join(key)} {got!r}, expected {want!r}")
-        elif abs(got - want) > allowed:
-            worst.append(f"{key if key == 'score' else ' '.join(key)} {got:.6g}, expected {want:.6g} ± {allowed:.2g}")
+        got, label = (result.score, "score") if key == "score" else (result.metrics[key[0]][key[1]], " ".join(key))
+        if got is None or math.isnan(want):
+            if not (got is None and math.isnan(want)):
+                worst.append(f"{label} {got!r}, expected {want!r}")
+        elif abs(got - want) > tolerance[key]:
+            worst.append(f"{label} {got:.6g}, expected {want:.6g} ± {tolerance[key]:.2g}")
     shown = f"score {result.score:.6g}" + (f" (expected {expected['score']:.6g} ± {tolerance['score']:.2g})" if name == "random" else "")
     return failed(name, "; ".join(worst[:3]), fix) if worst else Check(name, True, shown + f"; {len(expected) - 1} metric figures as expected")
 
