@@ -134,6 +134,15 @@ def test_verify_names_each_changed_input(case, capsys, monkeypatch):
     assert code == 1 and failing(checks) == ["version"] and "9.9.9" in checks["version"]["detail"]
 
 
+def test_a_receipt_hashed_without_xxhash_says_so(case, capsys):
+    folder, submission, truth = case
+    out = score_json(capsys, submission, "--truth", truth)
+    out["receipt"]["truth"] = "blake2b-" + "0" * 32
+    (folder / "result.json").write_text(json.dumps(out))
+    code, checks = verify(capsys, folder / "result.json", submission, "--truth", truth)
+    assert code == 1 and failing(checks) == ["truth"] and "hashed with blake2b, here with xxh3" in checks["truth"]["detail"]
+
+
 def test_verify_names_changed_figures(case, capsys):
     """A receipt whose figures were edited (or a scorer whose figures moved) fails on the figures alone."""
     folder, submission, truth = case

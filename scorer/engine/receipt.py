@@ -144,7 +144,9 @@ def differences(recorded: dict, now: dict) -> dict[str, str]:
         found["config"] = f"the competition config differs from the one scored with{changed}"
     for what in ("truth", "submission"):
         if recorded.get(what) != now[what]:
-            found[what] = f"the {what} is not the one scored (content hash {now[what]}, receipt {recorded.get(what)})"
+            then, here = str(recorded.get(what)).split("-")[0], str(now[what]).split("-")[0]
+            found[what] = (f"the {what} was hashed with {then}, here with {here} (install xxhash to compare)" if then != here
+                           else f"the {what} is not the one scored (content hash {now[what]}, receipt {recorded.get(what)})")
     if recorded.get("figures") != now["figures"] or recorded.get("mode") != now["mode"]:
         found["figures"] = _figures_differ(recorded.get("figures") or {}, now["figures"]) if recorded.get("mode") == now["mode"] \
             else f"the receipt was scored {recorded.get('mode')}, now {now['mode']}"
