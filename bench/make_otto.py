@@ -16,25 +16,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from scorer.kernels.submission_rows import write_int, write_items
+
 FIRST_SESSION = 12_899_779  # OTTO's test sessions start here
 N_ITEMS = 1_855_603
 TYPES = ("clicks", "carts", "orders")
-
-
-@njit(cache=True)
-def _write_int(out, pos, value):
-    if value == 0:
-        out[pos] = 48
-        return pos + 1
-    digits = 0
-    v = value
-    while v > 0:
-        digits += 1
-        v //= 10
-    for j in range(digits - 1, -1, -1):
-        out[pos + j] = 48 + value % 10
-        value //= 10
-    return pos + digits
 
 
 @njit(cache=True)
@@ -44,7 +30,7 @@ def _write_rows(out, sessions, type_names, type_offsets, predictions):
     n_types = type_offsets.shape[0] - 1
     for s in range(sessions.shape[0]):
         for t in range(n_types):
-            pos = _write_int(out, pos, sessions[s])
+            pos = write_int(out, pos, sessions[s])
             out[pos] = 95  # '_'
             pos += 1
             for c in range(type_offsets[t], type_offsets[t + 1]):
@@ -53,11 +39,7 @@ def _write_rows(out, sessions, type_names, type_offsets, predictions):
             out[pos] = 44  # ','
             pos += 1
             row = predictions[s * n_types + t]
-            for i in range(row.shape[0]):
-                if i:
-                    out[pos] = 32
-                    pos += 1
-                pos = _write_int(out, pos, row[i])
+            pos = write_items(out, pos, row, row.shape[0])
             out[pos] = 10
             pos += 1
     return pos

@@ -316,7 +316,9 @@ def test_evalai_evaluate_returns_the_leaderboard_split(good):
     submission, truth = good
     out = evaluate(str(truth), str(submission), "test", split="test_split")
     expected = leaderboard_of(cli_strict(submission, truth))
+    receipt = out.pop("receipt")  # the score's receipt: tests/test_receipts.py
     assert out == {"result": [{"test_split": expected}], "submission_result": expected}
+    assert receipt["figures"]["score"] == expected["score"] and receipt["mode"] == "strict"
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """Codabench / CodaLab scoring program: INPUT/ref holds the truth, INPUT/res the submission; scores go to OUTPUT.
 
 Writes ``scores.json`` (Codabench) and ``scores.txt`` (CodaLab, ``key: value`` lines) with the leaderboard
-keys ``score`` and one per type; never a file named ``metadata`` (the worker writes OUTPUT/metadata itself
-and leaves one in INPUT/res: it is skipped). Uploaded zips are unpacked by the platform without flattening,
-so both folders are searched recursively.
+keys ``score`` and one per type, and ``receipt.json`` (scorer.engine.receipt: hashes, never the truth); never a
+file named ``metadata`` (the worker writes OUTPUT/metadata itself and leaves one in INPUT/res: it is skipped).
+Uploaded zips are unpacked by the platform without flattening, so both folders are searched recursively.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from scorer.adapters.message import leaderboard_values, participant_message
 from scorer.api import resolve_competition, score
 from scorer.engine.reader import refusal
+from scorer.engine.receipt import make_receipt, write_receipt
 from scorer.engine.result import Result
 from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES
@@ -25,6 +26,7 @@ from scorer.truth.strings import STRINGS_SUFFIX
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
 TRUTH_SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + CSV_SUFFIXES
+RECEIPT_NAME = "receipt.json"  # beside the scores: `scorer verify OUTPUT/receipt.json SUBMISSION --truth T` proves them later
 
 
 @dataclass
@@ -131,4 +133,8 @@ def grade(input_dir: str | Path, output_dir: str | Path, competition: str = "ott
         return Outcome(1, participant_message(result), result)
     scores = leaderboard_values(result)
     write_scores(output_dir, scores)
+    try:
+        write_receipt(output_dir / RECEIPT_NAME, make_receipt(result, comp, submission))
+    except OSError as error:
+        raise UsageError(f"cannot write the receipt to {output_dir}: {error.strerror or error}") from None
     return Outcome(0, "scored: " + ", ".join(f"{key} {value:.6f}" for key, value in scores.items()), result, scores)

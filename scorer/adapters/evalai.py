@@ -1,9 +1,11 @@
 """EvalAI: ``evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs)``.
 
-Returns ``{"result": [{split: {metric: value}}], "submission_result": {metric: value}}`` with the
-leaderboard keys ``score`` and one per type. The split codename comes from ``split=`` (keyword), else
-``PHASE_SPLITS[phase_codename]``, else the phase codename itself. EvalAI shows the participant the text of
-whatever evaluate raises (str(error) with remote evaluation), so only two exceptions leave it:
+Returns ``{"result": [{split: {metric: value}}], "submission_result": {metric: value}, "receipt": {...}}`` with the
+leaderboard keys ``score`` and one per type, and the score's receipt (scorer.engine.receipt), also written as
+``<submission name>.receipt.json`` to the folder ``receipt_dir=`` (keyword) or ``$SCORER_RECEIPT_DIR`` names.
+The split codename comes from ``split=`` (keyword), else ``PHASE_SPLITS[phase_codename]``, else the phase
+codename itself. EvalAI shows the participant the text of whatever evaluate raises (str(error) with remote
+evaluation), so only two exceptions leave it:
 ``SubmissionRejected``, whose text is the participant message, and ``EvaluationFailed`` for a problem on
 the host's side (truth, config, a bug), whose text names no detail; the detail goes to the host's stderr.
 """
@@ -12,9 +14,11 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from scorer.adapters.message import leaderboard_values, participant_message
-from scorer.api import score
+from scorer.api import resolve_competition, score
+from scorer.engine.receipt import make_receipt, write_receipt
 from scorer.errors import SubmissionError, one_line
 
 PHASE_SPLITS: dict[str, str] = {}  # organisers: {"dev": "dev_split", "test": "test_split"}
@@ -33,7 +37,7 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
     """Score `user_submission_file` strictly against `test_annotation_file` (truth, any supported form).
 
     Keywords (all optional): split, competition (default $SCORER_COMPETITION or "otto"),
-    config (default $SCORER_CONFIG). EvalAI's own keywords (submission_metadata, ...) are ignored.
+    config (default $SCORER_CONFIG), receipt_dir (default $SCORER_RECEIPT_DIR: where the receipt is written). EvalAI's own keywords (submission_metadata, ...) are ignored.
     """
     split = kwargs.get("split") or PHASE_SPLITS.get(phase_codename) or str(phase_codename)
     competition = kwargs.get("competition") or os.environ.get("SCORER_COMPETITION") or "otto"
@@ -48,4 +52,12 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
     if result.score is None:
         raise SubmissionRejected(participant_message(result))
     values = leaderboard_values(result)
-    return {"result": [{split: values}], "submission_result": values}
+    folder = kwargs.get("receipt_dir") or os.environ.get("SCORER_RECEIPT_DIR")
+    try:
+        receipt = make_receipt(result, resolve_competition(competition, config), user_submission_file)
+        if folder:
+            write_receipt(Path(folder) / f"{Path(user_submission_file).name}.receipt.json", receipt)
+    except Exception as error:  # an unwritable folder or a bug: the host's business
+        print(f"scorer: cannot make or write the receipt (receipt_dir {folder}): {one_line(error)}", file=sys.stderr)
+        raise EvaluationFailed(HOST_SIDE) from None
+    return {"result": [{split: values}], "submission_result": values, "receipt": receipt}

@@ -57,13 +57,37 @@ def requested(args) -> bool:
                 or getattr(args, "sessions", None) or getattr(args, "report", None))
 
 
-def finish(args, result) -> int:
-    """Post-process a scored Result for `scorer score`: analyse, print text or JSON, write the report."""
+def receipt_settings(args, analytics: dict | None = None) -> tuple[dict | None, dict | None]:
+    """The split and bootstrap settings a receipt records (scorer.engine.receipt), None for those not asked for."""
+    split = None
+    if analytics and "split" in analytics:
+        from scorer.analytics.leaderboard_split import parse_split
+
+        split = {"usage": True} if getattr(args, "split", None) in (None, "usage") else {"public": parse_split(args.split), "seed": args.seed}
+    bootstrap = {"resamples": args.bootstrap, "seed": args.seed, "level": args.level} if getattr(args, "bootstrap", 0) else None
+    return split, bootstrap
+
+
+def with_receipt(args, result, competition, analytics: dict | None = None) -> str:
+    """The Result's JSON (with its analytics, when they ran) and its receipt."""
+    from scorer.engine.receipt import make_receipt
+
+    out = result.to_dict()
+    if analytics is not None:
+        out["analytics"] = analytics
+    split, bootstrap = receipt_settings(args, analytics)
+    receipt_figures = None if analytics is None else {key: value for key, value in analytics.items() if key in ("split", "bootstrap")}
+    out["receipt"] = make_receipt(result, competition, args.submission, split=split, bootstrap=bootstrap, analytics=receipt_figures)
+    return json.dumps(out, indent=2)
+
+
+def finish(args, result, competition) -> int:
+    """Post-process a scored Result for `scorer score`: analyse, print text or JSON (with its receipt), write the report."""
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
     from scorer.analytics.summary import analyse, render_text  # here: building the parser loads no engine
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
-        print(result.to_json() if args.format == "json" else result.to_text())
+        print(with_receipt(args, result, competition) if args.format == "json" else result.to_text())
         return 0 if result.score is not None else 1
     truth = result.truth  # the truth just scored against: not loaded a second time
     fraction = parse_split(args.split) if getattr(args, "split", None) not in (None, "usage") else None
@@ -77,9 +101,7 @@ def finish(args, result) -> int:
 
         write_report(args.report, result.to_dict(), analytics)
     if args.format == "json":
-        out = result.to_dict()
-        out["analytics"] = analytics
-        print(json.dumps(out, indent=2))
+        print(with_receipt(args, result, competition, analytics))
     else:
         print(result.to_text() + "\n" + render_text(analytics))
         if args.report:

@@ -23,6 +23,8 @@ COMMANDS = {
     "warmup": "scorer.cli.warmup",
     "grade": "scorer.cli.grade",
     "explain": "scorer.cli.explain",
+    "verify": "scorer.cli.verify",
+    "audit": "scorer.cli.audit",
 }
 
 

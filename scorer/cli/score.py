@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.api import score
+    from scorer.api import resolve_competition, score
     from scorer.errors import TruthError
 
     try:
@@ -42,6 +42,7 @@ def run(args) -> int:
             from scorer.dask.run import score_directory
 
             result = score_directory(args)
+            competition = resolve_competition(args.competition, args.config)
         else:
             from scorer.cli.item_options import from_args
 
@@ -55,8 +56,8 @@ def run(args) -> int:
     from scorer.cli import analytics_options as analytics
 
     if analytics.requested(args):
-        return max(analytics.finish(args, result), exit_code(result))
-    print(result.to_json() if args.format == "json" else result.to_text())
+        return max(analytics.finish(args, result, competition), exit_code(result))
+    print(analytics.with_receipt(args, result, competition) if args.format == "json" else result.to_text())
     if result.score is not None and result.report.has_errors():
         print("scorer: the submission has errors (see its problems); lines with an error score 0 (exit code 1)", file=sys.stderr)
     return exit_code(result)

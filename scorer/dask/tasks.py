@@ -30,14 +30,16 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
     a truth or config that cannot be read on this worker gives an "error" entry.
     """
     from scorer.api import score
+    from scorer.engine.receipt import make_receipt
 
     started = time.monotonic()
     record = {"file": submission}
     try:
         truth = truth_for(truth_path, competition)
-        out = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads,
-                    untrusted=untrusted).to_dict()
+        result = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads, untrusted=untrusted)
+        out = result.to_dict()
         record.update((key, out[key]) for key in RECORD_KEYS)
+        record["receipt"] = make_receipt(result, competition, submission)  # `scorer verify` proves the score later
     except ScorerError as error:
         record.update(valid=False, score=None, error=str(error))
     record.update(seconds=round(time.monotonic() - started, 3), worker=where(), pid=os.getpid())

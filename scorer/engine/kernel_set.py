@@ -24,6 +24,18 @@ def kernels():
     return _kernels
 
 
+def name() -> str:
+    """Which kernels serve, for a score receipt: the ahead-of-time module's file, or numba's JIT and its version."""
+    chosen = kernels()
+    if isinstance(chosen, SimpleNamespace):
+        import numba
+
+        return f"numba-jit {numba.__version__}"
+    from pathlib import Path
+
+    return f"ahead-of-time {Path(getattr(chosen, '__file__', '?')).name}"
+
+
 def jit_kernels() -> SimpleNamespace:
     """The same functions as numba dispatchers."""
     from scorer.kernels.frame_rows import frame_rows

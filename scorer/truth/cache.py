@@ -18,7 +18,7 @@ from scorer.private_files import Untrusted, cache_dir
 from scorer.truth.npz import CACHE_VERSION, COMPILED_SUFFIX
 
 
-def _content_digest():
+def content_digest():
     """xxh3-128 (xxhash, about 10 GB/s); blake2b-128 (hashlib, about 1 GB/s) where xxhash is not installed,
     as after Kaggle's `pip install --no-deps`. The name goes into the key, so the two never mix."""
     try:
@@ -30,7 +30,7 @@ def _content_digest():
 
 def bytes_key(data) -> str:
     """The content key of bytes in memory or mapped (see content_key)."""
-    name, digest = _content_digest()
+    name, digest = content_digest()
     digest.update(data)
     return f"{name}-{len(data)}-{digest.hexdigest()}"
 
@@ -49,7 +49,7 @@ def content_key(path: Path) -> str | None:
                 return bytes_key(mapped)
         except (OSError, ValueError):  # a file system that cannot map: read it in blocks
             pass
-        name, digest = _content_digest()
+        name, digest = content_digest()
         handle.seek(0)
         while block := handle.read(1 << 24):
             digest.update(block)

@@ -1,0 +1,235 @@
+"""The checks of `scorer audit` on a platform's files: a Kaggle solution (its labels are the truth, its Usage split)
+and a Codabench or CodaLab bundle zip (every file competition.yaml names is there, its reference data is the
+truth, and its scoring program runs on the sample as the platform's worker runs it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import shlex
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from scorer.adapters.codabench import find_truth
+from scorer.adapters.kaggle import USAGE, HostVisibleError, parse_ids, truth_from_solution
+from scorer.analytics.audit import check_split
+from scorer.analytics.leaderboard_split import Split
+from scorer.api import resolve_truth
+from scorer.engine.checklist import Check, failed
+from scorer.engine.receipt import truth_hash
+from scorer.errors import ScorerError, UsageError
+from scorer.spec.competition import Competition
+from scorer.truth.ids import USAGES, Truth
+
+EXPORT = "scorer export kaggle-solution TRUTH -o solution.csv --public 0.3"
+NAMED_KEYS = {"image", "terms", "file", "scoring_program", "ingestion_program", "reference_data", "input_data",
+              "public_data", "starting_kit"}  # keys of competition.yaml (Codabench v2, CodaLab v1.5) that name a file or folder
+
+
+def same_truth(one: Truth, other: Truth) -> bool:
+    """The same sessions and items (the Usage column and the source aside)."""
+    return truth_hash(dataclasses.replace(one, usage=None, source="")) == truth_hash(dataclasses.replace(other, usage=None, source=""))
+
+
+# --- a Kaggle solution --------------------------------------------------------------------------------------
+def solution_checks(path: str | Path, truth: Truth, comp: Competition) -> list[Check]:
+    """Its labels are the truth's, and its Usage splits whole sessions into public and private."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read the solution {path}: {error}") from None
+    id_column = comp.header[0]
+    if id_column not in frame.columns or USAGE not in frame.columns:
+        return [failed("solution", f"columns {', '.join(map(str, frame.columns))}",
+                       f"write the solution with the columns {id_column}, {comp.header[1]}, {USAGE}: {EXPORT}")]
+    try:
+        labels = truth_from_solution(frame.drop(columns=USAGE), id_column, comp)
+    except HostVisibleError as error:
+        return [failed("solution", str(error), f"write the solution from the truth: {EXPORT}")]
+    checks = [Check("solution", True, f"{len(frame):,} rows whose labels are the truth's") if same_truth(labels, truth) else
+              failed("solution", f"its labels are not the truth's ({labels.n_sessions:,} sessions, the truth {truth.n_sessions:,})",
+                     f"write the solution from the truth you audit: {EXPORT}")]
+    ok, session, _ = parse_ids(pa.array(frame[id_column].to_numpy(object), pa.string()), comp)
+    codes = frame[USAGE].str.lower().map({name: code for code, name in enumerate(USAGES)}).fillna(-1).to_numpy(np.int64)
+    at = np.searchsorted(truth.sessions, session)
+    known = ok & (codes >= 0) & (at < truth.n_sessions)
+    known[known] &= truth.sessions[at[known]] == session[known]
+    seen = np.zeros((truth.n_sessions, 3), bool)
+    seen[at[known], codes[known]] = True
+    overlap = int(np.count_nonzero(seen[:, 0] & seen[:, 1]))
+    usage = np.where(seen[:, 0], 0, np.where(seen[:, 1], 1, 2)).astype(np.int8)
+    checks.append(check_split(Split(usage, "Usage of the solution"), overlap))
+    return checks
+
+
+# --- a Codabench / CodaLab bundle ---------------------------------------------------------------------------
+@dataclass
+class Bundle:
+    path: Path
+    names: set[str]  # every entry of the zip
+    spec: dict  # competition.yaml
+    program: str | None  # the first task's (Codabench) or phase's (CodaLab) scoring program, as named
+    reference: str | None
+    limit: float | None  # that phase's execution_time_limit, seconds
+
+
+def read_bundle(path: str | Path) -> Bundle:
+    """The bundle's competition.yaml and entries; UsageError when it is no zip or has no competition.yaml."""
+    try:
+        import yaml
+    except ImportError:
+        raise UsageError("auditing a bundle needs PyYAML: pip install pyyaml") from None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            if "competition.yaml" not in names:
+                raise UsageError(f"the bundle {path} has no competition.yaml at its top (zip the bundle's contents, not its folder)")
+            spec = yaml.safe_load(archive.read("competition.yaml"))
+    except (OSError, zipfile.BadZipFile) as error:
+        raise UsageError(f"cannot read the bundle {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise UsageError(f"the bundle's competition.yaml is not YAML: {error}") from None
+    if not isinstance(spec, dict):
+        raise UsageError("the bundle's competition.yaml holds no mapping")
+    tasks = spec.get("tasks") or []
+    phases = spec.get("phases") or []
+    phases = list(phases.values()) if isinstance(phases, dict) else phases
+    first_phase = phases[0] if phases and isinstance(phases[0], dict) else {}
+    first = tasks[0] if tasks and isinstance(tasks[0], dict) else first_phase
+    limit = first_phase.get("execution_time_limit")
+    return Bundle(Path(path), names, spec, first.get("scoring_program"), first.get("reference_data"),
+                  float(limit) if isinstance(limit, (int, float)) else None)
+
+
+def named_files(spec) -> list[str]:
+    """Every file or folder name competition.yaml gives: the NAMED_KEYS' values and the html pages (CodaLab)."""
+    found: list[str] = []
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if key == "html" and isinstance(value, dict):
+                found += [page for page in value.values() if isinstance(page, str)]
+            elif key in NAMED_KEYS and isinstance(value, str):
+                found.append(value)
+            else:
+                found += named_files(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            found += named_files(value)
+    return found
+
+
+def _present(name: str, names: set[str]) -> bool:
+    name = str(PurePosixPath(name))
+    return name in names or any(entry.startswith(name + "/") for entry in names)
+
+
+def file_checks(bundle: Bundle) -> Check:
+    """Every file competition.yaml names is in the zip."""
+    named = sorted(set(named_files(bundle.spec)))
+    missing = [name for name in named if not _present(name, bundle.names)]
+    if missing:
+        return failed("bundle files", f"competition.yaml names {len(named)} files; missing: {', '.join(missing)}",
+                      "add them to the bundle (python bundles/build.py builds a complete one)")
+    return Check("bundle files", True, f"all {len(named)} files competition.yaml names are there")
+
+
+def _extract(bundle: Bundle, name: str, into: Path) -> None:
+    """Unpack a folder of the bundle, or a zip inside it (CodaLab's scoring_program.zip), into `into`."""
+    into.mkdir(parents=True, exist_ok=True)
+    name = str(PurePosixPath(name))
+    with zipfile.ZipFile(bundle.path) as archive:
+        if name in bundle.names and name.endswith(".zip"):
+            inner = zipfile.ZipFile(io.BytesIO(archive.read(name)))
+            members, source = inner.namelist(), inner
+        else:
+            members, source = [entry for entry in bundle.names if entry.startswith(name + "/")], archive
+        for member in members:
+            relative = member[len(name) + 1:] if source is archive else member
+            target = (into / relative).resolve()
+            if not target.is_relative_to(into.resolve()):
+                raise UsageError(f"the bundle's {member} would unpack outside its folder")
+            if member.endswith("/"):
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read(member))
+
+
+def reference_check(bundle: Bundle, truth: Truth, comp: Competition, workdir: Path) -> Check:
+    """The bundle's reference data is the truth audited (not the demo truth)."""
+    if not bundle.reference or not _present(bundle.reference, bundle.names):
+        return failed("bundle truth", "no reference data in the bundle", "build the bundle with --truth YOUR_TRUTH")
+    folder = workdir / "reference"
+    _extract(bundle, bundle.reference, folder)
+    try:
+        found = resolve_truth(find_truth(folder), comp)
+    except ScorerError as error:
+        return failed("bundle truth", f"its reference data cannot be read: {error}", "build the bundle with --truth YOUR_TRUTH")
+    if not same_truth(found, truth):
+        return failed("bundle truth", f"its reference data holds another truth ({found.n_sessions:,} sessions, the audited "
+                      f"one {truth.n_sessions:,})", "build the bundle with --truth YOUR_TRUTH (python bundles/build.py ... --truth)")
+    return Check("bundle truth", True, f"its reference data is the audited truth ({truth.n_sessions:,} sessions)")
+
+
+def leaderboard_keys(spec: dict) -> list[str]:
+    """The score keys the leaderboard shows: Codabench's leaderboards[].columns[].key, CodaLab's leaderboard.columns."""
+    board = spec.get("leaderboard")
+    if isinstance(board, dict) and isinstance(board.get("columns"), dict):
+        return list(board["columns"])
+    return [column["key"] for entry in spec.get("leaderboards") or [] if isinstance(entry, dict)
+            for column in entry.get("columns") or [] if isinstance(column, dict) and "key" in column]
+
+
+def program_check(bundle: Bundle, submission: Path, workdir: Path, limit: float) -> Check:
+    """Run the bundle's scoring program on the submission as the worker does: its command after the image's
+    ENTRYPOINT `scorer`, in the program folder, with the reference data and the upload in input/ref and input/res."""
+    import json
+
+    import yaml
+
+    if not bundle.program or not _present(bundle.program, bundle.names):
+        return failed("bundle program", "no scoring program in the bundle", "add scoring_program/ (python bundles/build.py)")
+    run = workdir / "run"
+    program, ref, res, output = run / "program", run / "input" / "ref", run / "input" / "res", run / "output"
+    _extract(bundle, bundle.program, program)
+    if bundle.reference and _present(bundle.reference, bundle.names):
+        _extract(bundle, bundle.reference, ref)
+    res.mkdir(parents=True, exist_ok=True)
+    output.mkdir(parents=True, exist_ok=True)
+    (res / submission.name).write_bytes(submission.read_bytes())
+    metadata = program / ("metadata.yaml" if (program / "metadata.yaml").is_file() else "metadata")
+    try:
+        command = str(yaml.safe_load(metadata.read_text())["command"])
+    except (OSError, TypeError, KeyError, yaml.YAMLError):
+        return failed("bundle program", "the scoring program has no metadata.yaml (or metadata) with a command",
+                      "add scoring_program/metadata.yaml: command: codabench /app/input /app/output --competition NAME")
+    for old, new in (("/app/input", run / "input"), ("/app/output", output), ("/app/program", program),
+                     ("$input", run / "input"), ("$output", output), ("$program", program)):
+        command = command.replace(old, str(new))
+    argv = [sys.executable, "-m", "scorer", *shlex.split(command)]
+    try:
+        done = subprocess.run(argv, cwd=program, capture_output=True, text=True, timeout=limit, env=dict(os.environ))
+    except subprocess.TimeoutExpired:
+        return failed("bundle program", f"did not finish within {limit:g} s", "see the time check")
+    last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
+    if done.returncode != 0:
+        return failed("bundle program", f"`scorer {command}` exited {done.returncode}: {last}",
+                      "make the sample valid for the bundle's truth and config, or fix the program's command")
+    try:
+        scores = json.loads((output / "scores.json").read_text())
+    except (OSError, ValueError):
+        return failed("bundle program", "it wrote no scores.json", "the command must be `codabench INPUT OUTPUT ...`")
+    missing = [key for key in leaderboard_keys(bundle.spec) if key not in scores]
+    if missing:
+        return failed("bundle program", f"its scores lack the leaderboard's keys {', '.join(missing)}",
+                      "name the leaderboard columns after the scores: score and one per type")
+    return Check("bundle program", True, f"ran on {submission.name}: " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))

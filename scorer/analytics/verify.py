@@ -1,0 +1,93 @@
+"""Verify a score receipt (scorer.engine.receipt): score the submission again and say what, if anything, differs.
+
+The checks, one per thing a receipt vouches for: version (the scorer's), config (the competition's canonical
+config), truth and submission (content hashes) and figures (the score, every metric, and the split and
+bootstrap figures the receipt holds, to the last bit).
+"""
+
+from __future__ import annotations
+
+import json
+
+from scorer.api import score
+from scorer.engine.checklist import Check
+from scorer.engine.receipt import WHAT, differences, make_receipt
+from scorer.errors import UsageError
+
+FIXES = {
+    "version": "run the scorer version the receipt names (pip install recsys-scorer==VERSION, or its image)",
+    "config": "pass the competition config the score was made with (--config PATH)",
+    "truth": "pass the truth the score was made with (--truth)",
+    "submission": "pass the file that was scored, byte for byte",
+    "figures": "the same inputs give other figures: report it (a scorer bug), unless another check failed too",
+}
+
+
+def receipt_from(data, submission_name: str) -> dict:
+    """The receipt in a parsed document: a receipt itself, a score JSON or grade record holding one, or a list of
+    grade records (the one for `submission_name`)."""
+    if isinstance(data, list):
+        matches = [record for record in data if isinstance(record, dict) and
+                   str(record.get("file", "")).rsplit("/", 1)[-1] == submission_name]
+        if len(matches) != 1:
+            raise UsageError(f"the receipt file holds {len(data)} records, {len(matches)} of them for {submission_name!r}: "
+                             "give the record of this submission")
+        data = matches[0]
+    if isinstance(data, dict) and isinstance(data.get("receipt"), dict):
+        data = data["receipt"]
+    if not isinstance(data, dict) or not isinstance(data.get("receipt"), int) or "figures" not in data:
+        raise UsageError("no receipt found: give receipt.json, a `scorer score --format json` output or a `scorer grade` record")
+    return data
+
+
+def read_receipt(path: str, submission_name: str) -> dict:
+    """The receipt in a file (JSON, or the JSON lines of `scorer grade -o`)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read the receipt {path}: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as error:
+            raise UsageError(f"the receipt {path} is not JSON (nor JSON lines): {error}") from None
+    return receipt_from(data, submission_name)
+
+
+def rescore(recorded: dict, submission, truth, competition, threads: int = 2) -> dict:
+    """A receipt made now, from the same mode, split and bootstrap settings as the recorded one."""
+    from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.summary import analyse
+
+    result = score(submission, truth, competition, strict=recorded.get("mode") == "strict", threads=threads)
+    split_settings, bootstrap_settings = recorded.get("split"), recorded.get("bootstrap")
+    analytics = None
+    if (split_settings or bootstrap_settings) and result.score is not None and result.slot_values is not None:
+        split = None
+        if split_settings:
+            split = resolve_split(result.truth, split_settings.get("public"), int(split_settings.get("seed", 0)))
+        boot = bootstrap_settings or {}
+        analytics = analyse(result, result.truth, n_bootstrap=int(boot.get("resamples", 0)), seed=int(boot.get("seed", 0)),
+                            level=float(boot.get("level", 0.95)), split=split, threads=threads)
+    now = make_receipt(result, competition, submission, split=split_settings, bootstrap=bootstrap_settings, analytics=analytics)
+    return json.loads(json.dumps(now))  # as the recorded one was read: tuples become lists
+
+
+def verify(recorded: dict, submission, truth, competition, threads: int = 2) -> list[Check]:
+    """One check per thing a receipt vouches for (WHAT), each naming what differs and the fix."""
+    now = rescore(recorded, submission, truth, competition, threads)
+    found = differences(recorded, now)
+    same = {
+        "version": f"scorer {now['scorer']['version']} (kernels: {now['scorer']['kernels']}; "
+                   f"the receipt's: {recorded.get('scorer', {}).get('kernels')})",
+        "config": f"{now['competition']['name']}, {now['competition']['config']}",
+        "truth": now["truth"],
+        "submission": now["submission"],
+        "figures": f"score {now['figures']['score']!r} and {sum(map(len, now['figures']['metrics'].values()))} metric figures"
+                   + "".join(f", the {key} figures" for key in ("split", "bootstrap") if key in now["figures"]),
+    }
+    return [Check(what, False, f"{found[what]} — fix: {FIXES[what]}") if what in found else Check(what, True, same[what])
+            for what in WHAT]

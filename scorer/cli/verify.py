@@ -1,0 +1,37 @@
+"""scorer verify RECEIPT SUBMISSION --truth TRUTH: score again and say whether the receipt's score is proven."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scorer.cli.common import positive_int
+
+USAGE = "scorer verify RECEIPT SUBMISSION --truth TRUTH [--config PATH] [--format text|json]"
+EXAMPLES = ("scorer verify output/receipt.json submission.csv --truth test.truth.npz",
+            "scorer verify result.json submission.csv --truth test_labels.jsonl --format json",
+            "scorer verify results.jsonl uploads/team42.csv --truth test.truth.npz")
+HELP = "score a submission again and check its score receipt: version, config, truth, submission and figures"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("receipt", metavar="RECEIPT", help="receipt.json, a `scorer score --format json` output, or the JSON "
+                        "lines of `scorer grade -o` (the record of SUBMISSION's file name)")
+    parser.add_argument("submission", metavar="SUBMISSION", help="the submission file that was scored")
+    parser.add_argument("--truth", required=True, help="the ground truth it was scored against (any form: its content is compared)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--competition", metavar="NAME", help="a bundled competition config (default: the receipt's competition)")
+    group.add_argument("--config", metavar="PATH", help="a competition config TOML file")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
+
+
+def run(args) -> int:
+    from scorer.analytics.verify import read_receipt, verify
+    from scorer.api import resolve_competition
+    from scorer.engine.checklist import render
+
+    recorded = read_receipt(args.receipt, Path(args.submission).name)
+    competition = resolve_competition(args.competition or recorded.get("competition", {}).get("name"), args.config)
+    checks = verify(recorded, args.submission, args.truth, competition, threads=args.threads)
+    print(render(checks, f"verify {args.receipt} against {args.submission}", args.format))
+    return 0 if all(check.ok for check in checks) else 1
