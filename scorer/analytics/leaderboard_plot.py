@@ -7,7 +7,7 @@ import io
 import os
 from pathlib import Path
 
-from scorer.analytics.plots import COLOURS, _pyplot, _write, check_name
+from scorer.analytics.plots import COLOURS, _integer_ticks, _pyplot, _write, check_name
 
 
 def _label(name: str, width: int = 36) -> str:
@@ -25,18 +25,19 @@ def leaderboard_png(board: dict, dpi: int = 110) -> bytes:
     for y, s in zip(ys, rows):
         colour = COLOURS[((s["tier"] or 1) - 1) % len(COLOURS)]
         if s["rank_low"] is not None:
-            ranks.plot([s["rank_low"], s["rank_high"]], [y, y], color=colour, lw=4, alpha=0.45, solid_capstyle="butt")
+            ranks.plot([s["rank_low"] - 0.3, s["rank_high"] + 0.3], [y, y], color=colour, lw=6, alpha=0.45, solid_capstyle="butt")
             scores.plot([s["score_low"], s["score_high"]], [y, y], color=colour, lw=4, alpha=0.45, solid_capstyle="butt")
         ranks.plot([s["rank"]], [y], "o", color=colour, ms=6)
         if s["score"] is not None:
             scores.plot([s["score"]], [y], "o", color=colour, ms=6)
         if s["p_first"]:
-            ranks.annotate(f"p₁={s['p_first']:.2f}", (max(s["rank_high"], s["rank"]), y), textcoords="offset points",
+            ranks.annotate(f"p₁={s['p_first']:.2f}", (max(s["rank_high"], s["rank"]) + 0.3, y), textcoords="offset points",
                            xytext=(6, 0), va="center", fontsize=7)
     ranks.set_yticks(ys, [f"{s['rank']}. {_label(s['name'])}" for s in rows], fontsize=8)
     ranks.set_ylim(len(rows) - 0.5, -0.5)
     ranks.set_xlim(0.5, max([s["rank_high"] or s["rank"] for s in rows] + [1]) + 1.5)
-    ranks.set_xlabel("rank (1 = best)")
+    ranks.xaxis.set_major_locator(_integer_ticks())
+    ranks.set_xlabel("rank (1 = best); bar: the rank interval")
     ranks.grid(alpha=0.3, axis="x")
     scores.set_xlabel(f"score ({board.get('metric') or 'weighted'})")
     scores.grid(alpha=0.3, axis="x")
