@@ -11,10 +11,10 @@ import tempfile
 
 import numpy as np
 import pytest
-from conftest import truth_lines
-from test_leaderboard import make_submission, make_truth
 
+from conftest import truth_lines
 from scorer.cli.main import main
+from test_leaderboard import make_submission, make_truth
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y chromium)")

@@ -97,11 +97,9 @@ def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] 
         raise ValueError(f"unknown method {method!r}")
     matrix = columns.used()
     sides = sides_of(split, matrix.shape[0])
-    rows = np.concatenate(list(sides.values()))
-    rows.sort()
     t = columns.n_types
-    observed_all = observed_sums(matrix, rows)
-    scores, ratios = figures_of(observed_all, columns)
+    side_observed = {name: observed_sums(matrix, rows) for name, rows in sides.items()}
+    scores, ratios = figures_of(sum(side_observed.values()), columns)
     side_sums = joint_sums(matrix, list(sides.values()), n, seed, threads)
     samples = resampled_scores(sum(side_sums), t, columns.weights)
     found = standings(scores, samples, level, top, method)
@@ -109,15 +107,15 @@ def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] 
     S = len(names)
     out: dict = {
         "metric": str(columns.metric), "types": list(columns.types), "weights": [float(w) for w in columns.weights],
-        "sessions": int(len(rows)), "resamples": n, "seed": seed, "level": level, "top_k": top,
+        "sessions": int(sum(len(rows) for rows in sides.values())), "resamples": n, "seed": seed, "level": level, "top_k": top,
         "control": {"method": method, "name": METHODS[method], "alpha": alpha, "comparisons": S * (S - 1) // 2,
                     "family": "every pair of ranked submissions"},
         "submissions": [], "unranked": list(unranked or []), "pairs": [],
     }
     shake = None
     if split is not None:
-        public_scores, _ = figures_of(observed_sums(matrix, sides["public"]), columns)
-        private_scores, _ = figures_of(observed_sums(matrix, sides["private"]), columns)
+        public_scores, _ = figures_of(side_observed["public"], columns)
+        private_scores, _ = figures_of(side_observed["private"], columns)
         public_rank, private_rank = standings(public_scores, np.zeros((0, S)))["rank"], standings(private_scores, np.zeros((0, S)))["rank"]
         if n:
             shake = rank_change(resampled_scores(side_sums[0], t, columns.weights), resampled_scores(side_sums[1], t, columns.weights))
@@ -145,7 +143,7 @@ def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] 
                                      "p_value": float(found["p_values"][i, j]), "p_adjusted": float(found["adjusted"][i, j]),
                                      "significant": bool(scores[i] > scores[j] and found["adjusted"][i, j] <= alpha)})
     if plan_mde and S:
-        planning = sides["private"] if split is not None else rows
+        planning = sides["private"] if split is not None else sides["all"]
         sessions = mde_sessions if mde_sessions is not None else len(planning)
         out["mde"] = plan(columns, planning, found["order"], names, scores, sessions, alpha)
     return out
