@@ -416,9 +416,22 @@ def test_command_ranks_valid_files_and_lists_invalid_ones(board_files, capsys, t
     truth_path, paths = board_files
     bad = tmp_path / "bad.csv"
     bad.write_text("session_type,labels\n1_clicks,x\n")
-    code, board, _ = run_json(capsys, ["leaderboard", str(paths[0]), str(bad), "--truth", str(truth_path), "--bootstrap", "20"])
-    assert code == 1 and len(board["submissions"]) == 1 and board["unranked"][0]["name"] == str(bad)
+    missing = tmp_path / "missing.csv"
+    code, board, _ = run_json(capsys, ["leaderboard", str(paths[0]), str(bad), str(missing), "--truth", str(truth_path),
+                                       "--bootstrap", "20"])
+    assert code == 1 and len(board["submissions"]) == 1 and [u["name"] for u in board["unranked"]] == [str(bad), str(missing)]
+    assert "S027" in board["unranked"][1]["reason"]
     assert board["submissions"][0]["tier"] == 1 and board["submissions"][0]["p_first"] == 1.0
+
+
+def test_command_without_resamples_gives_the_table_alone(board_files, capsys, tmp_path):
+    truth_path, paths = board_files
+    code, board, _ = run_json(capsys, ["leaderboard", *map(str, paths[:3]), "--truth", str(truth_path), "--bootstrap", "0",
+                                       "--report", str(tmp_path / "b.png")])
+    assert code == 0 and [s["rank"] for s in board["submissions"]] == [1, 2, 3]
+    assert all(s["rank_low"] is None and s["tier"] is None for s in board["submissions"]) and board["pairs"] == []
+    assert main(["leaderboard", str(paths[0]), "--truth", str(truth_path), "--bootstrap", "0"]) == 0
+    assert "no resamples" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, message", [

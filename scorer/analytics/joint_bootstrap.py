@@ -103,7 +103,7 @@ def resampled_scores(sums: np.ndarray, n_types: int, weights: np.ndarray) -> np.
     score = Σ_t w_t · Σ num_t / Σ den_t, a type whose resampled denominator is 0 adding 0 (as Result.score does).
     """
     den = sums[..., :n_types]
-    num = sums[..., n_types:].reshape(*sums.shape[:-1], -1, n_types)
+    num = sums[..., n_types:].reshape(*sums.shape[:-1], sums.shape[-1] // n_types - 1, n_types)
     safe = np.where(den > 0, den, 1.0)[..., None, :]
     ratios = np.where(den[..., None, :] > 0, num / safe, 0.0)
     return (ratios * weights).sum(axis=-1)

@@ -182,6 +182,9 @@ def render_text(board: dict) -> str:
                      "comparisons (bootstrap p-values); a tier ends where a submission is significantly below its first")
     elif board.get("note"):
         lines.append(board["note"])
+    else:
+        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
+                     "no resamples (--bootstrap 0): no intervals, p_first or tiers")
     lines.append("")
     top = board.get("top_k", 3)
     header = (f"{'rank':>4} {'interval':>9} {'tier':>4} {'score':>9} " + "".join(f"{t[:9]:>10}" for t in types)
