@@ -82,8 +82,8 @@ def _scored(paths: list[str], recorded: dict, truth, competition, args):
 
 def run(args) -> int:
     from scorer.analytics.leaderboard import collect, from_records, leaderboard, render_text
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
     from scorer.api import resolve_competition, resolve_truth
+    from scorer.cli.analytics_options import split_option
     from scorer.errors import UsageError
 
     if bool(args.submissions) == bool(args.results):
@@ -104,11 +104,7 @@ def run(args) -> int:
         truth = resolve_truth(args.truth, competition)
         if truth.n_sessions == 0:
             raise UsageError(f"the truth {args.truth} has no sessions: nothing to rank")
-        split = None
-        if args.split:
-            if args.split == "usage" and getattr(truth, "usage", None) is None:
-                raise UsageError(f"--split usage: the truth {args.truth} has no Usage column; use --split public=F")
-            split = resolve_split(truth, None if args.split == "usage" else parse_split(args.split), args.seed)
+        split = split_option(args.split, truth, args.truth, args.seed)
         paths = list(dict.fromkeys(args.submissions or [r["file"] for r in records]))  # a file given twice is ranked once
         recorded = {r["file"]: r for r in records}
         columns, names, unranked = collect(_scored(paths, recorded, truth, competition, args), len(paths))
