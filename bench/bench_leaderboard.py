@@ -88,6 +88,7 @@ def main(argv=None) -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sessions", type=int, default=None, help="use only the first N sessions of the truth (a smaller run)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the last board's plot to this .png or .html")
     args = parser.parse_args(argv)
 
     import scorer
@@ -136,6 +137,12 @@ def main(argv=None) -> None:
     print(f"leaderboard with --split public=0.3 --mde: {with_split:.1f} s; mean rank change "
           f"{board['split']['mean_rank_change']:.2f}, median pair MDE {board['mde']['median_pair_mde']:.6f}")
     print(f"peak RSS of the process: {peak_mb():,.0f} MB")
+    if args.report:
+        from scorer.analytics.leaderboard_plot import write_leaderboard_report
+
+        started = time.perf_counter()
+        write_leaderboard_report(args.report, board)
+        print(f"report {args.report} written in {time.perf_counter() - started:.1f} s")
     total = args.submissions * one_score + fill + with_split
     print(f"estimated whole command (scoring {args.submissions} files one after the other + columns + --split --mde): {total:.0f} s")
 
