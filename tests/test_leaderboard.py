@@ -333,6 +333,28 @@ def test_split_ranks_each_side_on_the_same_resamples(board_files):
     assert [s["score"] for s in plain["submissions"]] == pytest.approx([s["score"] for s in board["submissions"]], abs=1e-12)
 
 
+def test_mde_pairs_match_the_per_submission_contributions(board_files):
+    """The one-pass, blockwise MDE of the board against each submission's c_s taken whole (mde.contributions)."""
+    truth_path, paths = board_files
+    pairs = scored(truth_path, paths[:4])
+    split = hash_split(pairs[0][1].truth.sessions, 0.5, seed=3)
+    board = leaderboard(*collect(iter(pairs), 4)[:2], n=20, seed=2, split=split, plan_mde=True, mde_sessions=10_000)
+    private = np.flatnonzero(split.usage == 1)
+    per = {}
+    for name, result in pairs:
+        table = SessionTable.from_result(result)
+        num, den = table.parts(table.values[private], table.sizes[private], [(t, 0) for t in range(3)])
+        per[name] = contributions(num, den, table.weights)
+    plan = board["mde"]
+    assert plan["sessions"] == 10_000 and plan["variance_from"] == len(private) and len(plan["pairs"]) == 3
+    for pair in plan["pairs"]:
+        spread = np.std(per[pair["a"]] - per[pair["b"]], ddof=1)
+        assert pair["sd"] == pytest.approx(spread, rel=1e-9)
+        assert pair["mde"] == pytest.approx(multiplier(0.05, 0.8) * spread / 100, rel=1e-9)
+    leader = board["submissions"][0]["name"]
+    assert plan["unpaired_mde"] == pytest.approx(multiplier(0.05, 0.8) * math.sqrt(2) * np.std(per[leader], ddof=1) / 100, rel=1e-9)
+
+
 # -- the MDE by simulation ---------------------------------------------------------------------------------------
 
 

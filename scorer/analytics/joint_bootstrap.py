@@ -109,11 +109,16 @@ def resampled_scores(sums: np.ndarray, n_types: int, weights: np.ndarray) -> np.
     return (ratios * weights).sum(axis=-1)
 
 
-def observed_sums(matrix: np.ndarray, rows: np.ndarray, block: int = 16 * BLOCK) -> np.ndarray:
-    """The column sums (float64) over the given sessions (sorted), without resampling, a block of rows at a time."""
-    total = np.zeros(matrix.shape[1], np.float64)
+def row_blocks(matrix: np.ndarray, rows: np.ndarray, block: int = 16 * BLOCK):
+    """The matrix's given rows (sorted), a block at a time: a view where the block's rows are consecutive, else a copy."""
     for start in range(0, len(rows), block):
         part = rows[start:start + block]
-        chunk = matrix[part[0]:part[-1] + 1] if part[-1] - part[0] + 1 == len(part) else matrix[part]
+        yield matrix[part[0]:part[-1] + 1] if part[-1] - part[0] + 1 == len(part) else matrix[part]
+
+
+def observed_sums(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The column sums (float64) over the given sessions (sorted), without resampling."""
+    total = np.zeros(matrix.shape[1], np.float64)
+    for chunk in row_blocks(matrix, rows):
         total += chunk.sum(axis=0, dtype=np.float64)
     return total

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.joint_bootstrap import SessionColumns, joint_sums, observed_sums, resampled_scores
+from scorer.analytics.joint_bootstrap import SessionColumns, joint_sums, observed_sums, resampled_scores, row_blocks
 from scorer.analytics.leaderboard_split import PRIVATE, PUBLIC, Split
-from scorer.analytics.mde import contributions, mde, paired_spread
+from scorer.analytics.mde import linearized, mde
 from scorer.analytics.multiple_testing import METHODS
 from scorer.analytics.standings import rank_change, standings
 from scorer.engine.result import finite_or_none
@@ -63,29 +63,32 @@ def figures_of(sums: np.ndarray, columns: SessionColumns) -> tuple[np.ndarray, n
     return resampled_scores(sums, t, columns.weights), ratios
 
 
-def plan(columns: SessionColumns, rows: np.ndarray, order: np.ndarray, names: list[str], observed: np.ndarray,
-         sessions: int, alpha: float, power: float = 0.8) -> dict:
-    """--mde: per adjacent pair of the ranking, the paired MDE at `sessions` sessions; and the leader's unpaired one."""
+def plan(columns: SessionColumns, rows: np.ndarray, sums: np.ndarray, order: np.ndarray, names: list[str],
+         observed: np.ndarray, sessions: int, alpha: float, power: float = 0.8) -> dict:
+    """--mde: per adjacent pair of the ranking, the paired MDE at `sessions` sessions; and the leader's unpaired one.
+
+    One pass over the given sessions' rows (sums: their column sums), a block at a time: per block the linearized
+    terms c_s of every submission (scorer.analytics.mde), and the sums of the adjacent pairs' differences and squares.
+    """
     t = columns.n_types
-    matrix = columns.used()
-    den = matrix[rows, :t]
-
-    def contribution(i: int) -> np.ndarray:
-        return contributions(matrix[rows, t * (i + 1):t * (i + 2)], den, columns.weights)
-
-    previous = contribution(int(order[0]))
-    leader_spread = float(np.std(previous, ddof=1)) if len(rows) > 1 else float("nan")
-    pairs = []
-    for a, b in zip(order[:-1], order[1:]):
-        current = contribution(int(b))
-        spread = paired_spread(previous, current)
-        pairs.append({"a": names[a], "b": names[b], "difference": finite_or_none(observed[a] - observed[b]),
-                      "sd": finite_or_none(spread), "mde": finite_or_none(mde(spread, sessions, alpha, power))})
-        previous = current
+    den_total = sums[:t]
+    ratio = sums[t:].reshape(-1, t) / np.where(den_total > 0, den_total, 1.0)
+    mean_den = den_total / max(len(rows), 1)
+    upper, lower = order[:-1], order[1:]
+    moments = np.zeros((2, len(order)))  # Σ d, Σ d² per adjacent pair; the last entry: the leader's c
+    for chunk in row_blocks(columns.used(), rows):
+        x = chunk.astype(np.float64)
+        c = linearized(x[:, t:].reshape(len(x), -1, t), x[:, None, :t], ratio, mean_den, columns.weights)
+        d = np.concatenate([c[:, upper] - c[:, lower], c[:, order[:1]]], axis=1)
+        moments += [d.sum(axis=0), (d * d).sum(axis=0)]
+    n = len(rows)
+    spreads = np.sqrt(np.maximum(moments[1] - moments[0] ** 2 / n, 0.0) / (n - 1)) if n > 1 else np.full(len(order), np.nan)
+    pairs = [{"a": names[a], "b": names[b], "difference": finite_or_none(observed[a] - observed[b]), "sd": finite_or_none(spread),
+              "mde": finite_or_none(mde(spread, sessions, alpha, power))} for a, b, spread in zip(upper, lower, spreads)]
     found = [p["mde"] for p in pairs if p["mde"] is not None]
-    return {"sessions": int(sessions), "power": power, "alpha": alpha, "variance_from": int(len(rows)),
+    return {"sessions": int(sessions), "power": power, "alpha": alpha, "variance_from": int(n),
             "median_pair_mde": finite_or_none(np.median(found)) if found else None,
-            "unpaired_mde": finite_or_none(mde(np.sqrt(2.0) * leader_spread, sessions, alpha, power)),
+            "unpaired_mde": finite_or_none(mde(np.sqrt(2.0) * spreads[-1], sessions, alpha, power)),
             "pairs": pairs}
 
 
@@ -143,9 +146,9 @@ def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] 
                                      "p_value": float(found["p_values"][i, j]), "p_adjusted": float(found["adjusted"][i, j]),
                                      "significant": bool(scores[i] > scores[j] and found["adjusted"][i, j] <= alpha)})
     if plan_mde and S:
-        planning = sides["private"] if split is not None else sides["all"]
-        sessions = mde_sessions if mde_sessions is not None else len(planning)
-        out["mde"] = plan(columns, planning, found["order"], names, scores, sessions, alpha)
+        side = "private" if split is not None else "all"
+        sessions = mde_sessions if mde_sessions is not None else len(sides[side])
+        out["mde"] = plan(columns, sides[side], side_observed[side], found["order"], names, scores, sessions, alpha)
     return out
 
 

@@ -16,15 +16,19 @@ from statistics import NormalDist
 import numpy as np
 
 
+def linearized(num: np.ndarray, den: np.ndarray, ratio: np.ndarray, mean_den: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """c_s = Σ_t w_t (num_st - f_t den_st) / μ_t, summed over the last axis (types); the arrays broadcast (ratio = f_t,
+    mean_den = μ_t; a type with μ_t = 0 adds nothing)."""
+    scale = np.where(mean_den > 0, weights / np.where(mean_den > 0, mean_den, 1.0), 0.0)
+    return ((num - ratio * den) * scale).sum(axis=-1)
+
+
 def contributions(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """c_s per session (see the module docstring) from one submission's numerators and the denominators, (N, T) each."""
     num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
     den_total = den.sum(axis=0)
-    safe = np.where(den_total > 0, den_total, 1.0)
-    ratio = num.sum(axis=0) / safe
-    mean_den = safe / max(len(den), 1)
-    active = np.where(den_total > 0, weights, 0.0)
-    return ((num - ratio * den) / mean_den * active).sum(axis=1)
+    ratio = num.sum(axis=0) / np.where(den_total > 0, den_total, 1.0)
+    return linearized(num, den, ratio, den_total / max(len(den), 1), weights)
 
 
 def multiplier(alpha: float, power: float) -> float:
@@ -36,8 +40,3 @@ def multiplier(alpha: float, power: float) -> float:
 def mde(spread: float, n: int, alpha: float = 0.05, power: float = 0.8) -> float:
     """The minimum detectable difference for a per-session standard deviation `spread` and n sessions."""
     return multiplier(alpha, power) * spread / np.sqrt(n) if n > 0 else float("nan")
-
-
-def paired_spread(c_a: np.ndarray, c_b: np.ndarray) -> float:
-    """sd(c^A - c^B) (ddof 1)."""
-    return float(np.std(c_a - c_b, ddof=1)) if len(c_a) > 1 else float("nan")
