@@ -355,6 +355,24 @@ def test_mde_pairs_match_the_per_submission_contributions(board_files):
     assert plan["unpaired_mde"] == pytest.approx(multiplier(0.05, 0.8) * math.sqrt(2) * np.std(per[leader], ddof=1) / 100, rel=1e-9)
 
 
+def test_split_usage_ranks_public_and_private_and_ignores_ignored(board_files, tmp_path, capsys):
+    """A truth with Kaggle's Usage: Ignored sessions count nowhere; the ranked score is the one over the rest."""
+    truth_path, paths = board_files
+    lines = truth_path.read_text().splitlines()
+    usage = ["Public", "Private", "Private", "Ignored"]
+    marked = tmp_path / "usage.jsonl"
+    marked.write_text("".join(json.dumps({**json.loads(line), "usage": usage[k % 4]}) + "\n" for k, line in enumerate(lines)))
+    kept = tmp_path / "kept.jsonl"  # the same truth without its Ignored sessions
+    kept.write_text("".join(line + "\n" for k, line in enumerate(lines) if k % 4 != 3))
+    code, board, _ = run_json(capsys, ["leaderboard", *map(str, paths[:3]), "--truth", str(marked), "--split", "usage",
+                                       "--bootstrap", "30", "--lenient"])
+    assert code == 0 and board["sessions"] == 450 and board["split"]["sessions"] == {"public": 150, "private": 300}
+    for entry in board["submissions"]:
+        assert entry["score"] == pytest.approx(scorer.score(entry["name"], kept).score, abs=1e-12)
+    assert main(["leaderboard", str(paths[0]), "--truth", str(truth_path), "--split", "usage"]) == 2
+    assert "no Usage column" in capsys.readouterr().err
+
+
 # -- the MDE by simulation ---------------------------------------------------------------------------------------
 
 
