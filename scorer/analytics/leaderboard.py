@@ -182,7 +182,8 @@ def render_text(board: dict) -> str:
         lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
                      f"{n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
         lines.append(f"tiers: {control['name']}, α = {control['alpha']:g}, over all {control['comparisons']:,} pairwise "
-                     "comparisons (z-tests on the paired bootstrap standard error); a tier ends where a submission is significantly below its first")
+                     "comparisons (z-tests on the paired bootstrap standard error);")
+        lines.append("  a tier ends where a submission is significantly below the tier's first")
     elif board.get("note"):
         lines.append(board["note"])
     else:

@@ -39,6 +39,9 @@ def leaderboard_png(board: dict, dpi: int = 110) -> bytes:
     ranks.xaxis.set_major_locator(_integer_ticks())
     ranks.set_xlabel("rank (1 = best); bar: the rank interval")
     ranks.grid(alpha=0.3, axis="x")
+    from matplotlib.ticker import MaxNLocator
+
+    scores.xaxis.set_major_locator(MaxNLocator(nbins=5))
     scores.set_xlabel(f"score ({board.get('metric') or 'weighted'})")
     scores.grid(alpha=0.3, axis="x")
     if board["resamples"]:
