@@ -35,6 +35,17 @@ def add_resampling_options(parser) -> None:
     parser.add_argument("--level", type=level_value, default=0.95, help="confidence level of the intervals (default 0.95)")
 
 
+def split_option(text: str | None, truth, truth_name, seed: int):
+    """The Split that --split asks for (public=F hashed with the seed, or "usage": the truth's column), None without it."""
+    from scorer.analytics.leaderboard_split import parse_split, resolve_split
+
+    if not text:
+        return None
+    if text == "usage" and getattr(truth, "usage", None) is None:
+        raise UsageError(f"--split usage: the truth {truth_name} has no Usage column; use --split public=F")
+    return resolve_split(truth, None if text == "usage" else parse_split(text), seed)
+
+
 def add_arguments(parser) -> None:
     """The analytics options of `scorer score`."""
     group = parser.add_argument_group("leaderboard analytics")

@@ -33,8 +33,8 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from scorer.analytics.compare import beyond_sides, compare, render_beyond, render_text
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
     from scorer.api import resolve_truth, score
+    from scorer.cli.analytics_options import split_option
     from scorer.cli.item_options import from_args
     from scorer.engine.result import render_problems
     from scorer.errors import UsageError
@@ -43,11 +43,7 @@ def run(args) -> int:
     truth = resolve_truth(args.truth, competition)
     if truth.n_sessions == 0:
         raise UsageError(f"the truth {args.truth} has no sessions: nothing to compare")
-    split = None
-    if args.split:
-        if args.split == "usage" and getattr(truth, "usage", None) is None:
-            raise UsageError(f"--split usage: the truth {args.truth} has no Usage column; use --split public=F")
-        split = resolve_split(truth, None if args.split == "usage" else parse_split(args.split), args.seed)
+    split = split_option(args.split, truth, args.truth, args.seed)
     if args.report:
         from scorer.analytics.plots import check_name
 

@@ -25,6 +25,7 @@ COMMANDS = {
     "explain": "scorer.cli.explain",
     "verify": "scorer.cli.verify",
     "audit": "scorer.cli.audit",
+    "leaderboard": "scorer.cli.leaderboard",
 }
 
 

@@ -136,6 +136,44 @@ def poisson_draws(counts, seeds, out):
             out[r, j] = draw
 
 
+POISSON_ONE_MAX = 16  # a Poisson(1) weight is capped here (P(w >= 16) < 1e-13)
+
+
+def poisson_one_thresholds() -> np.ndarray:
+    """t[c] = P(Poisson(1) <= c) · 2^32, the 32-bit thresholds of session_poisson_weights' inversion."""
+    from math import exp, factorial
+
+    cdf = np.cumsum([exp(-1.0) / factorial(c) for c in range(POISSON_ONE_MAX)])
+    return np.minimum(np.floor(cdf * 2.0**32), 2.0**32 - 1).astype(np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def session_poisson_weights(seeds, rows, thresholds, out):
+    """out[r, j] = w_rj ~ Poisson(1): the weight of session s = rows[j] in resample r, a function of (seeds[r], s) alone.
+
+    w_rj = #{c : u >= thresholds[c]} (inversion; thresholds from poisson_one_thresholds), u = one 32-bit half
+    (s mod 2) of mix64(mix64(seeds[r]) + (s div 2 + 1)·φ): splitmix64's output at position s div 2 of resample r's
+    stream. Any block of sessions, drawn in any order or thread, gets the same weights, so the joint bootstrap of
+    many submissions draws them once per block and applies them to every submission's columns. The first seven
+    comparisons are made without a branch (P(w >= 7) = 8e-5).
+    """
+    t0, t1, t2, t3 = thresholds[0], thresholds[1], thresholds[2], thresholds[3]
+    t4, t5, t6 = thresholds[4], thresholds[5], thresholds[6]
+    last = thresholds.shape[0] - 1
+    for r in range(seeds.shape[0]):
+        key = mix64(np.uint64(seeds[r]))
+        for j in range(rows.shape[0]):
+            s = np.uint64(rows[j])
+            bits = mix64(key + (s // np.uint64(2) + np.uint64(1)) * GOLDEN)
+            u = (bits >> np.uint64(32)) if s & np.uint64(1) else (bits & np.uint64(0xFFFFFFFF))
+            draw = (np.int64(u >= t0) + np.int64(u >= t1) + np.int64(u >= t2) + np.int64(u >= t3) + np.int64(u >= t4)
+                    + np.int64(u >= t5) + np.int64(u >= t6))
+            if draw == 7:
+                while draw < last and u >= thresholds[draw]:
+                    draw += 1
+            out[r, j] = draw
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))

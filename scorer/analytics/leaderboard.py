@@ -1,0 +1,222 @@
+"""A leaderboard with honest uncertainty: many submissions ranked on one joint, paired session bootstrap.
+
+Submissions stream in one at a time (collect): each one's per-session numerators go into a float32 matrix
+(scorer.analytics.joint_bootstrap) and its Result is dropped. One joint bootstrap then resamples the sessions once
+for all of them; scorer.analytics.standings turns the resampled scores into ranks, rank intervals, p_first,
+p_top, pairwise p-values and tiers, and scorer.analytics.mde plans a split's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from scorer.analytics.bootstrap import SessionTable
+from scorer.analytics.joint_bootstrap import SessionColumns, joint_sums, observed_sums, resampled_scores, row_blocks
+from scorer.analytics.leaderboard_split import PRIVATE, PUBLIC, Split
+from scorer.analytics.mde import linearized, mde
+from scorer.analytics.multiple_testing import METHODS
+from scorer.analytics.standings import rank_change, standings
+from scorer.engine.result import finite_or_none
+
+
+def collect(entries: Iterable, capacity: int) -> tuple[SessionColumns | None, list[str], list[dict]]:
+    """(columns, names of the ranked, unranked [{"name", "reason"}]) from (name, Result or reason text) pairs.
+
+    A Result without a score or per-session figures is listed as unranked; only its numerators are kept otherwise.
+    """
+    columns: SessionColumns | None = None
+    names: list[str] = []
+    unranked: list[dict] = []
+    for name, result in entries:
+        if isinstance(result, str):
+            unranked.append({"name": name, "reason": result})
+            continue
+        if result.score is None or result.slot_values is None:
+            errors = [p for p in result.problems if p.severity == "error"]
+            reason = f"{errors[0].code}: {errors[0].message}" if errors else "no score"
+            unranked.append({"name": name, "reason": reason + (" (strict mode)" if result.strict else "")})
+            continue
+        table = SessionTable.from_result(result)
+        if columns is None:
+            columns = SessionColumns(table, capacity)
+        columns.add(table)
+        names.append(name)
+        del table, result  # only the numerators are kept
+    return columns, names, unranked
+
+
+def sides_of(split: Split | None, n_sessions: int) -> dict[str, np.ndarray]:
+    """The ranked sessions: {"all": rows} without a split, else {"public": rows, "private": rows}."""
+    if split is None:
+        return {"all": np.arange(n_sessions, dtype=np.int64)}
+    return {"public": np.flatnonzero(split.usage == PUBLIC), "private": np.flatnonzero(split.usage == PRIVATE)}
+
+
+def figures_of(sums: np.ndarray, columns: SessionColumns) -> tuple[np.ndarray, np.ndarray]:
+    """(scores (S,), per-type ratios (S, T)) from observed column sums."""
+    t = columns.n_types
+    den, num = sums[:t], sums[t:].reshape(-1, t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return resampled_scores(sums, t, columns.weights), ratios
+
+
+def plan(columns: SessionColumns, rows: np.ndarray, sums: np.ndarray, order: np.ndarray, names: list[str],
+         observed: np.ndarray, sessions: int, alpha: float, power: float = 0.8) -> dict:
+    """--mde: per adjacent pair of the ranking, the paired MDE at `sessions` sessions; and the leader's unpaired one.
+
+    One pass over the given sessions' rows (sums: their column sums), a block at a time: per block the linearized
+    terms c_s of every submission (scorer.analytics.mde), and the sums of the adjacent pairs' differences and squares.
+    """
+    t = columns.n_types
+    den_total = sums[:t]
+    ratio = sums[t:].reshape(-1, t) / np.where(den_total > 0, den_total, 1.0)
+    mean_den = den_total / max(len(rows), 1)
+    upper, lower = order[:-1], order[1:]
+    moments = np.zeros((2, len(order)))  # Σ d, Σ d² per adjacent pair; the last entry: the leader's c
+    for chunk in row_blocks(columns.used(), rows):
+        x = chunk.astype(np.float64)
+        c = linearized(x[:, t:].reshape(len(x), -1, t), x[:, None, :t], ratio, mean_den, columns.weights)
+        d = np.concatenate([c[:, upper] - c[:, lower], c[:, order[:1]]], axis=1)
+        moments += [d.sum(axis=0), (d * d).sum(axis=0)]
+    n = len(rows)
+    spreads = np.sqrt(np.maximum(moments[1] - moments[0] ** 2 / n, 0.0) / (n - 1)) if n > 1 else np.full(len(order), np.nan)
+    pairs = [{"a": names[a], "b": names[b], "difference": finite_or_none(observed[a] - observed[b]), "sd": finite_or_none(spread),
+              "mde": finite_or_none(mde(spread, sessions, alpha, power))} for a, b, spread in zip(upper, lower, spreads)]
+    found = [p["mde"] for p in pairs if p["mde"] is not None]
+    return {"sessions": int(sessions), "power": power, "alpha": alpha, "variance_from": int(n),
+            "median_pair_mde": finite_or_none(np.median(found)) if found else None,
+            "unpaired_mde": finite_or_none(mde(np.sqrt(2.0) * spreads[-1], sessions, alpha, power)),
+            "pairs": pairs}
+
+
+def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] | None = None, *, n: int = 1000,
+                seed: int = 0, level: float = 0.95, top: int = 3, method: str = "holm", split: Split | None = None,
+                mde_sessions: int | None = None, plan_mde: bool = False, threads: int = 2) -> dict:
+    """The leaderboard's JSON figures (see docs/analytics.md): the ranked submissions, the control, the split, the MDE."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}")
+    matrix = columns.used()
+    sides = sides_of(split, matrix.shape[0])
+    t = columns.n_types
+    side_observed = {name: observed_sums(matrix, rows) for name, rows in sides.items()}
+    scores, ratios = figures_of(sum(side_observed.values()), columns)
+    side_sums = joint_sums(matrix, list(sides.values()), n, seed, threads)
+    samples = resampled_scores(sum(side_sums), t, columns.weights)
+    found = standings(scores, samples, level, top, method)
+    alpha = 1.0 - level
+    S = len(names)
+    out: dict = {
+        "metric": str(columns.metric), "types": list(columns.types), "weights": [float(w) for w in columns.weights],
+        "sessions": int(sum(len(rows) for rows in sides.values())), "resamples": n, "seed": seed, "level": level, "top_k": top,
+        "control": {"method": method, "name": METHODS[method], "alpha": alpha, "comparisons": S * (S - 1) // 2,
+                    "family": "every pair of ranked submissions"},
+        "submissions": [], "unranked": list(unranked or []), "pairs": [],
+    }
+    shake = None
+    if split is not None:
+        public_scores, _ = figures_of(side_observed["public"], columns)
+        private_scores, _ = figures_of(side_observed["private"], columns)
+        public_rank, private_rank = standings(public_scores, np.zeros((0, S)))["rank"], standings(private_scores, np.zeros((0, S)))["rank"]
+        if n:
+            shake = rank_change(resampled_scores(side_sums[0], t, columns.weights), resampled_scores(side_sums[1], t, columns.weights))
+        out["split"] = {"source": split.source, "sessions": {"public": int(len(sides["public"])), "private": int(len(sides["private"]))},
+                        "mean_rank_change": finite_or_none(shake.mean()) if shake is not None else None}
+    for i in found["order"]:
+        entry = {"name": names[i], "score": finite_or_none(scores[i]), "rank": int(found["rank"][i]),
+                 "figures": {name: finite_or_none(ratios[i, k]) for k, name in enumerate(columns.types)}}
+        if n:
+            entry.update(rank_low=int(found["rank_low"][i]), rank_high=int(found["rank_high"][i]),
+                         p_first=float(found["p_first"][i]), p_top=float(found["p_top"][i]), tier=int(found["tier"][i]),
+                         score_low=finite_or_none(found["score_low"][i]), score_high=finite_or_none(found["score_high"][i]))
+        else:
+            entry.update(rank_low=None, rank_high=None, p_first=None, p_top=None, tier=None, score_low=None, score_high=None)
+        if split is not None:
+            entry.update(public_score=finite_or_none(public_scores[i]), private_score=finite_or_none(private_scores[i]),
+                         public_rank=int(public_rank[i]), private_rank=int(private_rank[i]),
+                         rank_change=None if shake is None else float(shake[i]))
+        out["submissions"].append(entry)
+    if n:
+        order = found["order"]
+        for a, i in enumerate(order):
+            for j in order[a + 1:]:
+                out["pairs"].append({"a": names[i], "b": names[j], "difference": finite_or_none(scores[i] - scores[j]),
+                                     "p_value": float(found["p_values"][i, j]), "p_adjusted": float(found["adjusted"][i, j]),
+                                     "significant": bool(scores[i] > scores[j] and found["adjusted"][i, j] <= alpha)})
+    if plan_mde and S:
+        side = "private" if split is not None else "all"
+        sessions = mde_sessions if mde_sessions is not None else len(sides[side])
+        out["mde"] = plan(columns, sides[side], side_observed[side], found["order"], names, scores, sessions, alpha)
+    return out
+
+
+def from_records(records: list[dict]) -> dict:
+    """A table without intervals from `scorer grade -o` records alone (no truth: nothing to resample)."""
+    scored = [r for r in records if r.get("score") is not None]
+    scores = np.array([r["score"] for r in scored], np.float64)
+    found = standings(scores, np.zeros((0, len(scored))))
+    submissions = []
+    for i in found["order"]:
+        record = scored[i]
+        figures = {t: next(iter(values.values()), None) for t, values in (record.get("metrics") or {}).items()}
+        submissions.append({"name": record["file"], "score": record["score"], "rank": int(found["rank"][i]), "figures": figures,
+                            "rank_low": None, "rank_high": None, "p_first": None, "p_top": None, "tier": None,
+                            "score_low": None, "score_high": None})
+    unranked = [{"name": r.get("file", "?"), "reason": r.get("error") or "invalid"} for r in records if r.get("score") is None]
+    types = list(submissions[0]["figures"]) if submissions else []
+    return {"metric": None, "types": types, "sessions": None, "resamples": 0, "submissions": submissions, "unranked": unranked,
+            "pairs": [], "note": "from the grade records alone: give --truth to re-score the files for intervals and tiers"}
+
+
+def render_text(board: dict) -> str:
+    """The ranked table, then the control, the split and the MDE in a few lines."""
+    types = board["types"]
+    split = "split" in board
+    n = board["resamples"]
+    lines = []
+    if n:
+        level = f"{100 * board['level']:g}%"
+        control = board["control"]
+        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
+                     f"{n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
+        lines.append(f"tiers: {control['name']}, α = {control['alpha']:g}, over all {control['comparisons']:,} pairwise "
+                     "comparisons (z-tests on the paired bootstrap standard error);")
+        lines.append("  a tier ends where a submission is significantly below the tier's first")
+    elif board.get("note"):
+        lines.append(board["note"])
+    else:
+        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
+                     "no resamples (--bootstrap 0): no intervals, p_first or tiers")
+    lines.append("")
+    top = board.get("top_k", 3)
+    header = (f"{'rank':>4} {'interval':>9} {'tier':>4} {'score':>9} " + "".join(f"{t[:9]:>10}" for t in types)
+              + f" {'p_first':>7} {f'p_top{top}':>7}" + (f" {'public':>6} {'private':>7} {'E|Δrank|':>8}" if split else "") + "  name")
+    lines += [header, "-" * len(header)]
+    fmt = lambda x: "-" if x is None else f"{x:.6f}"  # noqa: E731
+    for s in board["submissions"]:
+        span = "-" if s["rank_low"] is None else f"{s['rank_low']}-{s['rank_high']}"
+        row = (f"{s['rank']:>4} {span:>9} {'-' if s['tier'] is None else s['tier']:>4} {fmt(s['score']):>9} "
+               + "".join(f"{fmt(s['figures'].get(t)):>10}" for t in types)
+               + f" {'-' if s['p_first'] is None else format(s['p_first'], '.3f'):>7} {'-' if s['p_top'] is None else format(s['p_top'], '.3f'):>7}")
+        if split:
+            change = "-" if s["rank_change"] is None else f"{s['rank_change']:.2f}"
+            row += f" {s['public_rank']:>6} {s['private_rank']:>7} {change:>8}"
+        lines.append(row + f"  {s['name']}")
+    for u in board["unranked"]:
+        lines.append(f"{'-':>4} {'':>9} {'':>4} {'unranked':>9}  {u['name']}: {u['reason']}")
+    if split:
+        info = board["split"]
+        mean = info["mean_rank_change"]
+        lines += ["", f"split: {info['source']} ({info['sessions']['public']:,} public, {info['sessions']['private']:,} private sessions); "
+                  f"expected public -> private rank change: {'-' if mean is None else f'{mean:.2f}'} places on average"]
+    plan_ = board.get("mde")
+    if plan_:
+        lines += ["", f"MDE at {plan_['sessions']:,} sessions ({100 * plan_['power']:g}% power, two-sided α = {plan_['alpha']:g}, "
+                  f"per-session variance from {plan_['variance_from']:,} sessions): median over adjacent pairs "
+                  f"{fmt(plan_['median_pair_mde'])}, unpaired {fmt(plan_['unpaired_mde'])}"]
+        for p in plan_["pairs"]:
+            detectable = "  detectable" if p["mde"] and p["difference"] is not None and abs(p["difference"]) >= p["mde"] else ""
+            lines.append(f"  {p['a']} - {p['b']}: difference {fmt(p['difference'])}, MDE {fmt(p['mde'])}{detectable}")
+    return "\n".join(lines)

@@ -1,0 +1,130 @@
+"""scorer leaderboard: rank many submissions with rank intervals, p_first, tiers and the public -> private shake-up."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from scorer.cli.common import add_competition, positive_int
+
+USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [options]"
+EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
+            "scorer leaderboard --results results.jsonl --truth test_labels.jsonl --split public=0.3 --method bh --format json",
+            "scorer leaderboard baseline.csv --truth test_labels.jsonl --mde 500000")
+HELP = "rank many submissions on one joint session bootstrap: rank intervals, p(first), tiers of tied submissions"
+
+
+def add_arguments(parser) -> None:
+    from scorer.cli.analytics_options import add_bootstrap, add_resampling_options
+
+    parser.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="submission files (CSV, plain, .gz or .zip)")
+    parser.add_argument("--results", metavar="FILE", help="the JSON lines of `scorer grade -o` (its files are scored again "
+                        "with --truth; without it, the table alone)")
+    parser.add_argument("--truth", help="ground truth (as for `scorer score`); needed for submission files and for intervals")
+    add_competition(parser)
+    add_bootstrap(parser, 1000, "N joint paired resamples of the sessions, the same for every submission (default 1000)")
+    add_resampling_options(parser)
+    parser.add_argument("--top", type=positive_int, default=3, metavar="K", help="report the probability of a top-K rank (default 3)")
+    parser.add_argument("--method", choices=("holm", "bh"), default="holm",
+                        help="multiple-comparison control of the tiers: holm (family-wise error, default) or bh "
+                             "(Benjamini-Hochberg, false discovery rate), over every pair of submissions at α = 1 - level")
+    parser.add_argument("--split", metavar="public=F|usage", help="rank on public and private sessions too: the expected "
+                        "public -> private rank change (public=F hashes the sessions, seeded by --seed; usage: the truth's Usage column)")
+    parser.add_argument("--mde", nargs="?", type=positive_int, const=0, metavar="N",
+                        help="the smallest score difference N sessions detect at 80%% power (default N: the private sessions, "
+                             "else all), from the per-session variance")
+    parser.add_argument("--report", metavar="FILE", help="write the rank-interval plot: FILE.html (with the table) or FILE.png")
+    parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="threads of each pass and of the bootstrap (default: 2)")
+
+
+def read_records(path: str) -> list[dict]:
+    """The records of `scorer grade -o`, the last one of each file kept (a resumed run may repeat a file)."""
+    from scorer.errors import UsageError
+
+    records: dict[str, dict] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError as error:
+                    raise UsageError(f"--results {path} line {number}: not a JSON record ({error.msg})") from None
+                if not isinstance(record, dict) or not isinstance(record.get("file"), str):
+                    raise UsageError(f"--results {path} line {number}: a grade record needs a \"file\" name")
+                records[record["file"]] = record
+    except OSError as error:
+        raise UsageError(f"cannot read --results {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--results {path}: not UTF-8 text") from None
+    return list(records.values())
+
+
+def _scored(paths: list[str], recorded: dict, truth, competition, args):
+    """(name, Result or reason) per input, one scored at a time (only its numerators outlive the next)."""
+    from scorer.api import score
+
+    for path in paths:
+        record = recorded.get(path)
+        if record is not None and record.get("score") is None:
+            yield path, record.get("error") or "invalid in the grade records"
+            continue
+        result = score(path, truth, competition, strict=not args.lenient, threads=args.threads, untrusted=True)
+        if record is not None and result.score is not None and abs(result.score - record["score"]) > 1e-9:
+            print(f"scorer: warning: {path} scores {result.score:.6f} now, {record['score']:.6f} in {args.results} "
+                  "(the file or the truth changed since grading?)", file=sys.stderr)
+        yield path, result
+        del result
+
+
+def run(args) -> int:
+    from scorer.analytics.leaderboard import collect, from_records, leaderboard, render_text
+    from scorer.api import resolve_competition, resolve_truth
+    from scorer.cli.analytics_options import split_option
+    from scorer.errors import UsageError
+
+    if bool(args.submissions) == bool(args.results):
+        raise UsageError("give submission files or --results FILE (the JSON lines of `scorer grade -o`), not both")
+    if args.report:
+        from scorer.analytics.plots import check_name
+
+        check_name(args.report)
+    records = read_records(args.results) if args.results else []
+    if args.truth is None:
+        if args.submissions:
+            raise UsageError("--truth is needed to score submission files")
+        if args.split or args.mde is not None:
+            raise UsageError("--split and --mde need --truth (the per-session figures)")
+        board = from_records(records)
+    else:
+        competition = resolve_competition(args.competition, args.config)
+        truth = resolve_truth(args.truth, competition)
+        if truth.n_sessions == 0:
+            raise UsageError(f"the truth {args.truth} has no sessions: nothing to rank")
+        split = split_option(args.split, truth, args.truth, args.seed)
+        paths = list(dict.fromkeys(args.submissions or [r["file"] for r in records]))  # a file given twice is ranked once
+        recorded = {r["file"]: r for r in records}
+        columns, names, unranked = collect(_scored(paths, recorded, truth, competition, args), len(paths))
+        if columns is None:
+            for u in unranked:
+                print(f"{u['name']}: {u['reason']}", file=sys.stderr)
+            print("scorer: no submission could be ranked", file=sys.stderr)
+            return 1
+        board = leaderboard(columns, names, unranked, n=args.bootstrap, seed=args.seed, level=args.level, top=args.top,
+                            method=args.method, split=split, mde_sessions=args.mde or None, plan_mde=args.mde is not None,
+                            threads=args.threads)
+        del columns
+    if args.report:
+        from scorer.analytics.leaderboard_plot import write_leaderboard_report
+
+        write_leaderboard_report(args.report, board)
+    if args.format == "json":
+        print(json.dumps(board, indent=2))
+    else:
+        print(render_text(board))
+        if args.report:
+            print(f"\nreport written to {args.report}")
+    return 0 if not board["unranked"] else 1
