@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from scorer.dask.truthcache import truth_for
 from scorer.errors import ScorerError
@@ -27,12 +28,13 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
     """Score one submission with this worker's cached truth; the record a grader stores (an upload: untrusted).
 
     A bad submission gives its problems (code, severity, line, column, message), not an exception;
-    a truth or config that cannot be read on this worker gives an "error" entry.
+    a truth or config that cannot be read on this worker gives an "error" entry. "path" and "content_key"
+    (see submission_key) are what `grade --resume` matches a finished file by.
     """
     from scorer.api import score
 
     started = time.monotonic()
-    record = {"file": submission}
+    record = {"file": submission, "path": submission, "content_key": submission_key(submission)}
     try:
         truth = truth_for(truth_path, competition)
         out = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads,
@@ -40,8 +42,26 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
         record.update((key, out[key]) for key in RECORD_KEYS)
     except ScorerError as error:
         record.update(valid=False, score=None, error=str(error))
+    record["status"] = "failed" if "error" in record else "scored" if record["score"] is not None else "invalid"
     record.update(seconds=round(time.monotonic() - started, 3), worker=where(), pid=os.getpid())
     return record
+
+
+def submission_key(path: str) -> str | None:
+    """The content key of the file's bytes (size and xxh3-128, as scorer.truth.cache), opened as an upload is
+    (a regular file, not a link); None when it cannot be opened so or is empty."""
+    from scorer.engine.reader import open_regular
+    from scorer.truth.cache import handle_key
+
+    try:
+        fd, _ = open_regular(Path(path), untrusted=True)
+    except ScorerError:
+        return None
+    with open(fd, "rb") as handle:
+        try:
+            return handle_key(handle)
+        except OSError:
+            return None
 
 
 def warm(truth_path: str, competition: Competition) -> float:

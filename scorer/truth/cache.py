@@ -41,18 +41,23 @@ def content_key(path: Path) -> str | None:
     if not stat.S_ISREG(os.stat(path).st_mode):
         return None  # a FIFO or device: opening it could block, and its bytes can change under the key
     with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size == 0:
-            return None
-        try:
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return bytes_key(mapped)
-        except (OSError, ValueError):  # a file system that cannot map: read it in blocks
-            pass
-        name, digest = _content_digest()
-        handle.seek(0)
-        while block := handle.read(1 << 24):
-            digest.update(block)
+        return handle_key(handle)
+
+
+def handle_key(handle) -> str | None:
+    """content_key of a regular file already opened (binary); None when it says it is empty."""
+    size = os.fstat(handle.fileno()).st_size
+    if size == 0:
+        return None
+    try:
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return bytes_key(mapped)
+    except (OSError, ValueError):  # a file system that cannot map: read it in blocks
+        pass
+    name, digest = _content_digest()
+    handle.seek(0)
+    while block := handle.read(1 << 24):
+        digest.update(block)
     return f"{name}-{size}-{digest.hexdigest()}"
 
 
