@@ -1,8 +1,9 @@
 """The results file of `scorer grade -o`: JSON lines, appended one record at a time, read back to resume.
 
-A record's status says whether its file is done. "scored", "invalid" and "failed" are final; "retryable"
-(the task was cancelled, or the scheduler or every worker was lost before it finished) is not, and
---resume grades that file again. A final record is matched to a submission by its absolute path and
+A record's status says whether its file is done. "scored" and "invalid" are final: the file was judged.
+"failed" (the task raised, or killed its worker, on every attempt: a cluster's trouble, such as memory,
+since a bad file is a result, not an exception) and "retryable" (the task was cancelled, or the scheduler
+or every worker was lost before it finished) are not, and --resume grades that file again. A final record is matched to a submission by its absolute path and
 the content key of its bytes (size and xxh3-128, as the compiled truth cache): a file changed since is
 graded again.
 
@@ -22,7 +23,7 @@ try:
 except ImportError:  # Windows: no advisory locks; one writer at a time is then up to the grader
     fcntl = None  # type: ignore[assignment]
 
-FINAL = ("scored", "invalid", "failed")
+FINAL = ("scored", "invalid")
 
 
 def status(record: dict) -> str:
