@@ -7,6 +7,7 @@ A cluster started by hand as a platform runs one (bench/hand_cluster.py: `dask s
 OTTO-shaped submissions (made once, kept in bench/data/dask/), plus two invalid ones (rows missing;
 a broken line). The truth is compiled to a .truth.npz first, as docs/scale-out.md advises.
 
+0. For reference, the same grading without a crash (then the cluster is started again, fresh).
 1. `scorer grade ... --scheduler ADDR -o results.jsonl` (a subprocess); once --kill-after of the
    submissions have a record, the scheduler gets SIGKILL (the workers exit with it).
 2. The grade must exit 2 within seconds, say to rerun with --resume, and print no traceback.
@@ -91,7 +92,14 @@ def main(argv=None) -> int:
           f"{args.workers} workers; machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared)")
     faults = []
     with HandCluster(work / "logs", workers=args.workers) as cluster:
+        clean_results = work / "clean.jsonl"
+        clean_results.unlink(missing_ok=True)
         started = time.monotonic()
+        code_0 = grade(files, truth, cluster, clean_results, False, work / "grade-0.log").wait(timeout=900)
+        clean = time.monotonic() - started
+        print(f"run 0 (no crash, for reference): exit {code_0} in {clean:.1f} s, {len(records(clean_results))} records")
+        cluster.restart()  # fresh workers, as after the crash below
+        crash_started = started = time.monotonic()
         first = grade(files, truth, cluster, results, False, work / "grade-1.log")
         while first.poll() is None and (not results.exists() or results.read_bytes().count(b"\n") < args.kill_after * len(files)):
             time.sleep(0.02)
@@ -102,8 +110,10 @@ def main(argv=None) -> int:
         exit_seconds = time.monotonic() - killed
         log_1 = (work / "grade-1.log").read_text()
         kinds = Counter(record.get("status") for record in records(results))
+        started_before = sum(1 for record in records(results) if record.get("status") == "retryable" and record.get("attempts"))
         print(f"run 1: scheduler killed after {killed - started:.1f} s with {before_kill} records written; grade exited {code_1} "
-              f"{exit_seconds:.1f} s later; records: {dict(kinds)}")
+              f"{exit_seconds:.1f} s later; records: {dict(kinds)} ({started_before} retryable ones had started on a worker: "
+              "counted on the client)")
         print("       last lines of its stderr:")
         for text in [line for line in log_1.splitlines() if line.startswith("scorer:")][-2:]:
             print(f"         {text}")
@@ -127,6 +137,8 @@ def main(argv=None) -> int:
         resumed = [line for line in log_2.splitlines() if line.startswith("scorer: resuming")]
         print(f"run 2 (--resume): exit {code_2} in {time.monotonic() - started:.1f} s, {len(records(results)) - lines_before} records added; "
               f"{resumed[0][8:] if resumed else 'no resume line'}")
+        print(f"crash to finish (run 1, restart, run 2): {time.monotonic() - crash_started:.1f} s = "
+              f"{(time.monotonic() - crash_started) / clean:.2f}x the run without a crash")
         if code_2 != 1:  # the two invalid submissions
             faults.append(f"run 2 exited {code_2}, not 1")
 

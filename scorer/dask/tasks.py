@@ -49,7 +49,8 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
 
 def submission_key(path: str) -> str | None:
     """The content key of the file's bytes (size and xxh3-128, as scorer.truth.cache), opened as an upload is
-    (a regular file, not a link); None when it cannot be opened so or is empty."""
+    (a regular file, not a link); None when it cannot be opened so or is empty. Read in blocks, not mapped:
+    a worker's memory (which Dask watches) does not grow by the submission's size."""
     from scorer.engine.reader import open_regular
     from scorer.truth.cache import handle_key
 
@@ -59,7 +60,7 @@ def submission_key(path: str) -> str | None:
         return None
     with open(fd, "rb") as handle:
         try:
-            return handle_key(handle)
+            return handle_key(handle, mapped=False)
         except OSError:
             return None
 

@@ -44,16 +44,21 @@ def content_key(path: Path) -> str | None:
         return handle_key(handle)
 
 
-def handle_key(handle) -> str | None:
-    """content_key of a regular file already opened (binary); None when it says it is empty."""
+def handle_key(handle, mapped: bool = True) -> str | None:
+    """content_key of a regular file already opened (binary); None when it says it is empty.
+
+    Not `mapped`: read in blocks of 16 MB instead, so the process's resident memory does not grow by the
+    file's size (the mapped pages count in it while they are mapped, which a memory limit may act on).
+    """
     size = os.fstat(handle.fileno()).st_size
     if size == 0:
         return None
-    try:
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return bytes_key(mapped)
-    except (OSError, ValueError):  # a file system that cannot map: read it in blocks
-        pass
+    if mapped:
+        try:
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+                return bytes_key(mapping)
+        except (OSError, ValueError):  # a file system that cannot map: read it in blocks
+            pass
     name, digest = _content_digest()
     handle.seek(0)
     while block := handle.read(1 << 24):
