@@ -76,11 +76,8 @@ def grade(files: list[Path], truth: Path, cluster: HandCluster, results: Path, r
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--submissions", type=int, default=32)
-    parser.add_argument("--sessions", type=int, default=50_000)
-    parser.add_argument("--workers", type=int, default=2)
+    bench_dask.add_data_options(parser, submissions=32, sessions=50_000)
     parser.add_argument("--kill-after", type=float, default=0.33, help="share of the submissions with a record when the scheduler is killed")
-    parser.add_argument("--out", type=Path, default=HERE / "data" / "dask")
     args = parser.parse_args(argv)
 
     truth, files = make_data(args.out, args.submissions, args.sessions)
