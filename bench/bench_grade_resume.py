@@ -109,7 +109,7 @@ def main(argv=None) -> int:
         kinds = Counter(record.get("status") for record in records(results))
         started_before = sum(1 for record in records(results) if record.get("status") == "retryable" and record.get("attempts"))
         print(f"run 1: scheduler killed after {killed - started:.1f} s with {before_kill} records written; grade exited {code_1} "
-              f"{exit_seconds:.1f} s later; records: {dict(kinds)} ({started_before} retryable ones had started on a worker: "
+              f"{exit_seconds:.1f} s later; records: {dict(kinds)} ({started_before} retryable ones had been sent to a worker: "
               "counted on the client)")
         print("       last lines of its stderr:")
         for text in [line for line in log_1.splitlines() if line.startswith("scorer:")][-2:]:

@@ -71,12 +71,9 @@ class HandCluster:
         return self.worker is not None and self.worker.poll() is None
 
     def restart(self, timeout: float = 120) -> None:
-        """The scheduler again at the same address, and the workers again if they exited with the old one."""
-        self.start_scheduler()
-        if self.workers_alive():
-            _stop(self.worker, signal.SIGTERM)
-        self.start_workers()
-        self.wait_for_workers(timeout)
+        """A new scheduler at the same address and new workers (what is still running is stopped first)."""
+        self.close()
+        self.start(timeout)
 
     def close(self) -> None:
         for process in (self.worker, self.scheduler):
