@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scorer.dask.results_file import status
-from scorer.spec.competition import Competition
+
+if TYPE_CHECKING:  # the parser imports this module: spec would load the kernels, and numba, before main's error handling
+    from scorer.spec.competition import Competition
 
 RERUN = "rerun the same command with --resume"
 
