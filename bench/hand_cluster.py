@@ -45,11 +45,11 @@ class HandCluster:
 
     def start_scheduler(self) -> None:
         self.scheduler = self._spawn("scheduler", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                     "--port", str(self.port), "--no-dashboard")
+                                     "--port", str(self.port), "--no-dashboard", "--dashboard-address", "127.0.0.1:0")
 
     def start_workers(self) -> None:
         self.worker = self._spawn("worker", "distributed.cli.dask_worker", self.address, "--nworkers", str(self.workers),
-                                  "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard")
+                                  "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0")
 
     def start(self, timeout: float = 120) -> HandCluster:
         self.start_scheduler()

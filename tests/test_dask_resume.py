@@ -117,6 +117,7 @@ def test_a_lost_scheduler_leaves_retryable_records_exit_2_and_resume_finishes(up
         assert "the run stopped early: the connection to the Dask scheduler was lost" in message
         assert "rerun the same command with --resume" in message
         assert "Traceback" not in message and "distributed." not in message
+        assert "scorer: dashboard: http://127.0.0.1:" in message  # the link the scheduler advertises
         records = [json.loads(line) for line in out.read_text().splitlines()]
         assert Counter(r["path"] for r in records) == Counter(str(path) for path in files)  # one record each
         retryable = [r for r in records if r["status"] == "retryable"]

@@ -70,7 +70,7 @@ def worker_count(client) -> int:
 
 
 def dashboard_link(client) -> str | None:
-    """The scheduler's dashboard address, when it serves one."""
+    """The dashboard address the scheduler advertises (its HTTP service; the pages need bokeh where it runs), if any."""
     try:
         if "dashboard" not in client.scheduler_info(n_workers=0)["services"]:
             return None  # distributed would make up a link from its default port
