@@ -58,7 +58,7 @@ def submission_key(path: str) -> str | None:
         fd, _ = open_regular(Path(path), untrusted=True)
     except ScorerError:
         return None
-    with open(fd, "rb") as handle:
+    with open(fd, "rb", buffering=0) as handle:
         try:
             return handle_key(handle, mapped=False)
         except OSError:

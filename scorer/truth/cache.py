@@ -45,10 +45,11 @@ def content_key(path: Path) -> str | None:
 
 
 def handle_key(handle, mapped: bool = True) -> str | None:
-    """content_key of a regular file already opened (binary); None when it says it is empty.
+    """content_key of a regular file already opened (binary, unbuffered or at its start); None when it says it is empty.
 
-    Not `mapped`: read in blocks of 16 MB instead, so the process's resident memory does not grow by the
-    file's size (the mapped pages count in it while they are mapped, which a memory limit may act on).
+    Not `mapped`: read 16 MB at a time into one buffer instead, so the process's resident memory does not grow
+    by the file's size (mapped pages count in it while mapped, and a memory limit may act on it), and a file
+    cut short while it is hashed cannot raise SIGBUS.
     """
     size = os.fstat(handle.fileno()).st_size
     if size == 0:
@@ -61,9 +62,13 @@ def handle_key(handle, mapped: bool = True) -> str | None:
             pass
     name, digest = _content_digest()
     handle.seek(0)
-    while block := handle.read(1 << 24):
-        digest.update(block)
-    return f"{name}-{size}-{digest.hexdigest()}"
+    buffer = bytearray(1 << 24)
+    view = memoryview(buffer)
+    read = 0
+    while n := handle.readinto(buffer):
+        digest.update(view[:n])
+        read += n
+    return f"{name}-{read}-{digest.hexdigest()}"
 
 
 def cache_path(path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> Path | None:
