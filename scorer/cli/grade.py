@@ -119,8 +119,8 @@ def _grade(args, competition, results, done: dict[int, dict]) -> int:
     if grading is not None:
         _say_reruns(grading, [r for r in records if (r.get("attempts") or 1) > 1])
     if grading is not None and grading.stopped:
-        say(f"the run stopped early: {grading.stopped}; {tally['retryable']} submission(s) were not graded (recorded as "
-            f"retryable){'' if results is not None else ', and without -o nothing was kept'}: {RERUN}")
+        again = f" (recorded as retryable): {RERUN}" if results is not None else ": run it again, with -o FILE so that --resume can go on"
+        say(f"the run stopped early: {grading.stopped}; {tally['retryable']} submission(s) were not graded{again}")
         return 2
     if tally["retryable"]:
         say(f"{tally['retryable']} submission(s) were cancelled on the cluster and not graded: {RERUN}")
