@@ -51,13 +51,18 @@ def noop(x):
     return x
 
 
+def add_data_options(parser: argparse.ArgumentParser, submissions: int, sessions: int) -> None:
+    """--submissions, --sessions, --workers and --out: the data and the cluster (shared with bench_grade_resume.py)."""
+    parser.add_argument("--submissions", type=int, default=submissions)
+    parser.add_argument("--sessions", type=int, default=sessions)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "data" / "dask")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--submissions", type=int, default=40)
-    parser.add_argument("--sessions", type=int, default=100_000)
-    parser.add_argument("--workers", type=int, default=2)
+    add_data_options(parser, submissions=40, sessions=100_000)
     parser.add_argument("--task-threads", type=int, default=1, help="engine threads inside each grading task (default 1)")
-    parser.add_argument("--out", type=Path, default=HERE / "data" / "dask")
     args = parser.parse_args(argv)
 
     import scorer

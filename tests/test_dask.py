@@ -13,6 +13,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 import scorer
+import scorer.truth.cache
 from conftest import TYPES, submission_text, truth_lines
 from scorer.cli.main import main
 from scorer.dask.dataset import score_dataset
@@ -74,6 +75,8 @@ def test_grade_equals_scoring_each_alone(client, case, tmp_path):
         assert record["file"] == str(files[record["index"]])
         assert {key: record[key] for key in RECORD_KEYS} == alone(files[record["index"]], truth_path)
         assert record["attempts"] == 1 and len(record["workers"]) == 1 and "error" not in record
+        assert record["path"] == str(files[record["index"]]) and record["status"] == ("scored" if record["valid"] else "invalid")
+        assert record["content_key"] == (None if "does-not-exist" in record["file"] else scorer.truth.cache.content_key(record["path"]))
     by_name = {os.path.basename(r["file"]): r for r in records}
     assert by_name["good.csv"]["score"] is not None and by_name["partial.csv"]["score"] is None
     assert {p["code"] for p in by_name["broken.csv"]["problems"]} >= {"S005", "S008", "S010"}
@@ -147,6 +150,7 @@ def test_a_task_that_raises_on_every_attempt_records_a_one_line_error(client, ca
     records = {r["index"]: r for r in Grading(client, files, truth_path, OTTO, retries=1, task=_raise_for("odd.csv"))}
     assert records[1]["error"] == "the task failed on every attempt: ValueError: the parser met something odd"
     assert records[1]["valid"] is False and records[1]["score"] is None and records[1]["attempts"] == 2
+    assert records[1]["status"] == "failed"
     assert "error" not in records[0] and records[0]["score"] is not None
     monkeypatch.setitem(Grading.__init__.__kwdefaults__, "task", _raise_for("odd.csv"))  # the CLI's results.jsonl too
     out = tmp_path / "results.jsonl"
@@ -229,6 +233,16 @@ def test_partitioned_scoring_survives_a_worker_that_dies_mid_part(client, case, 
     client.wait_for_workers(2, timeout=60)
 
 
+def test_partitioned_scoring_shows_the_parts_done(client, case, tmp_path, capsys):
+    truth_path, rows, _ = case
+    directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:600], rows[600:]], ["csv", "parquet", "csv"])
+    score_dataset(directory, truth_path, client=client, progress=True)
+    shown = capsys.readouterr().err
+    assert "3 of 3 parts" in shown and "ETA" in shown
+    score_dataset(directory, truth_path, client=client)
+    assert capsys.readouterr().err == ""
+
+
 def test_partitioned_problems_name_the_part_and_its_line(client, case, tmp_path):
     truth_path, rows, _ = case
     bad = rows[300:310] + ["300_clicks,4 x 5"]
@@ -283,6 +297,8 @@ def test_cli_grade_against_a_running_scheduler(client, case, tmp_path, capsys):
         assert {key: record[key] for key in RECORD_KEYS} == json.loads(json.dumps(alone(record["file"], truth_path)))
     captured = capsys.readouterr()
     assert f"{lines[0]['file']}" in captured.out and "graded 5 submissions on 2 workers" in captured.err
+    assert f"scorer: dashboard: {client.dashboard_link}" in captured.err  # the fixture's scheduler serves one
+    assert "leaderboard: 1 of 5 submissions scored" in captured.out and "not scored: 4" in captured.out
     assert main(["grade", str(files[0]), "--truth", str(truth_path), "--scheduler", client.scheduler.address]) == 0
 
 

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from scorer.cli.main import main
 from scorer.dask.dataset import score_dataset
 from scorer.dask.grade import Grading
 from scorer.dask.partitioned import score_part
@@ -42,12 +43,18 @@ def test_a_cancelled_part_is_named_in_one_line(client, case, tmp_path):
     assert message.endswith("cancelled for reason: an operator cancelled it.") and "\n" not in message
 
 
-def test_a_cancelled_submission_gets_a_one_line_error(client, case, tmp_path):
+def test_a_cancelled_submission_is_retryable_not_a_failure(client, case, tmp_path, monkeypatch, capsys):
     truth_path, rows, _ = case
     files = [write(tmp_path / "good.csv", rows), write(tmp_path / "gone.csv", rows)]
-    records = {r["index"]: r for r in Grading(client, files, truth_path, load_competition("otto"), retries=0, warm=False,
-                                              task=_cancel_itself("gone.csv", grade_one))}
-    assert records[1]["error"].startswith("the task failed on every attempt: FutureCancelledError: ")
-    assert records[1]["error"].endswith("cancelled for reason: an operator cancelled it.")
+    grading = Grading(client, files, truth_path, load_competition("otto"), retries=0, warm=False, task=_cancel_itself("gone.csv", grade_one))
+    records = {r["index"]: r for r in grading}
+    assert records[1]["status"] == "retryable" and "error" not in records[1]
+    assert records[1]["reason"].startswith("the task was cancelled on the cluster: FutureCancelledError: ")
+    assert records[1]["reason"].endswith("cancelled for reason: an operator cancelled it.")
     assert records[1]["valid"] is False and records[1]["score"] is None
-    assert "error" not in records[0] and records[0]["score"] is not None
+    assert records[0]["status"] == "scored" and records[0]["score"] is not None
+    assert not grading.stopped and not grading.scheduler_lost  # one cancelled task does not end the run
+    monkeypatch.setitem(Grading.__init__.__kwdefaults__, "task", _cancel_itself("gone.csv", grade_one))
+    assert main(["grade", *map(str, files), "--truth", str(truth_path), "--scheduler", client.scheduler.address, "--retries", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "1 submission(s) were cancelled on the cluster and not graded: rerun the same command with --resume" in err

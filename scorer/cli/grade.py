@@ -1,16 +1,17 @@
-"""scorer grade SUBMISSION... --truth TRUTH: score many submissions on a Dask cluster, one result line each."""
+"""scorer grade SUBMISSION... --truth TRUTH: score many submissions on a Dask cluster, one result line each, a leaderboard at the end."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 import time
 
 from scorer.cli.common import add_competition, add_output, positive_int
+from scorer.cli.grade_report import RERUN, leaderboard, line
 
-USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE] [options]"
+USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]"
 EXAMPLES = ("scorer grade uploads/*.csv --truth test_labels.jsonl -o results.jsonl",
-            "scorer grade a.csv b.csv --truth test_labels.truth.npz --scheduler tcp://10.0.0.5:8786")
+            "scorer grade uploads/*.csv --truth test_labels.truth.npz --scheduler tcp://10.0.0.5:8786 -o results.jsonl --resume")
 HELP = "grade many submissions on a Dask cluster (local worker processes, or a running scheduler)"
 
 
@@ -25,32 +26,26 @@ def add_arguments(parser) -> None:
     parser.add_argument("--truth", required=True, help="ground truth (compiled once here, then loaded once per worker)")
     add_competition(parser)
     add_cluster_options(parser)
-    add_output(parser, "FILE", "write one JSON line per submission to FILE, as each finishes", required=False, old_names=("--out",))
+    add_output(parser, "FILE", "append one JSON line per submission to FILE, as each finishes", required=False, old_names=("--out",))
+    parser.add_argument("--resume", action="store_true", help="skip every submission FILE already holds a final record of "
+                        "(same path, same bytes): the way to go on after a run that was cut short")
+    parser.add_argument("--wait-workers", type=positive_int, default=60, metavar="SECONDS",
+                        help="wait this long for a first worker, and give up on a run left without any (default: 60)")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict, as a grader)")
     parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N", help="problems kept per code (default: 20)")
     parser.add_argument("--threads", type=positive_int, default=1, metavar="N", help="engine threads per task (default: 1)")
     parser.add_argument("--retries", type=int, default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
                         "a task whose worker dies is rescheduled by Dask in any case")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
 
 
-def _line(record: dict) -> str:
-    runs = record.get("attempts") or 1
-    again = f"  (ran {runs} times: {' then '.join(record.get('workers') or [])})" if runs > 1 else ""
-    if record.get("error"):
-        return f"failed    {record['file']}: {record['error']}{again}"
-    if record.get("score") is not None:
-        return f"{record['score']:.6f}  {record['file']}{again}"
-    errors = [p for p in record.get("problems", []) if p["severity"] == "error"]
-    where = f" line {errors[0]['line']}" if errors and errors[0]["line"] else ""
-    first = f": {errors[0]['code']}{where}: {errors[0]['message']}" if errors else ""
-    return f"invalid   {record['file']}{first}{again}"
+def say(message: str) -> None:
+    print(f"scorer: {message}", file=sys.stderr, flush=True)
 
 
 def run(args) -> int:
     from scorer.api import resolve_competition, resolve_truth
     from scorer.dask import require
-    from scorer.dask.cluster import client_for, worker_count
-    from scorer.dask.grade import Grading
     from scorer.errors import UsageError
 
     require()
@@ -58,40 +53,146 @@ def run(args) -> int:
     resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
     if args.retries < 0:
         raise UsageError(f"--retries must be 0 or more, got {args.retries}")
-    out = None
-    if args.output:
-        try:
-            out = open(args.output, "w")
-        except OSError as error:
-            raise UsageError(f"cannot write --output {args.output}: {error.strerror}") from None
-    tally = {"scored": 0, "invalid": 0, "failed": 0}
-    rerun = []
+    if args.resume and not args.output:
+        raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
+    results = _open_results(args.output) if args.output else None
     try:
-        with client_for(args.scheduler, args.workers) as client:
-            started = time.monotonic()
-            grading = Grading(client, args.submissions, args.truth, competition, strict=not args.lenient,
-                              max_per_code=args.max_per_code, threads=args.threads, retries=args.retries)
-            for record in grading:
-                tally["failed" if record.get("error") else "scored" if record.get("score") is not None else "invalid"] += 1
-                if (record.get("attempts") or 1) > 1:
-                    rerun.append(record)
-                print(_line(record), flush=True)
-                if out is not None:
-                    out.write(json.dumps(record) + "\n")
-                    out.flush()
-            seconds = time.monotonic() - started
-            workers = worker_count(client)
+        done = _already_graded(results, args.submissions, args.resume)
+        return _grade(args, competition, results, done)
     finally:
-        if out is not None:
-            out.close()
-    n = len(args.submissions)
-    print(f"graded {n} submissions on {workers} workers in {seconds:.1f} s ({60 * n / max(seconds, 1e-9):.1f} per minute): "
-          f"{tally['scored']} scored, {tally['invalid']} invalid, {tally['failed']} failed", file=sys.stderr)
+        if results is not None:
+            results.close()
+
+
+def _open_results(path: str):
+    from scorer.dask.results_file import Busy, open_results
+    from scorer.errors import UsageError
+
+    try:
+        results = open_results(path)
+    except Busy:
+        raise UsageError(f"another scorer grade is writing to {path}: wait for it, or write to another file") from None
+    except OSError as error:
+        raise UsageError(f"cannot write --output {path}: {error.strerror or error}") from None
+    if results.repaired:
+        say(f"{path}: {results.repaired}")
+    if results.unreadable_lines:
+        shown = ", ".join(map(str, results.unreadable_lines[:5]))
+        say(f"{path}: {len(results.unreadable_lines)} line(s) are not JSON records and are ignored (line {shown})")
+    return results
+
+
+def _already_graded(results, submissions: list[str], resume: bool) -> dict[int, dict]:
+    """Position on the command line -> the final record `results` holds of that file as it is now (with --resume)."""
+    from scorer.dask.tasks import submission_key
+
+    if results is None:
+        return {}
+    final = results.final()
+    paths = {path for path, _ in final}
+    done = {}
+    for index, name in enumerate(submissions):
+        path = os.path.abspath(name)
+        if path in paths and (record := final.get((path, submission_key(path)))) is not None:
+            done[index] = dict(record, file=name, index=index)
+    if done and resume:
+        say(f"resuming {results.path}: {len(done)} of {len(submissions)} submissions already have a final record (skipped)")
+    elif done:
+        say(f"{results.path} already holds final records of {len(done)} of these submissions; appending new ones "
+            "(--resume would skip them)")
+    return done if resume else {}
+
+
+def _grade(args, competition, results, done: dict[int, dict]) -> int:
+    from scorer.dask.results_file import status
+
+    todo = [index for index in range(len(args.submissions)) if index not in done]
+    records = list(done.values())
+    grading, seconds, workers = _on_cluster(args, competition, results, todo, records) if todo else (None, 0.0, 0)
+    print(leaderboard(records, competition), flush=True)
+    tally = {kind: sum(1 for r in records if status(r) == kind) for kind in ("scored", "invalid", "failed", "retryable")}
+    graded = len(todo) - tally["retryable"]
+    skipped = f" ({len(done)} skipped: already graded)" if done else ""
+    ran = (f"graded {graded} submissions on {workers} workers in {seconds:.1f} s ({60 * graded / max(seconds, 1e-9):.1f} per minute)"
+           f"{skipped}" if todo else "nothing left to grade")
+    say(f"{ran}; all {len(records)}: " + ", ".join(f"{n} {kind}" for kind, n in tally.items() if n or kind != "retryable"))
+    if grading is not None:
+        _say_reruns(grading, [r for r in records if (r.get("attempts") or 1) > 1])
+    if grading is not None and grading.stopped:
+        again = f" (recorded as retryable): {RERUN}" if results is not None else ": run it again, with -o FILE so that --resume can go on"
+        say(f"the run stopped early: {grading.stopped}; {tally['retryable']} submission(s) were not graded{again}")
+        return 2
+    if tally["retryable"]:
+        say(f"{tally['retryable']} submission(s) were cancelled on the cluster and not graded: {RERUN}")
+        return 2
+    return 0 if tally["scored"] == len(records) else 1
+
+
+def _on_cluster(args, competition, results, todo: list[int], records: list[dict]):
+    """Grade the submissions at positions `todo`, adding their records to `records` (and `results`) as they finish."""
+    from scorer.dask.cluster import client_for, dashboard_link, wait_for_workers, worker_count
+    from scorer.dask.grade import Grading
+    from scorer.errors import UsageError
+
+    with client_for(args.scheduler, args.workers) as client:
+        link = dashboard_link(client)
+        if link:
+            say(f"dashboard: {link}")
+        if not wait_for_workers(client, args.wait_workers, say):
+            raise UsageError(f"no Dask worker joined the scheduler at {client.scheduler.address} within {args.wait_workers} s: "
+                             f"start workers (dask worker {client.scheduler.address}), then run again")
+        workers = worker_count(client)
+        started = time.monotonic()
+        grading = Grading(client, [args.submissions[index] for index in todo], args.truth, competition, strict=not args.lenient,
+                          max_per_code=args.max_per_code, threads=args.threads, retries=args.retries,
+                          no_worker_seconds=args.wait_workers)
+        with _Bar(len(todo), enabled=not args.no_progress and sys.stderr.isatty()) as bar:
+            for record in grading:
+                record["index"] = todo[record["index"]]
+                records.append(record)
+                bar.write(line(record))
+                if results is not None:
+                    results.append(record)
+                bar.update()
+        return grading, time.monotonic() - started, workers
+
+
+def _say_reruns(grading, rerun: list[dict]) -> None:
     if not grading.counting:
-        print("re-runs not counted: the scheduler could not load scorer's plugin (install scorer where the scheduler runs)", file=sys.stderr)
+        say("re-runs not counted: the scheduler could not load scorer's plugin (install scorer where the scheduler runs)")
     elif rerun or grading.lost_workers:
         lost = f"{len(grading.lost_workers)} worker(s) lost during the run; " if grading.lost_workers else ""
-        print(f"{lost}{len(rerun)} task(s) re-run: " + ", ".join(f"{r['file']} ({r['attempts']} runs)" for r in rerun), file=sys.stderr)
+        say(f"{lost}{len(rerun)} task(s) re-run: " + ", ".join(f"{r['file']} ({r['attempts']} runs)" for r in rerun))
     else:
-        print("no task was re-run", file=sys.stderr)
-    return 0 if tally["scored"] == n else 1
+        say("no task was re-run")
+
+
+class _Bar:
+    """A tqdm bar on stderr (n of N, rate, ETA) that lets the per-file lines through to stdout; or just the lines."""
+
+    FORMAT = "grading {n_fmt} of {total_fmt} |{bar}| {rate_fmt}, ETA {remaining}"
+
+    def __init__(self, total: int, enabled: bool, file=None):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit=" files", file=file or sys.stderr, bar_format=self.FORMAT, dynamic_ncols=True)
+
+    def write(self, text: str) -> None:
+        if self.bar is None:
+            print(text, flush=True)
+        else:
+            self.bar.write(text, file=sys.stdout)
+            sys.stdout.flush()
+
+    def update(self) -> None:
+        if self.bar is not None:
+            self.bar.update()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()

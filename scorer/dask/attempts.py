@@ -1,9 +1,11 @@
-"""Which tasks ran more than once, counted by the scheduler itself.
+"""Which tasks ran more than once: the scheduler says each start as it happens, the client keeps the count.
 
-A SchedulerPlugin records every time one of our tasks enters "processing", with the worker it
-was given to. That catches each re-run, whatever its cause: the worker died mid-task (the
-scheduler reschedules it), the task raised and was retried (`retries=`), or a finished result
-was lost with its worker and computed again. Needs scorer importable on the scheduler.
+A SchedulerPlugin sees every time one of our tasks enters "processing", with the worker it was
+given to, and every worker the scheduler loses; it sends each as an event on the run's topic
+and keeps nothing. The client (Tracker) adds them up as they arrive, so the counts outlive a
+scheduler that dies mid-run. That catches each re-run, whatever its cause: the worker died
+mid-task (the scheduler reschedules it), the task raised and was retried (`retries=`), or a
+finished result was lost with its worker and computed again. Needs scorer importable on the scheduler.
 """
 
 from __future__ import annotations
@@ -14,60 +16,66 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 
 class Attempts(SchedulerPlugin):
-    """Per task key with our prefix: the workers it was sent to, in order."""
+    """Sends {"key", "worker"} on `topic` when a task with our prefix starts, {"lost": worker} when a worker goes."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str, topic: str):
         self.prefix = prefix
-        self.runs: dict[str, list[str]] = {}
-        self.lost_workers: list[str] = []
+        self.topic = topic
         self.scheduler = None
 
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
 
     def transition(self, key, start, finish, *args, stimulus_id=None, **kwargs) -> None:
-        if finish != "processing" or not isinstance(key, str) or not key.startswith(self.prefix):
+        if finish != "processing" or not isinstance(key, str) or not key.startswith(self.prefix) or self.scheduler is None:
             return
-        task = self.scheduler.tasks.get(key) if self.scheduler is not None else None
+        task = self.scheduler.tasks.get(key)
         worker = task.processing_on.address if task is not None and task.processing_on is not None else ""
-        self.runs.setdefault(key, []).append(worker)
+        self.scheduler.log_event(self.topic, {"key": key, "worker": worker})
 
     def remove_worker(self, scheduler, worker, *, stimulus_id=None, **kwargs) -> None:
-        self.lost_workers.append(worker)
-
-
-def _read(dask_scheduler=None, name: str = "", keys: list | None = None) -> dict:
-    plugin = dask_scheduler.plugins.get(name)
-    if plugin is None:
-        return {"runs": {}, "lost_workers": []}
-    runs = plugin.runs if keys is None else {key: plugin.runs.get(key, []) for key in keys}
-    return {"runs": runs, "lost_workers": list(plugin.lost_workers)}
+        scheduler.log_event(self.topic, {"lost": worker})
 
 
 class Tracker:
-    """Register an Attempts plugin for one run; read it; remove it. Unavailable → `available` is False."""
+    """One run's count, kept here: `runs` (task key -> the workers it was started on, in order) and `lost_workers`.
+
+    Unavailable (the scheduler cannot load the plugin) -> `available` is False and nothing is counted.
+    """
 
     def __init__(self, client, what: str = "grade"):
         self.client = client
         self.prefix = f"scorer-{what}-{uuid.uuid4().hex[:10]}-"
         self.name = self.prefix + "attempts"
+        self.runs: dict[str, list[str]] = {}
+        self.lost_workers: list[str] = []
+        client.subscribe_topic(self.name, self._event)  # before the plugin and the tasks: no start is missed
         try:
-            client.register_plugin(Attempts(self.prefix), name=self.name)
+            client.register_plugin(Attempts(self.prefix, self.name), name=self.name)
             self.available = True
         except Exception:  # e.g. a scheduler without scorer installed: grading still works
             self.available = False
 
+    def _event(self, event) -> None:
+        """Runs on the client's event loop, in the order the scheduler sent the events (before the task's result)."""
+        _, message = event
+        if "lost" in message:
+            self.lost_workers.append(message["lost"])
+        else:
+            self.runs.setdefault(message["key"], []).append(message["worker"])
+
     def key(self, index: int) -> str:
         return f"{self.prefix}{index}"
 
-    def read(self, keys: list[str] | None = None) -> dict:
-        if not self.available:
-            return {"runs": {}, "lost_workers": []}
-        return self.client.run_on_scheduler(_read, name=self.name, keys=keys)
+    def workers(self, key: str) -> list[str] | None:
+        """Where the task was started, in order; None when nothing is counted."""
+        return list(self.runs.get(key, [])) if self.available else None
 
     def close(self) -> None:
-        if self.available:
+        if self.client.status != "running":
+            return  # the scheduler is gone (and the plugin with it): asking would wait for a reconnection
+        for stop in (lambda: self.client.unsubscribe_topic(self.name), lambda: self.client.unregister_scheduler_plugin(self.name)):
             try:
-                self.client.unregister_scheduler_plugin(self.name)
-            except Exception:
+                stop()
+            except Exception:  # the scheduler may be gone; the counts stay here
                 pass

@@ -16,7 +16,7 @@ from scorer.truth.ids import Truth
 def score_dataset(directory: str | Path, truth: str | Path | Truth, competition: str | Competition = "otto", *,
                   config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
                   client=None, threads: int | None = None, retries: int = 2, reruns: list | None = None,
-                  task=score_part, untrusted: bool = False):
+                  task=score_part, untrusted: bool = False, progress: bool = False):
     """Score the parts under `directory` as one submission; the Result equals scoring their concatenation.
 
     With a Dask `client`, each part is a task on the cluster (the truth goes as a path, loaded once
@@ -26,6 +26,7 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
     each part the scheduler started more than once (see scorer.dask.attempts). `task` is the function
     run per part on the cluster (score_part; tests wrap it). `untrusted` reads every part as score() does
     an upload: a part that is a link or has several hard links is refused (S027, naming the part).
+    `progress` shows a bar of the parts done on stderr (on a cluster).
     """
     from scorer.api import resolve_competition, resolve_truth
 
@@ -40,7 +41,7 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
     if client is None:
         partials = [score_part(str(part), name, loaded, *options, threads or 2, untrusted) for part, name in zip(parts, names)]
     else:
-        partials = _on_cluster(client, task, parts, names, truth, loaded, options, threads or 1, retries, reruns, untrusted)
+        partials = _on_cluster(client, task, parts, names, truth, loaded, options, threads or 1, retries, reruns, untrusted, progress)
     return reduce(partials, competition, loaded, strict, max_per_code, str(directory), time.monotonic() - started)
 
 
@@ -52,7 +53,7 @@ def check_shape(competition: Competition) -> None:
 
 
 def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threads: int, retries: int, reruns,
-                untrusted: bool) -> list[Partial]:
+                untrusted: bool, progress: bool) -> list[Partial]:
     from scorer.dask.attempts import Tracker
     from scorer.dask.futures import failure, settle
 
@@ -62,10 +63,9 @@ def _on_cluster(client, task, parts, names, truth, loaded: Truth, options, threa
         futures = [client.submit(task, str(part.absolute()), name, shipped, *options, threads, untrusted,  # a link stays a link
                                  key=tracker.key(index), retries=retries, pure=False)
                    for index, (part, name) in enumerate(zip(parts, names))]
-        settle(futures)
-        runs = tracker.read([future.key for future in futures])["runs"]
+        settle(futures, progress=progress, unit=" parts")
         if reruns is not None:
-            reruns.extend((name, runs[f.key]) for f, name in zip(futures, names) if len(runs.get(f.key, [])) > 1)
+            reruns.extend((name, tracker.runs[f.key]) for f, name in zip(futures, names) if len(tracker.runs.get(f.key, [])) > 1)
         partials = []
         for future, name in zip(futures, names):
             error = failure(future)

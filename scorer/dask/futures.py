@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from concurrent.futures import CancelledError
 
 
-def settle(futures) -> None:
-    """Wait until every future has finished, failed or been cancelled (distributed.wait raises on a cancelled one)."""
-    from distributed import as_completed
+def settle(futures, progress: bool = False, unit: str = " tasks") -> None:
+    """Wait until every future has finished, failed or been cancelled (distributed.wait raises on a cancelled one).
 
-    for _ in as_completed(futures, raise_errors=False):
-        pass
+    `progress`: a bar on stderr of the tasks settled (n of N, rate, ETA).
+    """
+    from distributed import as_completed
+    from tqdm import tqdm
+
+    with tqdm(total=len(futures), unit=unit, file=sys.stderr, disable=not progress, leave=False,
+              bar_format="{n_fmt} of {total_fmt}{unit} |{bar}| {rate_fmt}, ETA {remaining}") as bar:
+        for _ in as_completed(futures, raise_errors=False):
+            bar.update()
 
 
 def failure(future) -> BaseException | None:

@@ -24,7 +24,8 @@ def score_directory(args):
     list_parts(args.submission)
     reruns: list = []
     with client_for(args.scheduler, args.workers) as client:
-        result = score_dataset(args.submission, args.truth, competition, client=client, threads=1, reruns=reruns, **options)
+        result = score_dataset(args.submission, args.truth, competition, client=client, threads=1, reruns=reruns,
+                               progress=not args.no_progress and sys.stderr.isatty(), **options)
     for part, workers in reruns:
         print(f"scorer: part {part} ran {len(workers)} times (on {' then '.join(workers)}): a worker was lost or the task failed",
               file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from scorer.dask.truthcache import truth_for
 from scorer.errors import ScorerError
@@ -27,13 +28,14 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
     """Score one submission with this worker's cached truth; the record a grader stores (an upload: untrusted).
 
     A bad submission gives its problems (code, severity, line, column, message), not an exception;
-    a truth or config that cannot be read on this worker gives an "error" entry.
+    a truth or config that cannot be read on this worker gives an "error" entry. "path" and "content_key"
+    (see submission_key) are what `grade --resume` matches a finished file by.
     """
     from scorer.api import score
     from scorer.engine.receipt import make_receipt
 
     started = time.monotonic()
-    record = {"file": submission}
+    record = {"file": submission, "path": submission, "content_key": submission_key(submission)}
     try:
         truth = truth_for(truth_path, competition)
         result = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads, untrusted=untrusted)
@@ -42,8 +44,27 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
         record["receipt"] = make_receipt(result, competition, submission)  # `scorer verify` proves the score later
     except ScorerError as error:
         record.update(valid=False, score=None, error=str(error))
+    record["status"] = "failed" if "error" in record else "scored" if record["score"] is not None else "invalid"
     record.update(seconds=round(time.monotonic() - started, 3), worker=where(), pid=os.getpid())
     return record
+
+
+def submission_key(path: str) -> str | None:
+    """The content key of the file's bytes (size and xxh3-128, as scorer.truth.cache), opened as an upload is
+    (a regular file, not a link); None when it cannot be opened so or is empty. Read in blocks, not mapped:
+    a worker's memory (which Dask watches) does not grow by the submission's size."""
+    from scorer.engine.reader import open_regular
+    from scorer.truth.cache import handle_key
+
+    try:
+        fd, _ = open_regular(Path(path), untrusted=True)
+    except ScorerError:
+        return None
+    with open(fd, "rb", buffering=0) as handle:
+        try:
+            return handle_key(handle, mapped=False)
+        except OSError:
+            return None
 
 
 def warm(truth_path: str, competition: Competition) -> float:

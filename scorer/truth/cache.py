@@ -41,19 +41,34 @@ def content_key(path: Path) -> str | None:
     if not stat.S_ISREG(os.stat(path).st_mode):
         return None  # a FIFO or device: opening it could block, and its bytes can change under the key
     with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size == 0:
-            return None
+        return handle_key(handle)
+
+
+def handle_key(handle, mapped: bool = True) -> str | None:
+    """content_key of a regular file already opened (binary, unbuffered or at its start); None when it says it is empty.
+
+    Not `mapped`: read 16 MB at a time into one buffer instead, so the process's resident memory does not grow
+    by the file's size (mapped pages count in it while mapped, and a memory limit may act on it), and a file
+    cut short while it is hashed cannot raise SIGBUS.
+    """
+    size = os.fstat(handle.fileno()).st_size
+    if size == 0:
+        return None
+    if mapped:
         try:
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return bytes_key(mapped)
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+                return bytes_key(mapping)
         except (OSError, ValueError):  # a file system that cannot map: read it in blocks
             pass
-        name, digest = content_digest()
-        handle.seek(0)
-        while block := handle.read(1 << 24):
-            digest.update(block)
-    return f"{name}-{size}-{digest.hexdigest()}"
+    name, digest = content_digest()
+    handle.seek(0)
+    buffer = bytearray(1 << 24)
+    view = memoryview(buffer)
+    read = 0
+    while n := handle.readinto(buffer):
+        digest.update(view[:n])
+        read += n
+    return f"{name}-{read}-{digest.hexdigest()}"
 
 
 def cache_path(path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> Path | None:
