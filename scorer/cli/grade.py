@@ -110,6 +110,8 @@ def _grade(args, competition, results, done: dict[int, dict]) -> int:
     records = list(done.values())
     grading, seconds, workers = _on_cluster(args, competition, results, todo, records) if todo else (None, 0.0, 0)
     print(leaderboard(records, competition), flush=True)
+    if results is not None and sum(1 for r in records if status(r) == "scored") > 1:
+        say(f"rank intervals and tiers of statistically tied submissions: scorer leaderboard --results {results.path} --truth {args.truth}")
     tally = {kind: sum(1 for r in records if status(r) == kind) for kind in ("scored", "invalid", "failed", "retryable")}
     graded = len(todo) - tally["retryable"]
     skipped = f" ({len(done)} skipped: already graded)" if done else ""

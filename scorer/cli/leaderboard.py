@@ -40,26 +40,32 @@ def add_arguments(parser) -> None:
 
 
 def read_records(path: str) -> list[dict]:
-    """The records of `scorer grade -o`, the last one of each file kept (a resumed run may repeat a file)."""
+    """The final records of `scorer grade -o` (scored or invalid, scorer.dask.results_file), the last one of each file
+    kept (a resumed run may repeat a file); a last line cut short by a killed run is left out, as grade repairs it."""
+    from scorer.dask.results_file import FINAL, status
     from scorer.errors import UsageError
 
-    records: dict[str, dict] = {}
     try:
         with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError as error:
-                    raise UsageError(f"--results {path} line {number}: not a JSON record ({error.msg})") from None
-                if not isinstance(record, dict) or not isinstance(record.get("file"), str):
-                    raise UsageError(f"--results {path} line {number}: a grade record needs a \"file\" name")
-                records[record["file"]] = record
+            lines = handle.read().split("\n")
     except OSError as error:
         raise UsageError(f"cannot read --results {path}: {error.strerror}") from None
     except UnicodeDecodeError:
         raise UsageError(f"--results {path}: not UTF-8 text") from None
+    records: dict[str, dict] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            if number == len(lines):  # no newline after it: a write cut short
+                continue
+            raise UsageError(f"--results {path} line {number}: not a JSON record ({error.msg})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("file"), str):
+            raise UsageError(f"--results {path} line {number}: a grade record needs a \"file\" name")
+        if status(record) in FINAL:
+            records[record["file"]] = record
     return list(records.values())
 
 
