@@ -25,3 +25,40 @@ def mix64(x):
 def splitmix64(x):
     """One step of splitmix64 from state x: mix64(x + φ)."""
     return mix64(np.uint64(x) + GOLDEN)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def partition_of(session, parts):
+    """The session partition of an integer session id: splitmix64(id) mod parts (the one partition function)."""
+    return np.int64(splitmix64(session) % np.uint64(parts))
+
+
+@njit(cache=True, nogil=True)
+def session_partitions(data, offsets, skip, separator, parts, sessions, partition):
+    """For each id string i (data[offsets[i]:offsets[i + 1]]): its session, the digits after `skip` bytes up to the byte
+    `separator` (-1 when they are no integer below 2^63), and its partition (0 for a bad id, whose problem the scorer of
+    partition 0 then names)."""
+    limit = np.int64(922337203685477580)  # (2^63 - 1) // 10
+    for i in range(offsets.shape[0] - 1):
+        start, end = offsets[i] + skip, offsets[i + 1]
+        value, digits, j = np.int64(0), 0, start
+        while j < end and data[j] != separator:
+            byte = data[j]
+            if byte < 48 or byte > 57 or value > limit or (value == limit and byte > 55):
+                digits = -1
+                break
+            value = value * 10 + (byte - 48)
+            digits += 1
+            j += 1
+        if digits <= 0 or j == end:
+            sessions[i], partition[i] = -1, 0
+        else:
+            sessions[i], partition[i] = value, partition_of(value, parts)
+
+
+@njit(cache=True, nogil=True)
+def partition_of_ids(ids, parts, out):
+    """out[i] = partition_of(ids[i], parts); returns out."""
+    for i in range(ids.shape[0]):
+        out[i] = partition_of(ids[i], parts)
+    return out
