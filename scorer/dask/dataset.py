@@ -30,7 +30,6 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
 
     started = time.monotonic()
     competition = resolve_competition(competition, config)
-    check_shape(competition)
     root = Path(directory)
     parts = list_parts(root)
     names = [part.relative_to(root).as_posix() for part in parts]
@@ -41,6 +40,7 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
             raise UsageError("partitioned scoring on a cluster takes the truth's path (each task loads its own partition)")
         return score_partitioned(root, truth, competition, client, parts=partitions, strict=strict, max_per_code=max_per_code,
                                  untrusted=untrusted, dataset_root=truth_parts, retries=retries, task=task)
+    check_shape(competition)
     loaded = resolve_truth(truth, competition)  # a bad truth fails here, before any part
     partials = [score_part(str(part), name, loaded, competition, strict, max_per_code, threads or 2, untrusted)
                 for part, name in zip(parts, names)]
@@ -48,7 +48,9 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
 
 
 def check_shape(competition: Competition) -> None:
-    """Partitioned scoring merges rows by (id, type) slot: only shape 'id_type' (OTTO) has them."""
+    """Scoring parts in this process merges rows by (id, type) slot: only shape 'id_type' (OTTO) has them; the string
+    shapes are partitioned on a cluster (--engine dask)."""
     if competition.shape != "id_type":
-        raise UsageError(f"partitioned scoring takes competitions whose rows are one id and type (shape 'id_type', as OTTO); "
-                         f"{competition.name!r} has shape {competition.shape!r}: score its parts concatenated")
+        raise UsageError(f"scoring part files in this process takes competitions whose rows are one id and type (shape 'id_type', "
+                         f"as OTTO); {competition.name!r} has shape {competition.shape!r}: use --engine dask, or score the parts "
+                         "concatenated")

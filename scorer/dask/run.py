@@ -8,7 +8,7 @@ import os
 def score_directory(args):
     """Score the part files of args.submission, on a Dask cluster with --engine dask, else here."""
     from scorer.api import resolve_competition
-    from scorer.dask.dataset import check_shape, score_dataset
+    from scorer.dask.dataset import score_dataset
     from scorer.dask.parts import list_parts
     from scorer.errors import TruthError
 
@@ -20,7 +20,6 @@ def score_directory(args):
 
     require()
     competition = resolve_competition(args.competition, args.config)
-    check_shape(competition)
     if not os.path.isfile(args.truth):  # the truth itself is read by one task on the cluster, never here
         raise TruthError(f"cannot read the truth {args.truth}: not a file")
     list_parts(args.submission)  # an empty directory: said before a cluster starts

@@ -19,6 +19,7 @@ id pattern puts it) goes to partition 0, where the scorer names its problem.
 
 from __future__ import annotations
 
+import logging
 import math
 import operator
 import time
@@ -170,26 +171,37 @@ def _read_csv(opened, header: list[str]):
 
 
 def _with_partitions(table, index: int, competition: Competition, parts: int):
-    """The table with each row's partition, session (-1 when unreadable) and global order."""
+    """The table with each row's partition, session (-1 when unreadable, and for string ids) and global order."""
     import pyarrow as pa
 
-    from scorer import frames
-    from scorer.kernels.hashing import session_partitions
+    from scorer.kernels.hashing import session_partitions, string_partitions
 
-    id_name = competition.header[0]
-    ids = frames.strings(table.column(id_name).combine_chunks())
+    ids = table.column(competition.header[0]).combine_chunks()
     n = table.num_rows
-    sessions, partition = np.empty(n, np.int64), np.zeros(n, np.int64)
-    if ids is not None and n:
-        skip, separator = id_layout(competition)
-        data = frames.buffer_view(ids, 2, np.uint8, ids.buffers()[2].size if ids.buffers()[2] is not None else 0)
-        offsets = np.frombuffer(ids.buffers()[1], np.int64, n + 1, ids.offset)
-        session_partitions(data, offsets, skip, separator, parts, sessions, partition)
-    else:
-        sessions[:] = -1
+    sessions, partition = np.full(n, -1, np.int64), np.zeros(n, np.int64)
+    if n:
+        data, offsets = _string_buffers(ids)
+        if competition.shape == "id_type":
+            skip, separator = id_layout(competition)
+            session_partitions(data, offsets, skip, separator, parts, sessions, partition)
+        else:
+            string_partitions(data, offsets, parts, partition)
     order = (np.int64(index) << ORDER_BITS) | np.arange(n, dtype=np.int64)
     return table.append_column(ORDER, pa.array(order)).append_column(PARTITION, pa.array(partition)).append_column(
         SESSION, pa.array(sessions))
+
+
+def _string_buffers(ids) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes with 8 readable bytes after the last, int64 offsets) of a large_string array; a null reads as empty."""
+    import pyarrow.compute as pc
+
+    ids = pc.fill_null(ids, "") if ids.null_count else ids
+    offsets = np.frombuffer(ids.buffers()[1], np.int64, len(ids) + 1, ids.offset * 8)
+    data = np.zeros(int(offsets[-1]) + 8, np.uint8)
+    raw = ids.buffers()[2]
+    if raw is not None and offsets[-1] > 0:
+        data[: offsets[-1]] = np.frombuffer(raw, np.uint8, int(offsets[-1]))
+    return data, offsets
 
 
 def _empty_frame(header: list[str]):
@@ -216,11 +228,31 @@ def score_partition(frame, index: int, folder: str, competition: Competition, na
     table = pa.Table.from_pandas(frame[list(competition.header)], preserve_index=False)
     result = score(table, truth, competition, strict=strict, max_per_code=max_per_code, threads=1)
     stats = of_result(result, competition, order, names)
-    sessions = frame[SESSION].to_numpy(np.int64)
-    unknown = np.flatnonzero((sessions >= 0) & ~np.isin(sessions, truth.sessions))[:SHOWN_IDS]
-    stats.unknown = [(int(order[row] >> ORDER_BITS), int(order[row] & ((1 << ORDER_BITS) - 1)) + 2, int(sessions[row]),
-                      names[int(order[row] >> ORDER_BITS)]) for row in unknown]
+    known = _known(frame, truth, competition)
+    unknown = np.flatnonzero(~known)[:SHOWN_IDS]
+    ids = frame[competition.header[0]]
+    stats.unknown = [(int(order[row] >> ORDER_BITS), int(order[row] & ((1 << ORDER_BITS) - 1)) + 2, _session_name(frame, row, competition),
+                      names[int(order[row] >> ORDER_BITS)]) for row in unknown if ids.iloc[row] is not None]
     return stats
+
+
+def _known(frame, truth, competition: Competition) -> np.ndarray:
+    """Per row: does its id name a session of this truth partition (or is it unreadable, which the scorer names)?"""
+    import pyarrow as pa
+
+    from scorer.kernels.hashing import strings_known
+
+    if competition.shape == "id_type":
+        sessions = frame[SESSION].to_numpy(np.int64)
+        return (sessions < 0) | np.isin(sessions, truth.sessions)
+    ids = pa.array(frame[competition.header[0]].array).cast(pa.large_string())
+    data, offsets = _string_buffers(ids)
+    found = strings_known(data, offsets, *truth.ids.arrays(), np.zeros(len(ids), np.bool_))
+    return found | (offsets[1:] == offsets[:-1])
+
+
+def _session_name(frame, row: int, competition: Competition):
+    return int(frame[SESSION].iloc[row]) if competition.shape == "id_type" else str(frame[competition.header[0]].iloc[row])
 
 
 def merge_all(statistics: list[Statistics], max_per_code: int) -> Statistics:
@@ -241,8 +273,10 @@ def score_partitioned(directory: str | Path, truth_path: str | Path, competition
     from scorer.dask.parts import list_parts
 
     started = time.monotonic()
+    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)  # its notes of each shuffle's start and end are not for users
     check_metrics(competition)
-    id_layout(competition)
+    if competition.shape == "id_type":
+        id_layout(competition)
     root = Path(directory)
     paths = list_parts(root)
     names = [path.relative_to(root).as_posix() for path in paths]

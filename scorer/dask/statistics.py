@@ -41,8 +41,8 @@ class Statistics:
     problem_counts: dict[str, int] = field(default_factory=dict)
     covered: dict[str, int] = field(default_factory=dict)
     kept: dict[str, list[Kept]] = field(default_factory=dict)
-    missing: list[tuple[int, int]] = field(default_factory=list)  # the first (session, type index) with no row
-    unknown: list[tuple[int, int, int, str]] = field(default_factory=list)  # the first (part, line, session, part name)
+    missing: list[tuple] = field(default_factory=list)  # the first (session or string id, type index) with no row
+    unknown: list[tuple] = field(default_factory=list)  # the first (part, line, session or string id, part name)
     fatal: bool = False
     partitions: int = 0  # how many session partitions these statistics hold
 
@@ -83,8 +83,11 @@ def of_result(result, competition: Competition, order: np.ndarray, names: list[s
                 values = MetricRows(result.outcome, metric, t, n_types, sizes, j).column()
                 numerator, denominator = metric.ratio_parts(values, sizes)
                 stats.sums[(t, j)] = (ExactSum.of(numerator), ExactSum.of(denominator))
-        missing = np.flatnonzero(result.outcome.slot_line == 0)[:SHOWN_IDS]
-        stats.missing = [(int(truth.sessions[slot // n_types]), int(slot % n_types)) for slot in missing]
+        missing = np.flatnonzero(result.outcome.slot_line == 0)
+        if competition.shape == "id_type":
+            stats.missing = [(int(truth.sessions[slot // n_types]), int(slot % n_types)) for slot in missing[:SHOWN_IDS]]
+        else:  # string ids: the first by name (each partition's are in its own order)
+            stats.missing = sorted((truth.name(int(slot)), 0) for slot in missing)[:SHOWN_IDS]
     report = result.report
     for code, kept in report.kept.items():
         stats.problem_counts[code] = report.counts[code]
@@ -126,12 +129,15 @@ def to_result(stats: Statistics, competition: Competition, strict: bool, max_per
         report.covered[code] = stats.covered.get(code, len(entries))
     unknown = stats.problem_counts.get(Code.UNKNOWN_SESSIONS.code, 0)
     if unknown:
-        shown = ", ".join(f"{session} ({name} line {line})" for _, line, session, name in stats.unknown)
+        shown = ", ".join(f"{session} ({name} line {line})" if isinstance(session, int) else f"{name} line {line}"
+                          for _, line, session, name in stats.unknown)
         report.add(Code.UNKNOWN_SESSIONS, f"{unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
                    count=unknown)
     missing = stats.problem_counts.get(Code.MISSING_ROWS.code, 0)
     if missing:
         shown = ", ".join(competition.id_pattern.format(session=session, type=competition.types[t]) for session, t in stats.missing)
+        if competition.shape != "id_type":
+            shown = ", ".join(str(session) for session, _ in stats.missing)
         report.add(Code.MISSING_ROWS, f"{missing:,} rows are missing (they score 0); first: {shown}", count=missing)
     scored = stats.partitions > 0 and bool(stats.sums)
     metrics: dict[str, dict[str, float | None]] = {}

@@ -1,4 +1,5 @@
-"""splitmix64, once: the 64-bit mixing every seeded draw of the package uses (Steele, Lea and Flood 2014).
+"""splitmix64, once: the 64-bit mixing every seeded draw of the package uses (Steele, Lea and Flood 2014), and the
+session partition function built on it.
 
 mix64 is its finalizer, a bijection of uint64 whose output bits all depend on every input bit;
 splitmix64(x) = mix64(x + φ), φ = 0x9E3779B97F4A7C15 (2^64 / golden ratio). Inlined into the kernels that call them.
@@ -6,6 +7,8 @@ splitmix64(x) = mix64(x + φ), φ = 0x9E3779B97F4A7C15 (2^64 / golden ratio). In
 
 import numpy as np
 from numba import njit
+
+from scorer.kernels.strings import hash_bytes, lookup
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -61,4 +64,21 @@ def partition_of_ids(ids, parts, out):
     """out[i] = partition_of(ids[i], parts); returns out."""
     for i in range(ids.shape[0]):
         out[i] = partition_of(ids[i], parts)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def string_partitions(data, offsets, parts, out):
+    """out[i] = the partition of the id string data[offsets[i]:offsets[i + 1]]: splitmix64(hash_bytes(id)) mod parts
+    (data needs 8 readable bytes after the last string); returns out."""
+    for i in range(offsets.shape[0] - 1):
+        out[i] = partition_of(hash_bytes(data, offsets[i], offsets[i + 1]), parts)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def strings_known(data, offsets, keys, starts, ends, table, out):
+    """out[i] = is the string data[offsets[i]:offsets[i + 1]] one of the table's keys? (scorer.kernels.strings); returns out."""
+    for i in range(offsets.shape[0] - 1):
+        out[i] = lookup(data, offsets[i], offsets[i + 1], keys, starts, ends, table)[0] >= 0
     return out
