@@ -116,3 +116,17 @@ def test_merging_statistics_in_any_tree_gives_the_same_result(case, tmp_path):
         assert_same_figures(result, single)
         assert [p.message for p in result.problems] == [p.message for p in to_result(left, otto, False, 20, "all.csv", 0.0).problems]
     assert os.path.isdir(folder)
+
+
+def test_problems_after_a_skipped_line_name_their_own_line(client, case, tmp_path):
+    truth_path, rows, _ = case
+    directory = write_parts(tmp_path / "parts", [rows[:400], rows[400:]], ["csv", "csv"])
+    part = directory / "part-01.csv"
+    header, first, *rest = part.read_text().splitlines()
+    part.write_text("\n".join([header, first, "2_clicks,7,8", "5_carts,1 x 3", *rest]) + "\n")
+    result = score_dataset(directory, truth_path, client=client, partitions=3)
+    assert result.score is None or result.problems
+    fields = [p for p in result.problems if p.code == "S003"]
+    items = [p for p in result.problems if p.code == "S008"]
+    assert [(p.line, p.message.split(":")[0]) for p in fields] == [(3, "part-01.csv")]
+    assert [(p.line, p.message.split(":")[0]) for p in items] == [(4, "part-01.csv")]

@@ -82,8 +82,15 @@ def read_part(index: int, path: str, name: str, competition: Competition, parts:
     stats.counts = {"rows_read": len(bad_rows), "rows_with_errors": len(bad_rows)}
     if table is None:
         return _empty_frame(header), stats
-    frame = _with_partitions(table, index, competition, parts)
+    lines = _row_lines(table.num_rows, [line for line, _ in bad_rows])
+    frame = _with_partitions(table, index, competition, parts, lines)
     return frame.to_pandas(types_mapper=pd.ArrowDtype), stats
+
+
+def _row_lines(n_rows: int, skipped: list[int]) -> np.ndarray:
+    """The line of each row read (line 1: the header), the lines of the `skipped` rows left out."""
+    lines = np.arange(2, n_rows + len(skipped) + 2, dtype=np.int64)
+    return np.setdiff1d(lines, np.asarray(skipped, np.int64), assume_unique=True)[:n_rows] if skipped else lines
 
 
 def _as_text(table, header: list[str]):
@@ -161,8 +168,8 @@ def _read_csv(opened, header: list[str]):
         bad.append((int(row.number) if row.number is not None else 0, row.text or ""))
         return "skip"
 
-    table = csv.read_csv(stream, read_options=csv.ReadOptions(block_size=16 << 20),
-                         parse_options=csv.ParseOptions(invalid_row_handler=skip),
+    table = csv.read_csv(stream, read_options=csv.ReadOptions(block_size=16 << 20, use_threads=False),  # one thread: rows know their lines
+                         parse_options=csv.ParseOptions(invalid_row_handler=skip, ignore_empty_lines=False),
                          convert_options=csv.ConvertOptions(column_types={name: pa.large_string() for name in header},
                                                             strings_can_be_null=False, quoted_strings_can_be_null=False))
     if table.column_names != header:
@@ -170,8 +177,9 @@ def _read_csv(opened, header: list[str]):
     return table, bad
 
 
-def _with_partitions(table, index: int, competition: Competition, parts: int):
-    """The table with each row's partition, session (-1 when unreadable, and for string ids) and global order."""
+def _with_partitions(table, index: int, competition: Competition, parts: int, lines: np.ndarray | None = None):
+    """The table with each row's partition, session (-1 when unreadable, and for string ids) and global order (from the
+    rows' lines within the part; default: row r is line r + 2)."""
     import pyarrow as pa
 
     from scorer.kernels.hashing import session_partitions, string_partitions
@@ -186,7 +194,7 @@ def _with_partitions(table, index: int, competition: Competition, parts: int):
             session_partitions(data, offsets, skip, separator, parts, sessions, partition)
         else:
             string_partitions(data, offsets, parts, partition)
-    order = (np.int64(index) << ORDER_BITS) | np.arange(n, dtype=np.int64)
+    order = (np.int64(index) << ORDER_BITS) | (np.arange(n, dtype=np.int64) if lines is None else lines - 2)
     return table.append_column(ORDER, pa.array(order)).append_column(PARTITION, pa.array(partition)).append_column(
         SESSION, pa.array(sessions))
 
