@@ -10,7 +10,7 @@ rates), split into --parts CSV part files by line ranges (not by our partition f
 
 The cluster is started by hand as a platform would: `dask scheduler` and `dask worker --nworkers N
 --memory-limit L` as subprocesses on loopback. For each scale, measured in the same run:
-- single: `scorer.score(submission.csv, truth)` in a fresh process: wall time, peak RSS, the score;
+- single: `scorer.score(submission.csv, truth)` in a fresh process: wall time, peak RSS (VmHWM), the score;
 - partitioned: `scorer score PARTS_DIR --engine dask --scheduler ...` in a fresh client process: wall time, the
   client's peak RSS, each worker's peak RSS (workers restarted before each scale), the score, and whether
   it equals the single score to the last bit. The truth's partitioned dataset is made once per scale before
@@ -36,17 +36,23 @@ import make_otto  # noqa: E402
 
 PY = sys.executable
 
-SINGLE = """
-import json, resource, sys, time
+PEAK = """
+def peak_mb():  # this process's own peak RSS (VmHWM: ru_maxrss would carry the forking parent's over exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+"""
+
+SINGLE = PEAK + """
+import json, sys, time
 import scorer
 started = time.perf_counter()
 result = scorer.score(sys.argv[1], sys.argv[2], threads=2)
-print(json.dumps({"seconds": time.perf_counter() - started, "score": result.score,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"seconds": time.perf_counter() - started, "score": result.score, "rss_mb": peak_mb()}))
 """
 
-CLIENT = """
-import json, resource, sys, time
+CLIENT = PEAK + """
+import json, sys, time
 from distributed import Client
 from scorer.dask.dataset import score_dataset
 client = Client(sys.argv[1])
@@ -54,9 +60,9 @@ client.restart()  # fresh worker processes: their peak memory is this run's
 started = time.perf_counter()
 result = score_dataset(sys.argv[2], sys.argv[3], client=client, partitions=int(sys.argv[4]), truth_parts=sys.argv[5])
 seconds = time.perf_counter() - started
-workers = client.run(lambda: __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
+workers = client.run(peak_mb)
 print(json.dumps({"seconds": seconds, "score": result.score, "problems": result.report.counts, "workers_rss_mb": sorted(workers.values()),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": peak_mb()}))
 """
 
 PREPARE = """
