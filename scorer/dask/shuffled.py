@@ -293,7 +293,7 @@ def score_partitioned(directory: str | Path, truth_path: str | Path, competition
     truth_path = str(Path(truth_path).resolve())
     workers = len(client.scheduler_info().get("workers", {})) or 1
     parts = parts or default_partitions(truth_path, workers)
-    folder = client.submit(truth_parts.build, truth_path, competition, parts, dataset_root, pure=False, retries=retries).result()
+    folder = truth_parts.ensure(client, truth_path, competition, parts, dataset_root)
     read = [dask.delayed(read_part, pure=True)(index, str(path.absolute()), name, competition, parts, untrusted)
             for index, (path, name) in enumerate(zip(paths, names))]
     meta = _empty_frame(list(competition.header))

@@ -108,14 +108,7 @@ def build(truth_path: str, competition: Competition, parts: int, root: str | Non
         for index, part in enumerate(split_truth(truth, parts)):
             part.save(part_file(scratch, index))
             sessions.append(part.n_sessions)
-        manifest = {"hash": HASH, "parts": parts, "types": list(competition.types), "truth": os.path.basename(truth_path),
-                    "sessions": sessions}
-        (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        try:
-            scratch.rename(folder)
-        except OSError:  # another task made it meanwhile: theirs serves
-            if not (folder / "manifest.json").is_file():
-                raise
+        _finish(scratch, folder, parts, competition, truth_path, sessions)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return str(folder)
@@ -136,3 +129,108 @@ def load(folder: str, index: int, competition: Competition) -> Truth:
     while len(_loaded) > KEEP:
         _loaded.popitem(last=False)
     return truth
+
+
+RANGE_BYTES = 64 << 20  # a JSONL truth is split in byte ranges of this size, one task each
+
+
+def ensure(client, truth_path: str, competition: Competition, parts: int, root: str | None = None) -> str:
+    """The dataset's folder, made on the cluster if it is not there yet. An OTTO JSONL truth is split by tasks that
+    each hold one byte range (they write each partition's lines of their range to a shard), then one task per
+    partition compiles its shards: no task holds more than its share. Any other truth, or a JSONL truth that a
+    partition's task cannot read (so that the error names the truth file's own line), is split by one task that
+    reads it whole (build)."""
+    from scorer.file_formats import format_of
+
+    folder = dataset_folder(truth_path, competition, parts, root)
+    if (folder / "manifest.json").is_file():
+        return str(folder)
+    if format_of(truth_path) == "jsonl" and competition.shape == "id_type":
+        size = os.path.getsize(truth_path)
+        ranges = [(start, min(start + RANGE_BYTES, size)) for start in range(0, size, RANGE_BYTES)] or [(0, 0)]
+        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        scratch = Path(tempfile.mkdtemp(prefix=".partial-", dir=folder.parent))
+        try:
+            shards = client.map(shard_range, [truth_path] * len(ranges), ranges, range(len(ranges)), [str(scratch)] * len(ranges),
+                                [parts] * len(ranges), pure=False)
+            client.gather(shards)
+            compiled = client.map(compile_partition, [str(scratch)] * parts, range(parts), [len(ranges)] * parts,
+                                  [competition] * parts, [truth_path] * parts, pure=False)
+            sessions = client.gather(compiled, errors="skip")
+            if len(sessions) == parts:
+                _finish(scratch, folder, parts, competition, truth_path, sessions)
+                return str(folder)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return client.submit(build, truth_path, competition, parts, root, pure=False).result()
+
+
+def shard_range(truth_path: str, span: tuple[int, int], index: int, scratch: str, parts: int) -> int:
+    """Write the lines of the truth that start in byte range `span` to one shard per partition
+    (`shard-<partition>-<index>.jsonl` in scratch); returns the number of lines."""
+    from scorer.kernels.hashing import gather_lines, jsonl_sessions, partition_of_ids
+
+    data = _whole_lines(truth_path, *span)
+    n_lines = int(np.count_nonzero(data == 10)) + 1
+    starts, ends, sessions = (np.empty(n_lines, np.int64) for _ in range(3))
+    n = jsonl_sessions(data, len(data), starts, ends, sessions)
+    starts, ends, sessions = starts[:n], ends[:n], sessions[:n]
+    partition = partition_of_ids(sessions, parts, np.empty(n, np.int64))
+    out = np.empty(len(data) + n, np.uint8)
+    for part in range(parts):
+        chosen = np.flatnonzero(partition == part)
+        size = gather_lines(data, starts, ends, chosen, out)
+        (Path(scratch) / f"shard-{part:05d}-{index:05d}.jsonl").write_bytes(out[:size].tobytes())
+    return n
+
+
+def _whole_lines(path: str, start: int, end: int) -> np.ndarray:
+    """The bytes of the lines whose first byte lies in [start, end)."""
+    with open(path, "rb") as handle:
+        if start > 0:  # the line that starts before `start` belongs to the range before
+            handle.seek(start - 1)
+            head = handle.read(end - start + 1)
+            cut = head.find(b"\n")
+            head = head[cut + 1 :] if cut >= 0 else b""
+        else:
+            head = handle.read(end - start)
+        tail = b""
+        if head and not head.endswith(b"\n"):  # finish the last line past `end`
+            while True:
+                more = handle.read(1 << 16)
+                if not more:
+                    break
+                cut = more.find(b"\n")
+                if cut >= 0:
+                    tail += more[: cut + 1]
+                    break
+                tail += more
+    return np.frombuffer(head + tail, np.uint8)
+
+
+def compile_partition(scratch: str, part: int, n_ranges: int, competition: Competition, truth_path: str) -> int:
+    """Compile partition `part` from its shards (in range order) into its part file in scratch; returns its sessions."""
+    from scorer.truth.ids import read_jsonl
+
+    joined = Path(scratch) / f"partition-{part:05d}.jsonl"
+    with open(joined, "wb") as out:
+        for index in range(n_ranges):
+            shard = Path(scratch) / f"shard-{part:05d}-{index:05d}.jsonl"
+            out.write(shard.read_bytes())
+            shard.unlink()
+    truth = read_jsonl(joined, competition.types)
+    joined.unlink()
+    truth = Truth(truth.types, truth.sessions, truth.indptr, truth.items, f"{truth_path} (partition {part})", truth.usage)
+    truth.save(part_file(scratch, part))
+    return truth.n_sessions
+
+
+def _finish(scratch: Path, folder: Path, parts: int, competition: Competition, truth_path: str, sessions: list[int]) -> None:
+    manifest = {"hash": HASH, "parts": parts, "types": list(competition.types), "truth": os.path.basename(truth_path),
+                "sessions": sessions}
+    (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    try:
+        scratch.rename(folder)
+    except OSError:  # another run made it meanwhile: theirs serves
+        if not (folder / "manifest.json").is_file():
+            raise

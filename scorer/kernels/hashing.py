@@ -13,6 +13,7 @@ from scorer.kernels.strings import hash_bytes, lookup
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX2 = np.uint64(0x94D049BB133111EB)
+SESSION_KEY = np.frombuffer(b'"session"', np.uint8)  # an OTTO truth line's session key (jsonl_sessions)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -82,3 +83,63 @@ def strings_known(data, offsets, keys, starts, ends, table, out):
     for i in range(offsets.shape[0] - 1):
         out[i] = lookup(data, offsets[i], offsets[i + 1], keys, starts, ends, table)[0] >= 0
     return out
+
+
+@njit(cache=True, nogil=True)
+def jsonl_sessions(buf, n, starts, ends, sessions):
+    """The lines of buf[:n] (each ended by a newline, the last one perhaps not): their starts and ends (the newline
+    excluded) and the integer after each line's first `"session"` key and its colon (-1 when there is none below
+    2^63); returns the number of lines."""
+    key = SESSION_KEY
+    limit = np.int64(922337203685477580)  # (2^63 - 1) // 10
+    line, start = 0, 0
+    while start < n:
+        end = start
+        while end < n and buf[end] != 10:
+            end += 1
+        value, found = np.int64(-1), False
+        j = start
+        while j + key.shape[0] <= end and not found:
+            same = True
+            for k in range(key.shape[0]):
+                if buf[j + k] != key[k]:
+                    same = False
+                    break
+            if same:
+                found = True
+                p = j + key.shape[0]
+                while p < end and (buf[p] == 32 or buf[p] == 9):
+                    p += 1
+                if p < end and buf[p] == 58:  # ':'
+                    p += 1
+                    while p < end and (buf[p] == 32 or buf[p] == 9):
+                        p += 1
+                    digits, parsed = 0, np.int64(0)
+                    while p < end and 48 <= buf[p] <= 57:
+                        if parsed > limit or (parsed == limit and buf[p] > 55):
+                            digits = 0
+                            break
+                        parsed = parsed * 10 + (buf[p] - 48)
+                        digits += 1
+                        p += 1
+                    if digits > 0:
+                        value = parsed
+            j += 1
+        starts[line], ends[line], sessions[line] = start, end, value
+        line += 1
+        start = end + 1
+    return line
+
+
+@njit(cache=True, nogil=True)
+def gather_lines(data, starts, ends, chosen, out):
+    """The lines `chosen` of data (line i: data[starts[i]:ends[i]]), each followed by a newline, into out; returns
+    the bytes written."""
+    at = 0
+    for line in chosen:
+        for j in range(starts[line], ends[line]):
+            out[at] = data[j]
+            at += 1
+        out[at] = 10
+        at += 1
+    return at
