@@ -1,11 +1,11 @@
 """Benchmark partitioned scoring on a hand-started Dask cluster as the data grows: client and worker memory, time,
 and the score against the single-machine score of the same rows.
 
-    python bench/bench_partitioned.py [--base 208975] [--scales 1,4,8] [--parts 8] [--workers 2] [--memory-limit 3GB]
+    python bench/bench_partitioned.py [--base 208975] [--scales 1,4,8] [--part-mb 16] [--workers 2] [--memory-limit 3GB]
 
 Data (bench/data/partitioned/, gitignored): for each scale m, a truth of m × --base sessions and a submission of
 them, made with bench/make_otto.py's generator (OTTO's shape: 3 rows a session, 20 items a row, realistic hit
-rates), split into --parts CSV part files by line ranges (not by our partition function: the run shuffles them).
+rates), split into CSV part files of about --part-mb by line ranges (not by our partition function: the run shuffles them).
 --base 208975 is an eighth of OTTO, so scale 8 is OTTO's size.
 
 The cluster is started by hand as a platform would: `dask scheduler` and `dask worker --nworkers N
@@ -65,13 +65,16 @@ print(json.dumps({"seconds": seconds, "score": result.score, "problems": result.
                   "rss_mb": peak_mb()}))
 """
 
-PREPARE = """
-import sys
+PREPARE = PEAK + """
+import json, sys, time
 from distributed import Client
 from scorer.api import resolve_competition
 from scorer.dask import truth_parts
 client = Client(sys.argv[1])
-print(client.submit(truth_parts.build, sys.argv[2], resolve_competition("otto"), int(sys.argv[3]), sys.argv[4]).result())
+client.restart()
+started = time.perf_counter()
+truth_parts.ensure(client, sys.argv[2], resolve_competition("otto"), int(sys.argv[3]), sys.argv[4])
+print(json.dumps({"seconds": time.perf_counter() - started, "workers_rss_mb": sorted(client.run(peak_mb).values())}))
 """
 
 
@@ -85,12 +88,14 @@ def make_scale(out: Path, sessions: int, parts: int) -> tuple[Path, Path, Path]:
         make_otto.write_truth(truth, ids, labels)
         make_otto.write_submission(full, rng, ids, labels)
     if not directory.exists():
-        lines = full.read_bytes().split(b"\n")
-        header, rows = lines[0], [line for line in lines[1:] if line]
         directory.mkdir()
+        with open(full, "rb") as source:
+            header = source.readline()
+            rows = source.readlines()
         step = -(-len(rows) // parts)
         for index in range(parts):
-            (directory / f"part-{index:03d}.csv").write_bytes(b"\n".join([header, *rows[index * step : (index + 1) * step]]) + b"\n")
+            (directory / f"part-{index:04d}.csv").write_bytes(header + b"".join(rows[index * step : (index + 1) * step]))
+        del rows
     return truth, full, directory
 
 
@@ -103,7 +108,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=int, default=208_975)
     parser.add_argument("--scales", default="1,4,8")
-    parser.add_argument("--parts", type=int, default=8, help="part files of each submission")
+    parser.add_argument("--part-mb", type=int, default=16, help="the submission is split in part files of about this size")
     parser.add_argument("--partitions", type=int, default=0, help="session partitions per scale (default: 4 × the scale)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="3GB")
@@ -125,19 +130,18 @@ def main(argv=None) -> None:
               f"{'worker MB':>13} {'P':>3} | same score")
         for scale in (int(s) for s in args.scales.split(",")):
             sessions = scale * args.base
-            truth, full, directory = make_scale(args.out / f"x{scale}", sessions, args.parts)
+            truth, full, directory = make_scale(args.out / f"x{scale}", sessions, max(1, round(sessions * 3 * 164 / (args.part_mb << 20))))
             partitions = args.partitions or 4 * scale
             dataset = args.out / f"x{scale}" / "truth-parts"
-            started = time.perf_counter()
-            subprocess.run([PY, "-c", PREPARE, address, str(truth), str(partitions), str(dataset)], check=True, capture_output=True)
-            prepared = time.perf_counter() - started
+            prepared = run_json(PREPARE, address, str(truth), str(partitions), str(dataset))
             single = run_json(SINGLE, str(full), str(truth))
             dask_run = run_json(CLIENT, address, str(directory), str(truth), str(partitions), str(dataset))
             same = dask_run["score"] == single["score"]
             print(f"{scale:>5} {sessions:>10,} {3 * sessions:>10,} {full.stat().st_size / 1e6:>6.0f} | {single['seconds']:>8.2f} "
                   f"{single['rss_mb']:>7.0f} | {dask_run['seconds']:>7.2f} {dask_run['rss_mb']:>9.0f} "
                   f"{'/'.join(f'{w:.0f}' for w in dask_run['workers_rss_mb']):>13} {partitions:>3} | {same} "
-                  f"({dask_run['score']!r}; truth partitioned once in {prepared:.1f} s)")
+                  f"({dask_run['score']!r}; truth partitioned once in {prepared['seconds']:.1f} s, "
+                  f"workers {'/'.join(f'{w:.0f}' for w in prepared['workers_rss_mb'])} MB)")
             if not same:
                 print(f"  MISMATCH: single {single['score']!r}, partitioned {dask_run['score']!r}, problems {dask_run['problems']}")
     finally:

@@ -33,8 +33,8 @@ class HereClient:
         except Exception as error:  # as a future holds it
             return error
 
-    def submit(self, function, *args, pure=False):
-        value = function(*args)
+    def submit(self, function, *args, pure=False, **kwargs):
+        value = function(*args, **kwargs)
         return type("Done", (), {"result": lambda self: value})()
 
 

@@ -135,34 +135,40 @@ RANGE_BYTES = 64 << 20  # a JSONL truth is split in byte ranges of this size, on
 
 
 def ensure(client, truth_path: str, competition: Competition, parts: int, root: str | None = None) -> str:
-    """The dataset's folder, made on the cluster if it is not there yet. An OTTO JSONL truth is split by tasks that
-    each hold one byte range (they write each partition's lines of their range to a shard), then one task per
-    partition compiles its shards: no task holds more than its share. Any other truth, or a JSONL truth that a
-    partition's task cannot read (so that the error names the truth file's own line), is split by one task that
-    reads it whole (build)."""
+    """The dataset's folder, made on the cluster if it is not there yet; the client reads nothing of the truth (its
+    content key is worked out by a task). An OTTO JSONL truth is split by tasks that each hold one byte range (they
+    write each partition's lines of their range to a shard), then one task per partition compiles its shards: no
+    task holds more than its share. Any other truth, or a JSONL truth that a partition's task cannot read (so that
+    the error names the truth file's own line), is split by one task that reads it whole (build)."""
     from scorer.file_formats import format_of
 
-    folder = dataset_folder(truth_path, competition, parts, root)
-    if (folder / "manifest.json").is_file():
-        return str(folder)
-    if format_of(truth_path) == "jsonl" and competition.shape == "id_type":
-        size = os.path.getsize(truth_path)
-        ranges = [(start, min(start + RANGE_BYTES, size)) for start in range(0, size, RANGE_BYTES)] or [(0, 0)]
-        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        scratch = Path(tempfile.mkdtemp(prefix=".partial-", dir=folder.parent))
-        try:
-            shards = client.map(shard_range, [truth_path] * len(ranges), ranges, range(len(ranges)), [str(scratch)] * len(ranges),
+    folder, scratch = client.submit(_start, truth_path, competition, parts, root, pure=False).result()
+    if scratch is None:
+        return folder
+    try:
+        if format_of(truth_path) == "jsonl" and competition.shape == "id_type":
+            size = os.path.getsize(truth_path)
+            ranges = [(start, min(start + RANGE_BYTES, size)) for start in range(0, size, RANGE_BYTES)] or [(0, 0)]
+            shards = client.map(shard_range, [truth_path] * len(ranges), ranges, range(len(ranges)), [scratch] * len(ranges),
                                 [parts] * len(ranges), pure=False)
             client.gather(shards)
-            compiled = client.map(compile_partition, [str(scratch)] * parts, range(parts), [len(ranges)] * parts,
+            compiled = client.map(compile_partition, [scratch] * parts, range(parts), [len(ranges)] * parts,
                                   [competition] * parts, [truth_path] * parts, pure=False)
             sessions = client.gather(compiled, errors="skip")
             if len(sessions) == parts:
-                _finish(scratch, folder, parts, competition, truth_path, sessions)
-                return str(folder)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+                return client.submit(_finish, scratch, folder, parts, competition, truth_path, sessions, pure=False).result()
+    finally:
+        client.submit(shutil.rmtree, scratch, ignore_errors=True, pure=False).result()
     return client.submit(build, truth_path, competition, parts, root, pure=False).result()
+
+
+def _start(truth_path: str, competition: Competition, parts: int, root: str | None) -> tuple[str, str | None]:
+    """(the dataset's folder, None) when it is made; else (the folder, a new scratch folder beside it to make it in)."""
+    folder = dataset_folder(truth_path, competition, parts, root)
+    if (folder / "manifest.json").is_file():
+        return str(folder), None
+    folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return str(folder), tempfile.mkdtemp(prefix=".partial-", dir=folder.parent)
 
 
 def shard_range(truth_path: str, span: tuple[int, int], index: int, scratch: str, parts: int) -> int:
@@ -225,7 +231,9 @@ def compile_partition(scratch: str, part: int, n_ranges: int, competition: Compe
     return truth.n_sessions
 
 
-def _finish(scratch: Path, folder: Path, parts: int, competition: Competition, truth_path: str, sessions: list[int]) -> None:
+def _finish(scratch: str | Path, folder: str | Path, parts: int, competition: Competition, truth_path: str, sessions: list[int]) -> str:
+    """Write the manifest into scratch and rename it into place (another run's folder, made meanwhile, serves as well)."""
+    scratch, folder = Path(scratch), Path(folder)
     manifest = {"hash": HASH, "parts": parts, "types": list(competition.types), "truth": os.path.basename(truth_path),
                 "sessions": sessions}
     (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -234,3 +242,4 @@ def _finish(scratch: Path, folder: Path, parts: int, competition: Competition, t
     except OSError:  # another run made it meanwhile: theirs serves
         if not (folder / "manifest.json").is_file():
             raise
+    return str(folder)
