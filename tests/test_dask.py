@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 import numpy as np
@@ -18,9 +19,10 @@ from conftest import TYPES, submission_text, truth_lines
 from scorer.cli.main import main
 from scorer.dask.dataset import score_dataset
 from scorer.dask.grade import Grading
-from scorer.dask.partitioned import score_part
+from scorer.dask.shuffled import score_partition
 from scorer.dask.tasks import RECORD_KEYS, grade_one
 from scorer.dask.truthcache import loads_here
+from scorer.errors import UsageError
 from scorer.spec.competition import load_competition
 
 OTTO = load_competition("otto")
@@ -184,11 +186,17 @@ def write_parts(directory, groups, kinds):
     return directory
 
 
-def assert_same(partitioned, single):
+def assert_same_figures(partitioned, single):
+    """Score, every metric, the counts and the problem counts, to the last bit (what a cluster run sends back)."""
     assert partitioned.score == single.score
     assert partitioned.metrics == single.metrics
     assert partitioned.counts == single.counts
     assert partitioned.report.counts == single.report.counts
+
+
+def assert_same(partitioned, single):
+    """The same figures and per-slot arrays (the in-process run reduces the parts into them)."""
+    assert_same_figures(partitioned, single)
     assert np.array_equal(partitioned.slot_values, single.slot_values)
     assert np.array_equal(partitioned.slot_hits, single.slot_hits)
     assert np.array_equal(partitioned.slot_line > 0, single.slot_line > 0)
@@ -214,32 +222,45 @@ def test_partitioned_equals_the_concatenated_file_to_the_last_bit(client, case, 
     groups, kinds = partitionings(rows, rng)[name]
     directory = write_parts(tmp_path / "parts", groups, kinds)
     single = scorer.score(write(tmp_path / "all.csv", [row for group in groups for row in group]), truth_path, strict=strict)
-    assert_same(score_dataset(directory, truth_path, strict=strict, client=client), single)
+    for partitions in (1, 3, 7):
+        assert_same_figures(score_dataset(directory, truth_path, strict=strict, client=client, partitions=partitions,
+                                          truth_parts=str(tmp_path / "truth-parts")), single)
     assert_same(score_dataset(directory, truth_path, strict=strict), single)  # in process, no cluster
-    if name == "mixed-by-session":  # a Truth object is scattered to the workers once, not sent per part
-        assert_same(score_dataset(directory, scorer.load_truth(truth_path, TYPES), strict=strict, client=client), single)
+    if name == "mixed-by-session":  # a cluster loads the truth's partitions where they are scored, from its path
+        with pytest.raises(UsageError, match="truth's path"):
+            score_dataset(directory, scorer.load_truth(truth_path, TYPES), strict=strict, client=client)
 
 
-def test_partitioned_scoring_survives_a_worker_that_dies_mid_part(client, case, tmp_path):
+def _kill_worker_once(marker, victim=1):
+    """A partition scorer that kills its own worker process (SIGKILL, as kill -9) the first time it meets partition
+    `victim` (marker file), then scores as usual."""
+
+    def task(frame, index, *args):
+        if index == victim and not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return score_partition(frame, index, *args)
+
+    return task
+
+
+def test_partitioned_scoring_survives_a_worker_killed_mid_run(client, case, tmp_path):
     truth_path, rows, _ = case
     directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:600], rows[600:]], ["csv", "parquet", "csv"])
     single = scorer.score(write(tmp_path / "all.csv", rows), truth_path)
-    reruns = []
-    task = _kill_first_attempt(str(tmp_path / "marker"), then=score_part, victim="part-01.parquet")
-    assert_same(score_dataset(directory, truth_path, client=client, reruns=reruns, task=task), single)
-    assert (tmp_path / "marker").exists()
-    assert [part for part, _ in reruns if part == "part-01.parquet"] == ["part-01.parquet"]
-    assert all(len(workers) >= 2 for _, workers in reruns)
+    task = _kill_worker_once(str(tmp_path / "marker"))
+    assert_same_figures(score_dataset(directory, truth_path, client=client, partitions=4, task=task), single)
+    assert (tmp_path / "marker").exists()  # the worker did die, and the partition ran again elsewhere
     client.wait_for_workers(2, timeout=60)
 
 
-def test_partitioned_scoring_shows_the_parts_done(client, case, tmp_path, capsys):
+def test_partitioned_scoring_shows_the_partitions_done(client, case, tmp_path, capsys):
     truth_path, rows, _ = case
     directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:600], rows[600:]], ["csv", "parquet", "csv"])
-    score_dataset(directory, truth_path, client=client, progress=True)
+    score_dataset(directory, truth_path, client=client, partitions=3, progress=True)
     shown = capsys.readouterr().err
-    assert "3 of 3 parts" in shown and "ETA" in shown
-    score_dataset(directory, truth_path, client=client)
+    assert "3 of 3 partitions" in shown and "ETA" in shown
+    score_dataset(directory, truth_path, client=client, partitions=3)
     assert capsys.readouterr().err == ""
 
 
@@ -268,19 +289,19 @@ def test_an_unreadable_parquet_part_means_no_score_and_names_the_part(case, tmp_
     assert [p.message.split(":")[0] for p in result.problems if p.code == "S027"] == ["part-02.parquet"]
 
 
-def test_a_part_that_raises_on_every_attempt_is_named_in_one_line(client, case, tmp_path):
+def test_a_partition_that_raises_on_every_attempt_is_one_line_and_no_score(client, case, tmp_path):
     truth_path, rows, _ = case
     directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:]], ["csv", "csv"])
 
-    def task(path, *args):
-        if path.endswith("part-01.csv"):
+    def task(frame, index, *args):
+        if index == 1:
             raise ValueError("the parser met something odd\nsecond line of detail")
-        return score_part(path, *args)
+        return score_partition(frame, index, *args)
 
-    result = score_dataset(directory, truth_path, client=client, retries=0, task=task)
+    result = score_dataset(directory, truth_path, client=client, retries=0, partitions=2, task=task)
     assert result.score is None
     assert [p.message for p in result.problems if p.code == "S027"] == [
-        "part-01.csv: the part could not be scored on any attempt: ValueError: the parser met something odd"]
+        "the partitioned scoring could not finish on any attempt: ValueError: the parser met something odd"]
 
 
 # -- the command line ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from scorer.cli.main import main
 from scorer.dask.dataset import score_dataset
 from scorer.dask.grade import Grading
-from scorer.dask.partitioned import score_part
+from scorer.dask.shuffled import score_partition
 from scorer.dask.tasks import grade_one
 from scorer.spec.competition import load_competition
 from test_dask import case, client, write, write_parts  # noqa: F401 (fixtures)
@@ -18,28 +18,36 @@ pytestmark = pytest.mark.slow
 
 
 def _cancel_itself(victim, then):
-    """A task that, for `victim`, cancels its own key for every client (as `client.cancel(force=True)` does); else runs `then`."""
+    """A task that, for `victim` (a path's end, or a partition number), cancels its own key for every client (as
+    `client.cancel(force=True)` does); else runs `then`."""
 
-    def task(path, *args):
-        if path.endswith(victim):
+    def task(first, *args):
+        if first == victim or (isinstance(first, str) and first.endswith(victim)):
             from distributed import get_client, get_worker
             from distributed.client import Future
 
             here = get_client()
             here.cancel([Future(get_worker().get_current_task(), here)], force=True, reason="an operator cancelled it")
             time.sleep(1)  # the cancellation reaches the scheduler before this attempt could finish
-        return then(path, *args)
+        return then(first, *args)
 
     return task
 
 
-def test_a_cancelled_part_is_named_in_one_line(client, case, tmp_path):
+def _cancel_itself_partition(victim):
+    def task(frame, index, *args):
+        return _cancel_itself(victim, lambda _, *rest: score_partition(frame, *rest))(index, index, *args)
+
+    return task
+
+
+def test_a_cancelled_partition_is_one_line_and_no_score(client, case, tmp_path):
     truth_path, rows, _ = case
     directory = write_parts(tmp_path / "parts", [rows[:300], rows[300:]], ["csv", "csv"])
-    result = score_dataset(directory, truth_path, client=client, retries=0, task=_cancel_itself("part-01.csv", score_part))
+    result = score_dataset(directory, truth_path, client=client, retries=0, partitions=2, task=_cancel_itself_partition(1))
     assert result.score is None
     [message] = [p.message for p in result.problems if p.code == "S027"]
-    assert message.startswith("part-01.csv: the part could not be scored on any attempt: FutureCancelledError: ")
+    assert message.startswith("the partitioned scoring could not finish on any attempt: FutureCancelledError: ")
     assert message.endswith("cancelled for reason: an operator cancelled it.") and "\n" not in message
 
 

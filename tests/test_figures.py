@@ -58,6 +58,7 @@ def test_list_shape_derives_its_figures_and_instacart_keeps_them():
 
 def test_figure_sums_agree_with_the_summed_figures():
     from scorer.kernels.rank import figure_sums
+    from scorer.spec.exact_sums import ExactSum, new_accumulators
 
     rng = np.random.default_rng(7)
     n = 200_000
@@ -66,10 +67,10 @@ def test_figure_sums_agree_with_the_summed_figures():
     discount, ideal = discounts(20), ideal_dcg(20)
     ks = np.full(len(KINDS), 20, np.int64)
     rows = figures_from_hits(hits, indptr[:-1], indptr[1:], KINDS, ks, discount, ideal, np.empty((n, len(KINDS))))
-    sums = figure_sums(hits, indptr[:-1], indptr[1:], KINDS, ks, discount, ideal, np.empty(len(KINDS)))
+    acc = figure_sums(hits, indptr[:-1], indptr[1:], KINDS, ks, discount, ideal, new_accumulators(len(KINDS)))
+    sums = [float(ExactSum.of_buckets(buckets)) for buckets in acc]
     exact = [math.fsum(rows[:, j]) for j in range(len(KINDS))]  # correctly rounded
-    assert sums[0] == exact[0]  # hit counts: integers, exact
-    assert np.allclose(sums, exact, rtol=2e-16, atol=0)  # compensated: within an ulp or so of the exact sum
+    assert sums == exact  # exact sums: the correctly rounded value, to the last bit
 
 
 def test_aggregating_sums_equals_aggregating_columns():

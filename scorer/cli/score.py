@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scorer.cli.common import add_competition, add_report_options, engine_options
+from scorer.cli.common import add_competition, add_report_options, engine_options, positive_int
 from scorer.cli.grade import add_cluster_options
 
 USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
@@ -25,6 +25,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="local (default), or dask: score the part files of a directory on a Dask cluster")
     add_cluster_options(parser)
+    parser.add_argument("--partitions", type=positive_int, metavar="N", help="with --engine dask: session partitions "
+                        "(default: one per 32 MB of truth file, at least two per worker)")
+    parser.add_argument("--truth-parts", metavar="DIR", help="with --engine dask: where the partitioned truth is kept, a folder "
+                        "every worker sees (default: $SCORER_CACHE_DIR/partitioned)")
     from scorer.cli.analytics_options import add_arguments as add_analytics
 
     add_analytics(parser)  # --bootstrap, --split, --seed, --level, --breakdown, --sessions, --report

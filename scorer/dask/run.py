@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def score_directory(args):
     """Score the part files of args.submission, on a Dask cluster with --engine dask, else here."""
-    from scorer.api import resolve_competition, resolve_truth
-    from scorer.dask.dataset import check_shape, score_dataset
+    from scorer.api import resolve_competition
+    from scorer.dask.dataset import score_dataset
     from scorer.dask.parts import list_parts
+    from scorer.errors import TruthError
 
     options = {"strict": args.strict, "max_per_code": args.max_per_code, "untrusted": args.untrusted}
     if args.engine != "dask":
@@ -19,14 +21,9 @@ def score_directory(args):
 
     require()
     competition = resolve_competition(args.competition, args.config)
-    check_shape(competition)
-    resolve_truth(args.truth, competition)  # bad truth or an empty directory: said before a cluster starts
-    list_parts(args.submission)
-    reruns: list = []
+    if not os.path.isfile(args.truth):  # the truth itself is read by one task on the cluster, never here
+        raise TruthError(f"cannot read the truth {args.truth}: not a file")
+    list_parts(args.submission)  # an empty directory: said before a cluster starts
     with client_for(args.scheduler, args.workers) as client:
-        result = score_dataset(args.submission, args.truth, competition, client=client, threads=1, reruns=reruns,
-                               progress=not args.no_progress and sys.stderr.isatty(), **options)
-    for part, workers in reruns:
-        print(f"scorer: part {part} ran {len(workers)} times (on {' then '.join(workers)}): a worker was lost or the task failed",
-              file=sys.stderr)
-    return result
+        return score_dataset(args.submission, args.truth, competition, client=client, partitions=args.partitions,
+                             truth_parts=args.truth_parts, progress=not args.no_progress and sys.stderr.isatty(), **options)

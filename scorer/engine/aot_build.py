@@ -68,7 +68,7 @@ def signatures() -> dict:
         "parse_block": tuple(typeof(arg) for arg in parse_args),
         "parse_strings_block": tuple(typeof(arg) for arg in strings_args),
         "merge_rows": tuple(typeof(arg) for arg in merge_args),
-        "figure_sums": (strided, strided, strided, integers, integers, floats, floats, floats),
+        "figure_sums": (strided, strided, strided, integers, integers, floats, floats, types.Array(types.int64, 3, "C")),
         "frame_rows": tuple(typeof(arg) for arg in frame_args),
     }
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from scorer.engine import kernel_set
 from scorer.kernels.kinds import discounts, ideal_dcg
+from scorer.spec.exact_sums import ExactSum, new_accumulators
 
 
 class SlotFigures:
@@ -20,7 +21,7 @@ class SlotFigures:
         indptr[s + 1] - indptr[s]); hits: hit-rank mask per slot; stored: (slots, metrics) figures, or None to
         derive them from hits."""
         self.kinds, self.ks, self.indptr, self.hits, self.stored = kinds, ks, indptr, hits, stored
-        self._sums: dict[int, np.ndarray] = {}
+        self._sums: dict[int, list[ExactSum]] = {}
         self._all: np.ndarray | None = None
         kmax = int(ks.max()) if len(ks) else 1
         self.discount, self.ideal = discounts(kmax), ideal_dcg(kmax)
@@ -41,8 +42,8 @@ class SlotFigures:
         return figures_from_hits(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1], self.ks[j : j + 1],
                                  self.discount, self.ideal, out)[:, 0]
 
-    def sums(self, t: int = 0, n_types: int = 1) -> np.ndarray | None:
-        """Σ over the slots of type t of each metric's figures (compensated sums, no per-row arrays), or None
+    def sums(self, t: int = 0, n_types: int = 1) -> list[ExactSum] | None:
+        """Σ over the slots of type t of each metric's figures (exact sums, no per-row arrays), or None
         when the figures are stored (their aggregation sums the stored arrays)."""
         if self.stored is not None:
             return None
@@ -56,9 +57,10 @@ class SlotFigures:
                     self._sums.update(zip(range(n_types), pool.map(self._type_sums, range(n_types), [n_types] * n_types)))
         return self._sums[t]
 
-    def _type_sums(self, t: int, n_types: int) -> np.ndarray:
-        return kernel_set.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
-                                         self.kinds, self.ks, self.discount, self.ideal, np.empty(len(self.kinds)))
+    def _type_sums(self, t: int, n_types: int) -> list[ExactSum]:
+        acc = kernel_set.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
+                                               self.kinds, self.ks, self.discount, self.ideal, new_accumulators(len(self.kinds)))
+        return [ExactSum.of_buckets(buckets) for buckets in acc]
 
     def array(self) -> np.ndarray:
         """All figures, (slots, metrics) (derived ones made once, for the analyses that ask)."""

@@ -33,8 +33,8 @@ class MetricRows:
         """The metric's per-row figures."""
         return self.outcome.figures.column(self.j, self.t, self.n_types)
 
-    def column_sum(self) -> float | None:
-        """Σ of the metric's per-row figures, or None when the pass keeps the rows' figures instead."""
+    def column_sum(self):
+        """Σ of the metric's per-row figures (a scorer.spec.exact_sums.ExactSum), or None when the pass keeps the rows' figures instead."""
         sums = self.outcome.figures.sums(self.t, self.n_types)
         return None if sums is None else sums[self.j]
 

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from scorer.kernels.exact_sum import add_exact
 from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_NONE, ROW_RR, ROW_SET_F1
 
 
@@ -170,24 +171,13 @@ def figures_from_hits(hits, starts, ends, kinds, ks, discount, ideal, out):
 
 
 @njit(cache=True, nogil=True)
-def figure_sums(hits, starts, ends, kinds, ks, discount, ideal, out):
-    """out[j] = Σ_i of the row figure of metric j (as figures_from_hits), added with Neumaier's compensation."""
-    compensation = np.zeros(kinds.shape[0])
-    for j in range(kinds.shape[0]):
-        out[j] = 0.0
+def figure_sums(hits, starts, ends, kinds, ks, discount, ideal, acc):
+    """acc[j] += every row's figure of metric j (as figures_from_hits), exactly (scorer.kernels.exact_sum); returns acc."""
     for i in range(hits.shape[0]):
         mask = np.uint64(hits[i])
         if mask == 0:
             continue
         n_truth = ends[i] - starts[i]
         for j in range(kinds.shape[0]):
-            value = _mask_figure(mask, n_truth, kinds[j], ks[j], discount, ideal)
-            total = out[j] + value
-            if abs(out[j]) >= abs(value):
-                compensation[j] += (out[j] - total) + value
-            else:
-                compensation[j] += (value - total) + out[j]
-            out[j] = total
-    for j in range(kinds.shape[0]):
-        out[j] += compensation[j]
-    return out
+            add_exact(_mask_figure(mask, n_truth, kinds[j], ks[j], discount, ideal), acc, j)
+    return acc

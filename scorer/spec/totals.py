@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scorer.spec.exact_sums import exact_sum
+
 NAN = float("nan")
 
 
@@ -63,7 +65,7 @@ class RowRatio(Total):
     def from_rows(self, metric, values: np.ndarray, sizes: np.ndarray, present: np.ndarray | None = None) -> float:
         """The total from the per-row figures of the rows of one type (rows without truth hold 0)."""
         if self.sums_suffice(metric):
-            return self.from_sum(metric, float(values.sum()), sizes)
+            return self.from_sum(metric, exact_sum(values), sizes)
         n = rows_counted(metric, sizes)
         return NAN if n == 0 else self.row_mean(metric, values, sizes, n)
 
@@ -92,7 +94,7 @@ class AveragePrecision(RowRatio):
         return np.divide(np.minimum(sizes, metric.k), sizes, out=np.zeros(len(sizes)), where=sizes > 0)
 
     def row_mean(self, metric, values, sizes, n):
-        return float((values * self._scale(metric, sizes)).sum() / n)
+        return exact_sum(values * self._scale(metric, sizes)) / n
 
     def parts(self, metric, values, sizes, counted):
         return (values * self._scale(metric, sizes), counted) if metric.option("denominator") == "truth" else (values, counted)
@@ -116,7 +118,7 @@ class Recall(RowRatio):
 
     def row_mean(self, metric, values, sizes, n):
         denominator = self.denominators(metric, sizes)
-        return float(np.divide(values, denominator, out=np.zeros(len(sizes)), where=denominator > 0).sum() / n)
+        return exact_sum(np.divide(values, denominator, out=np.zeros(len(sizes)), where=denominator > 0)) / n
 
     def parts(self, metric, values, sizes, counted):
         d = self.denominators(metric, sizes)
@@ -156,7 +158,7 @@ class F1AtK(RowRatio):
         return False
 
     def row_mean(self, metric, values, sizes, n):
-        return float((2.0 * values / (metric.k + sizes)).sum() / n)
+        return exact_sum(2.0 * values / (metric.k + sizes)) / n
 
     def parts(self, metric, values, sizes, counted):
         return 2.0 * values / (metric.k + sizes), counted

@@ -1,0 +1,49 @@
+"""Exact sums of float64 values: a superaccumulator of integer buckets, one per binary exponent.
+
+A finite x is m · 2^(e-53) with frexp's e and an integer m, |m| < 2^53. Bucket e + OFFSET adds m split in a high
+part (m >> 26, |.| < 2^27) and a low part (m - high · 2^26, in [0, 2^26)), in int64: 2^36 values a bucket before
+an overflow is possible. The sum is then exact, so it is the same whatever the order of the values and however
+they were split into parts; scorer.spec.exact_sums turns the buckets into one Python integer (the sum
+times 2^SCALE) and rounds that once. NaN and ±inf are counted apart (SPECIALS).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+OFFSET = 1100  # frexp's exponent of a finite float64 is in [-1073, 1024]
+BUCKETS = 2200
+LOW_BITS = 26
+SCALE = OFFSET + 53  # bucket b holds units of 2^(b - SCALE)
+NAN_COUNT, POSITIVE_INF, NEGATIVE_INF = 0, 1, 2
+SPECIALS = 3  # acc[0, SPECIALS - 1 ...]: the counts live in the low row's first three cells, below any finite bucket
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_exact(value, acc, j):
+    """Add value to accumulator j of acc (int64, (accumulators, 2, BUCKETS)) exactly."""
+    if value == 0.0:
+        return
+    if not math.isfinite(value):
+        if math.isnan(value):
+            acc[j, 1, NAN_COUNT] += 1
+        elif value > 0:
+            acc[j, 1, POSITIVE_INF] += 1
+        else:
+            acc[j, 1, NEGATIVE_INF] += 1
+        return
+    m, e = math.frexp(value)
+    mantissa = np.int64(m * 9007199254740992.0)  # m · 2^53, exact
+    high = mantissa >> LOW_BITS
+    bucket = e + OFFSET
+    acc[j, 0, bucket] += high
+    acc[j, 1, bucket] += mantissa - (high << LOW_BITS)
+
+
+@njit(cache=True, nogil=True)
+def accumulate(values, acc, j):
+    """Add every value of a float64 array to accumulator j of acc exactly; returns acc."""
+    for i in range(values.shape[0]):
+        add_exact(values[i], acc, j)
+    return acc
