@@ -22,6 +22,7 @@ COMMANDS = {
     "codabench": "scorer.cli.codabench",
     "warmup": "scorer.cli.warmup",
     "grade": "scorer.cli.grade",
+    "candidates": "scorer.cli.candidates",
 }
 
 

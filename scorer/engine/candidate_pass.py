@@ -138,8 +138,8 @@ class CandidatePass:
             if names is None:
                 raise SubmissionError(f"column 'type' must hold the type names ({', '.join(self.truth.types)}), got {array.type}")
             mapping = pc.fill_null(pc.index_in(names, value_set=self.type_names), -2).to_numpy(zero_copy_only=False).astype(np.int8)
-            indices = array.indices.to_numpy(zero_copy_only=False)
-            out = mapping[np.where(array.is_valid().to_numpy(zero_copy_only=False), indices, 0)] if len(mapping) else np.full(len(array), -2, np.int8)
+            indices = pc.fill_null(array.indices, 0).to_numpy(zero_copy_only=False)
+            out = mapping[indices] if len(mapping) else np.full(len(array), -2, np.int8)
         else:
             names = frames.strings(array)
             if names is None:

@@ -46,15 +46,15 @@ def _note(found, n_found, counts, max_per_code, code, row, value):
 
 @njit(cache=True, nogil=True, inline="always")
 def _slot_of(keys, stamps, bits, item, stamp):
-    """The table position of item (a free position when it is not in the table this run)."""
-    mask = np.uint64(keys.shape[0] - 1)
+    """The table position of item among the first 2^bits (a free position when it is not in the table this run)."""
+    mask = np.uint64((1 << bits) - 1)
     j = (np.uint64(item) * MIX) >> np.uint64(64 - bits)
     while stamps[j] == stamp and keys[j] != item:
         j = (j + np.uint64(1)) & mask
     return j
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _row_score(scores, score_valid, score_bit, r):
     """A row's score; NaN when it is null or not a number (such a row is left out)."""
     if not _valid(score_valid, score_bit, r):
@@ -129,8 +129,8 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
             occ_rank = np.zeros((n_rows, n_types), np.int64)
             best_rank, best_tie = np.zeros((n_rows, n_types), np.int64), np.zeros((n_rows, n_types), np.bool_)
             stamp = 1
-        bits = 0
-        while (1 << bits) < keys.shape[0]:
+        bits = 6  # the run's part of the table: the smallest power of two of at least twice its items (kept in L1)
+        while (1 << bits) < 2 * (n_rows + t_last - t_first):
             bits += 1
         if session_runs[index] < 255:
             session_runs[index] += 1
@@ -148,6 +148,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
         for t in range(n_types):
             counter[t] = 0
         in_order = True
+        left_out = 0  # rows of the run in no list (a problem each)
         previous = np.inf
         n_occ = 0
         n_distinct = 0
@@ -158,20 +159,24 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                 code = types[r]
                 if code == -2:
                     n_found = _note(found, n_found, counts, max_per_code, codes.UNKNOWN_TYPE, row_base + r, 0)
+                    left_out += 1
                     continue
                 if code >= 0:
                     served = np.int64(1) << code
             if not _valid(item_valid, item_bit, r):
                 n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_NOT_INTEGER, row_base + r, 0)
+                left_out += 1
                 continue
             item = np.int64(items[r])
             if item < 0:
                 n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, row_base + r, item)
+                left_out += 1
                 continue
             if has_scores:
                 score = _row_score(scores, score_valid, score_bit, r)
                 if np.isnan(score):
                     n_found = _note(found, n_found, counts, max_per_code, codes.VALUE_NOT_NUMBER, row_base + r, 0)
+                    left_out += 1
                     continue
                 if score > previous:
                     in_order = False
@@ -206,7 +211,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
         for t in range(n_types):
             slot_candidates[first_slot + t] += counter[t]
         if n_occ > 0:
-            n_hits = _rank_hits(i, j, n_occ, n_distinct, in_order, has_types, has_scores, n_types, first_slot, columns, keys,
+            n_hits = _rank_hits(i, j, n_occ, n_distinct, in_order, left_out == 0, has_types, has_scores, n_types, first_slot, columns, keys,
                                 stamps, bits, stamp, truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits,
                                 n_hits)
         stamp += 1
@@ -236,7 +241,7 @@ def _in_list(columns, has_types, has_scores, r, t):
 
 
 @njit(cache=True, nogil=True)
-def _rank_hits(i, j, n_occ, n_distinct, in_order, has_types, has_scores, n_types, first_slot, columns, keys, stamps, bits, stamp,
+def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, n_types, first_slot, columns, keys, stamps, bits, stamp,
                truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits, n_hits):
     """The best rank of each distinct hit of a run, per type, written to hits; returns the new hit count."""
     scores, score_valid, score_bit = columns[7], columns[8], columns[9]
@@ -260,17 +265,25 @@ def _rank_hits(i, j, n_occ, n_distinct, in_order, has_types, has_scores, n_types
                 score = _row_score(scores, score_valid, score_bit, r)
                 if in_order:
                     rank = occ_rank[o, t]
-                    q = r - 1  # equal scores sit next to each other
-                    while q >= i and not tied and not (_row_score(scores, score_valid, score_bit, q) < score):
-                        tied = _row_score(scores, score_valid, score_bit, q) == score and _in_list(columns, has_types, has_scores, q, t)
-                        q -= 1
-                    q = r + 1
-                    while q < j and not tied and not (_row_score(scores, score_valid, score_bit, q) < score):
-                        tied = _row_score(scores, score_valid, score_bit, q) == score and _in_list(columns, has_types, has_scores, q, t)
-                        q += 1
+                    for step in (-1, 1):  # equal scores sit next to each other in the list (other rows between them)
+                        q = r + step
+                        while i <= q < j and not tied:
+                            if _in_list(columns, has_types, has_scores, q, t):
+                                if _row_score(scores, score_valid, score_bit, q) != score:
+                                    break
+                                tied = True
+                            q += step
                 elif sorted_ranks.shape[0] > 0:
                     rank = sorted_ranks[(r - i) * n_types + t]
                     tied = sorted_ranks[(j - i) * n_types + (r - i) * n_types + t] > 0
+                elif clean:  # every row of the run is in a list: no validity to read
+                    rank = 0
+                    own = scores[r]
+                    for q in range(i, j):
+                        if not has_types or types[q] == -1 or types[q] == t:
+                            other = scores[q]
+                            rank += (other > own) | ((other == own) & (q < r))
+                            tied |= (other == own) & (q != r)
                 else:
                     rank = 0
                     for q in range(i, j):

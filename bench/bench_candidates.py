@@ -1,0 +1,133 @@
+"""Bench `scorer.candidates` against polars (rank per session, join with the truth, group_by), in the same run.
+
+    python bench/bench_candidates.py --sessions 150000 --per-session 200      # 30M rows
+    python bench/bench_candidates.py --sessions 1670000 --per-session 200     # OTTO size: 334M rows (needs ~10 GB)
+
+Generates its own data: sessions in order, `per-session` distinct candidates each (item ids below 1.86M), a float32
+score (unsorted within a session unless --sorted), and a truth (clicks: one item; carts and orders: 0-4 items) of which
+about half is among the candidates. Times scorer.candidates on the polars frame, on the Arrow table and on a Parquet
+file (row groups of 1M rows), and the polars baseline (recall@K for each K), checks the recall figures agree, and
+prints the ratios and the peak memory added by the scorer's pass (RSS high-water mark, Linux).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TYPES = ("clicks", "carts", "orders")
+
+
+def make(n_sessions: int, per_session: int, sorted_scores: bool, seed: int = 0):
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    n = n_sessions * per_session
+    session = np.repeat(np.arange(n_sessions, dtype=np.int64), per_session)
+    # distinct items within a session: a random start and a random odd stride (mod a prime above the catalogue)
+    prime = 1_860_007
+    start = rng.integers(0, prime, n_sessions)
+    stride = rng.integers(1, 5000, n_sessions) * 2 + 1
+    step = np.tile(np.arange(per_session, dtype=np.int64), n_sessions)
+    aid = (np.repeat(start, per_session) + step * np.repeat(stride, per_session)) % prime
+    score = rng.random(n, dtype=np.float32)
+    if sorted_scores:
+        score = -np.sort(-score.reshape(n_sessions, per_session), axis=1).ravel()
+    del step
+    candidates = pl.DataFrame({"session": session, "aid": aid, "score": score})
+    del session, aid, score
+    parts = []
+    for t, name in enumerate(TYPES):
+        sizes = np.ones(n_sessions, np.int64) if t == 0 else rng.integers(0, 5, n_sessions) * (rng.random(n_sessions) < 0.5)
+        owner = np.repeat(np.arange(n_sessions), sizes)
+        among = rng.random(len(owner)) < 0.5
+        position = rng.integers(0, per_session, len(owner))
+        item = np.where(among, (start[owner] + position * stride[owner]) % prime, rng.integers(prime, 2 * prime, len(owner)))
+        parts.append(pl.DataFrame({"session": owner.astype(np.int64), "type": [name] * len(owner), "aid": item.astype(np.int64)}))
+    truth = pl.concat(parts).unique(maintain_order=True)
+    return candidates, truth
+
+
+def polars_recall(candidates, truth, ks):
+    """The straightforward way: rank within each session, join with the truth, count hits per type under each K."""
+    import polars as pl
+
+    ranked = candidates.with_columns(pl.col("score").rank("ordinal", descending=True).over("session").alias("rank"))
+    hits = ranked.join(truth, on=["session", "aid"], how="inner")
+    sizes = truth.group_by("type").len()
+    out = {}
+    for k in ks:
+        counts = hits.filter(pl.col("rank") <= k).group_by("type").len()
+        joined = dict(zip(counts["type"], counts["len"]))
+        out[k] = {row["type"]: joined.get(row["type"], 0) / row["len"] for row in sizes.iter_rows(named=True)}
+    return out
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=150_000)
+    parser.add_argument("--per-session", type=int, default=200)
+    parser.add_argument("--sorted", action="store_true", help="scores sorted (highest first) within each session")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-parquet", action="store_true")
+    args = parser.parse_args()
+    import pyarrow.parquet as pq
+
+    import scorer
+
+    ks = (20, 50, 100, 200)
+    candidates, truth_frame = make(args.sessions, args.per_session, args.sorted)
+    n_rows = candidates.height
+    column_mb = candidates.estimated_size() / 2**20
+    print(f"{n_rows:,} candidate rows ({args.sessions:,} sessions x {args.per_session}), columns {column_mb:,.0f} MB; "
+          f"scores {'sorted' if args.sorted else 'unsorted'} within sessions")
+    truth = scorer.load_truth(truth_frame.to_pandas(), competition="otto")
+    table = candidates.to_arrow()
+    scorer.candidates(candidates.head(10_000), truth, k=ks)  # compile / load the kernels
+    before = peak_rss_mb()
+
+    def best(run):
+        times = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            value = run()
+            times.append(time.perf_counter() - started)
+        return min(times), value
+
+    t_polars_frame, result = best(lambda: scorer.candidates(candidates, truth, k=ks))
+    added = peak_rss_mb() - before
+    t_arrow, _ = best(lambda: scorer.candidates(table, truth, k=ks))
+    t_reference, reference = best(lambda: polars_recall(candidates, truth_frame, ks))
+    for k in ks:
+        for name in TYPES:
+            mine, theirs = result.at_k[k][name]["recall"], reference[k][name]
+            assert abs(mine - theirs) < 1e-12, (k, name, mine, theirs)
+    print(f"scorer.candidates, polars frame: {t_polars_frame:.2f} s   (peak RSS added {added:,.0f} MB = "
+          f"{added / column_mb:.2f}x the columns)")
+    print(f"scorer.candidates, Arrow table:  {t_arrow:.2f} s")
+    print(f"polars rank + join + group_by:   {t_reference:.2f} s   ratio {t_reference / t_polars_frame:.1f}x (recall@K agrees)")
+    if not args.no_parquet:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "candidates.parquet"
+            pq.write_table(table, path, row_group_size=1 << 20, compression="snappy")
+            t_parquet, from_file = best(lambda: scorer.candidates(path, truth, k=ks))
+            assert from_file.at_k == result.at_k
+            print(f"scorer.candidates, Parquet file: {t_parquet:.2f} s   ({path.stat().st_size / 2**20:,.0f} MB, streamed by row group)")
+    print(f"ceiling@{ks[-1]} weighted {result.at_k[ks[-1]]['weighted']['ceiling']:.4f}, recall@{ks[-1]} weighted "
+          f"{result.at_k[ks[-1]]['weighted']['recall']:.4f}")
+
+
+if __name__ == "__main__":
+    main()
