@@ -326,3 +326,17 @@ def test_cli_bad_inputs(tmp_path, capsys):
     pd.DataFrame({"session": [1.5], "aid": [1]}).to_parquet(floats)
     assert main(["candidates", str(floats), "--truth", str(truth_path)]) == 1
     assert "must hold integer ids" in capsys.readouterr().err
+
+
+def test_a_run_with_many_hits_is_ranked_by_a_sort():
+    """More hit rows in an unsorted run than SCAN_HITS: the kernel ranks the run by a sort instead of a scan per hit."""
+    from scorer.kernels.candidates import SCAN_HITS
+
+    rng = np.random.default_rng(5)
+    n = 3 * SCAN_HITS
+    truth = {1: {"clicks": set(range(0, n, 2)), "carts": set(range(1, n, 3)), "orders": {0}}, 2: {"clicks": {1}, "carts": set(), "orders": set()}}
+    rows = [{"session": 1, "aid": int(a), "type": t, "score": float(rng.integers(0, 8))}
+            for a, t in zip(rng.permutation(n), rng.choice(["clicks", "carts", None], n))]
+    rows += [{"session": 1, "aid": 0, "type": None, "score": None}, {"session": 1, "aid": 4, "type": "clicks", "score": 9.0}]
+    expected = reference(rows, truth, [5, 50, 500], True, True)
+    check(scorer.candidates(table_of(rows, True, True), truth_of(truth), k=[5, 50, 500]), expected)

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 
 from scorer.analytics.plots import COLOURS, _pyplot
-from scorer.engine.candidate_result import rank_bin_labels
 
 CURVE_POINTS = 40  # Ks the curves are drawn at (besides those asked)
 
@@ -36,7 +35,7 @@ def write_curves(result, path: str | Path) -> None:
         ax.set(title=title, xlabel="K (candidates per session)", ylabel=key, ylim=(0, None))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    labels = rank_bin_labels()
+    labels = result.rank_labels()
     width = 0.8 / len(result.per_type)
     for i, (name, colour) in enumerate(zip(result.per_type, COLOURS)):
         counts = [result.per_type[name]["hit_ranks"][label] for label in labels]

@@ -162,6 +162,13 @@ class CandidateResult:
         """at(K) for each K of ks (the PNG's curves)."""
         return {int(k): self.at_k.get(int(k)) or self.figures.at(int(k)) for k in ks}
 
+    def rank_labels(self) -> list[str]:
+        """The histogram's bins up to the last one any hit (or the largest K) falls in."""
+        labels = rank_bin_labels()
+        used = [i for i, label in enumerate(labels) if any(row["hit_ranks"][label] for row in self.per_type.values())]
+        reach = next(i for i, edge in enumerate((*RANK_BINS[1:], float("inf"))) if max(self.ks) < edge)
+        return labels[: max([reach, *used]) + 1]
+
     def to_dict(self) -> dict:
         return {
             "candidates": self.source, "competition": self.competition, "ks": list(self.ks), "ceiling_metric": self.metric,
@@ -195,10 +202,10 @@ class CandidateResult:
             spread = row["candidates_per_session"]
             lines.append(f"{name:<10}{row['sessions']:>10,}{row['truth_items']:>13,}{number(row['missed']):>9}   "
                          + "/".join("-" if spread[key] is None else f"{spread[key]:g}" for key in ("min", "median", "p95", "max")))
-        labels = rank_bin_labels()
-        lines += ["", "hit ranks: " + "  ".join(f"{label}" for label in labels)]
+        labels = self.rank_labels()
+        lines += ["", f"{'hit ranks':<10}" + "".join(f"{label:>10}" for label in labels)]
         for name, row in self.per_type.items():
-            lines.append(f"  {name:<10}" + "  ".join(f"{row['hit_ranks'][label]:,}" for label in labels))
+            lines.append(f"{name:<10}" + "".join(f"{row['hit_ranks'][label]:>10,}" for label in labels))
         for warning in self.warnings:
             lines.append(f"warning: {warning}")
         from scorer.engine.result import render_problems

@@ -22,7 +22,7 @@ from scorer.kernels.parse import NOT_FOUND, session_index
 from scorer.kernels.strings import lookup
 
 MIX = np.uint64(0x9E3779B97F4A7C15)
-SCAN_HITS = 16  # an unsorted run with more hit rows than this is ranked by a sort of the run
+SCAN_HITS = 64  # an unsorted run with more hit rows than this is ranked by a sort of the run
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -33,7 +33,7 @@ def _valid(bitmap, bit_offset, i):
     return (bitmap[j >> 3] >> (j & 7)) & 1 == 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _note(found, n_found, counts, max_per_code, code, row, value):
     counts[code] += 1
     if counts[code] <= max_per_code and n_found < found.shape[0]:
@@ -59,7 +59,7 @@ def _row_score(scores, score_valid, score_bit, r):
     """A row's score; NaN when it is null or not a number (such a row is left out)."""
     if not _valid(score_valid, score_bit, r):
         return np.nan
-    return np.float64(scores[r])
+    return np.float64(scores[np.uint64(r)])
 
 
 @njit(cache=True, nogil=True)
@@ -85,6 +85,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
     unknown_rows, unknown_counts = unknown
     has_types = types.shape[0] > 0
     has_scores = scores.shape[0] > 0
+    score_nulls = score_valid.shape[0] > 0
     all_types = (np.int64(1) << n_types) - 1
     n_found = 0
     n_hits = n_hits_out[0]
@@ -98,7 +99,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
             continue
         session = np.int64(sessions[i])
         j = i + 1
-        while j < stop and np.int64(sessions[j]) == session and _valid(session_valid, session_bit, j):
+        while j < stop and np.int64(sessions[np.uint64(j)]) == session and _valid(session_valid, session_bit, j):
             j += 1
         if session < 0:
             for r in range(i, j):
@@ -147,6 +148,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                 truth_mask[p] |= np.int64(1) << t
         for t in range(n_types):
             counter[t] = 0
+        n_every = 0  # rows that serve every type (the list of type t: n_every + counter[t] rows so far)
         in_order = True
         left_out = 0  # rows of the run in no list (a problem each)
         previous = np.inf
@@ -167,19 +169,18 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                 n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_NOT_INTEGER, row_base + r, 0)
                 left_out += 1
                 continue
-            item = np.int64(items[r])
+            item = np.int64(items[np.uint64(r)])
             if item < 0:
                 n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, row_base + r, item)
                 left_out += 1
                 continue
             if has_scores:
-                score = _row_score(scores, score_valid, score_bit, r)
-                if np.isnan(score):
+                score = np.float64(scores[np.uint64(r)])
+                if score != score or (score_nulls and not _valid(score_valid, score_bit, r)):  # NaN or null
                     n_found = _note(found, n_found, counts, max_per_code, codes.VALUE_NOT_NUMBER, row_base + r, 0)
                     left_out += 1
                     continue
-                if score > previous:
-                    in_order = False
+                in_order &= not score > previous
                 previous = score
             p = _slot_of(keys, stamps, bits, item, stamp)
             if stamps[p] != stamp:
@@ -201,15 +202,14 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                     occ_row[n_occ] = r
                     occ_hit[n_occ] = hit_index[p]
                     for t in range(n_types):
-                        occ_rank[n_occ, t] = counter[t]
+                        occ_rank[n_occ, t] = n_every + counter[t]
                     n_occ += 1
             if served == all_types:
-                for t in range(n_types):
-                    counter[t] += 1
+                n_every += 1
             else:
                 counter[code] += 1
         for t in range(n_types):
-            slot_candidates[first_slot + t] += counter[t]
+            slot_candidates[first_slot + t] += n_every + counter[t]
         if n_occ > 0:
             n_hits = _rank_hits(i, j, n_occ, n_distinct, in_order, left_out == 0, has_types, has_scores, n_types, first_slot, columns, keys,
                                 stamps, bits, stamp, truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits,
@@ -220,14 +220,14 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
     return i, n_found
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _serves(types, has_types, r, t):
     if not has_types:
         return True
     return types[r] == -1 or types[r] == t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _in_list(columns, has_types, has_scores, r, t):
     """Does row r take a place in the list of type t (a known type that serves t, a good item and score)?"""
     sessions, session_valid, session_bit, items, item_valid, item_bit, types, scores, score_valid, score_bit = columns
@@ -276,14 +276,19 @@ def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, 
                 elif sorted_ranks.shape[0] > 0:
                     rank = sorted_ranks[(r - i) * n_types + t]
                     tied = sorted_ranks[(j - i) * n_types + (r - i) * n_types + t] > 0
-                elif clean:  # every row of the run is in a list: no validity to read
-                    rank = 0
-                    own = scores[r]
-                    for q in range(i, j):
-                        if not has_types or types[q] == -1 or types[q] == t:
-                            other = scores[q]
-                            rank += (other > own) | ((other == own) & (q < r))
-                            tied |= (other == own) & (q != r)
+                elif clean and not has_types:  # every row of the run is in the list: count in loops the compiler vectorises
+                    own = scores[np.uint64(r)]
+                    before, after, equal = np.int64(0), np.int64(0), np.int64(0)
+                    for q in range(np.uint64(i), np.uint64(r)):  # unsigned: no test for a negative index
+                        value = scores[q]
+                        before += np.int64(value >= own)
+                        equal += np.int64(value == own)
+                    for q in range(np.uint64(r + 1), np.uint64(j)):
+                        value = scores[q]
+                        after += np.int64(value > own)
+                        equal += np.int64(value == own)
+                    rank = before + after
+                    tied = equal > 0
                 else:
                     rank = 0
                     for q in range(i, j):
