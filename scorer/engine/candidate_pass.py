@@ -486,7 +486,7 @@ class FileSource:
             import pyarrow.parquet as pq
 
             try:
-                self.parquet = pq.ParquetFile(self.path)
+                self.parquet = pq.ParquetFile(self.path, pre_buffer=False)  # pre-buffering holds whole row groups: 2-3x the memory
             except Exception as error:  # pyarrow raises several kinds for a file it cannot read
                 raise SubmissionError(f"cannot read the candidates {path} as Parquet: {error}") from None
             columns = self.parquet.schema_arrow.names
