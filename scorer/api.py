@@ -212,8 +212,8 @@ def candidates(source, truth, competition: str | Competition = "otto", *, config
     per_type = figures.per_type()
     tied = sum(row["tied_hits"] for row in per_type.values())
     if tied:
-        outcome.warnings.append(f"{tied:,} hits share their score with another candidate of their list: equal scores rank by "
-                                "row order (the earlier row first), so these hits' ranks depend on that order")
+        outcome.warnings.append(f"tied hits: {tied:,} (a hit whose score another candidate of its list has too: equal scores rank "
+                                "by row order, the earlier row first, so such a hit's rank depends on that order)")
     return CandidateResult(competition.name, source_obj.description, ks, str(competition.metric),
                            dict(zip(competition.types, competition.weights)), {kk: figures.at(kk) for kk in ks}, per_type,
                            outcome.report, outcome.rows, outcome.unknown_rows, outcome.unknown_sessions, figures.ceiling_reason,

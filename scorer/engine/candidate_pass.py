@@ -12,11 +12,11 @@ Problems name the 0-based row of the table and the column, as a frame's problems
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-import threading
 
 import numpy as np
 
@@ -30,7 +30,6 @@ HIT_CAPACITY = 1 << 16  # hits one kernel call writes before it returns for the 
 UNKNOWN_CAPACITY = 1 << 14
 SESSION_NAMES = ("session",)
 ITEM_NAMES = ("aid", "item", "article_id", "item_id")
-NOT_INTEGER = {Code.SESSION_NOT_INTEGER, Code.ITEM_NOT_INTEGER}
 
 
 @dataclass
@@ -115,7 +114,7 @@ class CandidatePass:
         session, item = column(names["session"]), column(names["item"])
         shown = {names["session"]: session, names["item"]: item}
         if self.strings:
-            session_codes, item_codes = self._string_codes(session, names["session"], self.truth.ids), None
+            session_codes = self._string_codes(session, names["session"], self.truth.ids)
             item_codes = self._string_codes(item, names["item"], self.truth.item_names)
         else:
             session_codes, item_codes = _integers(session, names["session"]), _integers(item, names["item"])
