@@ -307,7 +307,8 @@ class CandidatePass:
         outcome.unknown_sessions = len(np.unique(keys))
         examples = ", ".join(f"row {_original(int(row), order)}" for row in rows[:5])
         outcome.report.add(Code.UNKNOWN_SESSIONS, f"{outcome.unknown_rows:,} candidate rows of {outcome.unknown_sessions:,} "
-                           f"sessions the truth does not hold are left out (first rows: {examples})", field=names["session"])
+                           f"sessions the truth does not hold are left out (first rows: {examples})", field=names["session"],
+                           count=outcome.unknown_rows)
 
     def _missing(self, outcome: CandidateOutcome) -> None:
         """S011: sessions of the truth (with truth for some type) that have no candidate row."""
@@ -317,7 +318,7 @@ class CandidatePass:
         if len(missing):
             examples = ", ".join(repr(_session_name(truth, int(index))) for index in missing[:5])
             outcome.report.add(Code.MISSING_ROWS, f"{len(missing):,} sessions of the truth have no candidates (their truth counts as "
-                               f"missed), e.g. {examples}")
+                               f"missed), e.g. {examples}", count=len(missing))
 
 
 def _original(row: int, order) -> int:

@@ -18,19 +18,12 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
+from scorer.kernels.frame_rows import _valid
 from scorer.kernels.parse import NOT_FOUND, session_index
 from scorer.kernels.strings import lookup
 
 MIX = np.uint64(0x9E3779B97F4A7C15)
 SCAN_HITS = 64  # an unsorted run with more hit rows than this is ranked by a sort of the run
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _valid(bitmap, bit_offset, i):
-    if bitmap.shape[0] == 0:
-        return True
-    j = bit_offset + i
-    return (bitmap[j >> 3] >> (j & 7)) & 1 == 1
 
 
 @njit(cache=True, nogil=True)
