@@ -197,12 +197,13 @@ def test_figures_match_the_reference(case, batch_rows, piece_rows):
     table = table_of(rows, has_type, has_score)
     batches = table.to_batches(max_chunksize=batch_rows)
     chunked = pa.Table.from_batches(batches, schema=table.schema) if batches else table
-    old = candidate_pass.PIECE_ROWS
-    candidate_pass.PIECE_ROWS = piece_rows  # many pieces and carried runs
+    old = candidate_pass.PIECE_ROWS, candidate_pass.HIT_CAPACITY, candidate_pass.UNKNOWN_CAPACITY
+    # many pieces and carried runs; kernel calls that stop early when their hit or unknown-session arrays fill up
+    candidate_pass.PIECE_ROWS, candidate_pass.HIT_CAPACITY, candidate_pass.UNKNOWN_CAPACITY = piece_rows, piece_rows, 1
     try:
         result = scorer.candidates(chunked, truth_of(truth), k=ks, max_per_code=1000, threads=2)
     finally:
-        candidate_pass.PIECE_ROWS = old
+        candidate_pass.PIECE_ROWS, candidate_pass.HIT_CAPACITY, candidate_pass.UNKNOWN_CAPACITY = old
     check(result, reference(rows, truth, ks, has_type, has_score))
 
 

@@ -182,13 +182,15 @@ class CandidatePass:
         slot_candidates = np.zeros(n_slots, np.int64)
         base, table = truth.lookup
         truth_arrays = (truth.sessions, np.int64(base), table, truth.indptr, truth.items)
+        session_truth = truth.indptr[self.n_types :: self.n_types] - truth.indptr[: -1 : self.n_types]
+        most_truth = int(session_truth.max()) if len(session_truth) else 0  # a session's hits all fit in one call's arrays
         local = threading.local()
         states: list[dict] = []
         lock = threading.Lock()
 
         def state() -> dict:
             if not hasattr(local, "state"):
-                local.state = _worker_state(truth.n_sessions, self.n_types)
+                local.state = _worker_state(truth.n_sessions, self.n_types, most_truth)
                 with lock:
                     states.append(local.state)
             return local.state
@@ -330,13 +332,14 @@ def _session_name(truth, index: int):
     return truth.name(index) if hasattr(truth, "ids") else int(truth.sessions[index])
 
 
-def _worker_state(n_sessions: int, n_types: int) -> dict:
+def _worker_state(n_sessions: int, n_types: int, most_truth: int) -> dict:
     size = 1 << 12
+    hit_capacity = max(HIT_CAPACITY, most_truth)
     tables = tuple(np.zeros(size, np.int64) for _ in range(5))
     scratch = (np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros((size, n_types), np.int64),
                np.zeros((size, n_types), np.int64), np.zeros((size, n_types), np.bool_))
-    hits = (np.zeros(HIT_CAPACITY, np.int64), np.zeros(HIT_CAPACITY, np.int64), np.zeros(HIT_CAPACITY, np.bool_), np.zeros(1, np.int64))
-    unknown = (np.zeros(UNKNOWN_CAPACITY, np.int64), np.zeros(2, np.int64))
+    hits = (np.zeros(hit_capacity, np.int64), np.zeros(hit_capacity, np.int64), np.zeros(hit_capacity, np.bool_), np.zeros(1, np.int64))
+    unknown = (np.zeros(max(UNKNOWN_CAPACITY, 1), np.int64), np.zeros(2, np.int64))
     return {"tables": tables, "scratch": scratch, "hits": hits, "unknown": unknown, "runs": np.zeros(n_sessions, np.uint8)}
 
 
