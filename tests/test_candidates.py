@@ -340,3 +340,26 @@ def test_a_run_with_many_hits_is_ranked_by_a_sort():
     rows += [{"session": 1, "aid": 0, "type": None, "score": None}, {"session": 1, "aid": 4, "type": "clicks", "score": 9.0}]
     expected = reference(rows, truth, [5, 50, 500], True, True)
     check(scorer.candidates(table_of(rows, True, True), truth_of(truth), k=[5, 50, 500]), expected)
+
+
+def test_files_not_grouped_by_session_and_string_ids_in_files(tmp_path):
+    rows = [{"session": s, "aid": a, "type": None, "score": sc} for s, a, sc in
+            [(1, 10, 0.5), (2, 20, 0.1), (1, 11, 0.9), (3, 5, 1.0), (2, 21, 0.7), (1, 10, 0.2)]]
+    table = table_of(rows, False, True)
+    pq.write_table(table, tmp_path / "ungrouped.parquet", row_group_size=2)
+    table.to_pandas().to_csv(tmp_path / "ungrouped.csv", index=False)
+    expected = reference(rows, TRUTH, [1, 2, 5], False, True)
+    for name in ("ungrouped.parquet", "ungrouped.csv"):
+        result = scorer.candidates(tmp_path / name, truth_of(TRUTH), k=[1, 2, 5])
+        assert any("not grouped by session" in warning for warning in result.warnings)
+        check(result, expected)
+        assert result.report.kept["S014"][0].row == 5  # the row of the file, not of the sorted copy
+    truth_path = tmp_path / "truth.csv"
+    truth_path.write_text("customer_id,prediction\naa,0706016001 0706016002\nbb,0111111111\n")
+    frame = pd.DataFrame({"customer_id": ["aa", "aa", "bb"], "article_id": ["0706016002", "0706016001", "0000000001"]})
+    frame.to_csv(tmp_path / "hm.csv", index=False)
+    frame.to_parquet(tmp_path / "hm.parquet")
+    for name in ("hm.csv", "hm.parquet"):
+        result = scorer.candidates(tmp_path / name, str(truth_path), competition="hm", k=[1, 2])
+        assert result.at_k[1]["all"]["recall"] == pytest.approx(1 / 3) and result.at_k[2]["all"]["recall"] == pytest.approx(2 / 3)
+        assert result.at_k[2]["all"]["ceiling"] == pytest.approx((1.0 + 0.0) / 2)  # aa: both hits; bb: none
