@@ -13,6 +13,7 @@ __version__ = "0.1.0"  # the one place: pyproject.toml reads it ([tool.setuptool
 _HOMES = {
     "score": "scorer.api",
     "validate": "scorer.api",
+    "candidates": "scorer.api",
     "load_truth": "scorer.api",
     "load_competition": "scorer.spec.competition",
     "Competition": "scorer.spec.competition",

@@ -17,7 +17,7 @@ from scorer.spec.competition import Competition, load_competition
 from scorer.truth.ids import Truth
 from scorer.truth.load import load_truth as read_truth_file
 
-__all__ = ["score", "validate", "load_truth", "resolve_competition", "resolve_truth", "result_from"]
+__all__ = ["score", "validate", "candidates", "load_truth", "resolve_competition", "resolve_truth", "result_from"]
 
 
 def resolve_competition(competition: str | Competition | None = "otto", config: str | Path | None = None) -> Competition:
@@ -182,3 +182,56 @@ def _aggregate(metric, outcome, t: int, j: int, n_types: int, sizes: np.ndarray)
     from scorer.engine.metric_rows import MetricRows
 
     return metric.total_of(MetricRows(outcome, metric, t, n_types, sizes, j))
+
+
+DEFAULT_KS = (20, 50, 100, 200)
+
+
+def candidates(source, truth, competition: str | Competition = "otto", *, config: str | Path | None = None,
+               k=DEFAULT_KS, max_per_code: int = 20, threads: int = 2):
+    """The candidate stage: recall at each K, hit rate, list lengths, missed truth, hit ranks, and the ceiling (the
+    competition's score of a perfect reranker of the first K candidates), per type.
+
+    source: a long table with columns session, aid (or item), optional type (rows without one serve every type) and
+    score (highest first; without it, row order ranks): a Parquet or CSV file, or a pandas, polars or pyarrow frame.
+    Bad rows are problems of the result (never raised); see scorer.engine.candidate_result for the figures.
+    """
+    from scorer.engine.candidate_pass import CandidatePass, FileSource, FrameSource
+    from scorer.engine.candidate_result import CandidateFigures, CandidateResult
+    from scorer.frames import is_frame
+
+    started = time.monotonic()
+    _check_options(max_per_code, threads, DEFAULT_BLOCK_BYTES)
+    ks = _check_ks(k)
+    competition = resolve_competition(competition, config)
+    truth = resolve_truth(truth, competition)
+    engine = CandidatePass(competition, truth, max_per_code=max_per_code, threads=threads)
+    source_obj = FrameSource(source, engine) if is_frame(source) else FileSource(source, engine)
+    outcome = engine.run(source_obj)
+    figures = CandidateFigures(competition, truth, outcome)
+    per_type = figures.per_type()
+    tied = sum(row["tied_hits"] for row in per_type.values())
+    if tied:
+        outcome.warnings.append(f"tied hits: {tied:,} (a hit whose score another candidate of its list has too: equal scores rank "
+                                "by row order, the earlier row first, so such a hit's rank depends on that order)")
+    return CandidateResult(competition.name, source_obj.description, ks, str(competition.metric),
+                           dict(zip(competition.types, competition.weights)), {kk: figures.at(kk) for kk in ks}, per_type,
+                           outcome.report, outcome.rows, outcome.unknown_rows, outcome.unknown_sessions, figures.ceiling_reason,
+                           outcome.warnings, time.monotonic() - started, figures)
+
+
+def _check_ks(k) -> tuple[int, ...]:
+    """K values: whole numbers from 1, given as an int, a sequence or a text such as "20,50,100"."""
+    items = k.split(",") if isinstance(k, str) else [k] if isinstance(k, int) else list(k)
+    out = []
+    for item in items:
+        try:
+            value = operator.index(item) if not isinstance(item, str) else int(item.strip())
+        except (TypeError, ValueError):
+            raise UsageError(f"k must be whole numbers of at least 1 such as 20,50,100, got {k!r}") from None
+        if isinstance(item, bool) or value < 1:
+            raise UsageError(f"k must be whole numbers of at least 1 such as 20,50,100, got {k!r}")
+        out.append(value)
+    if not out:
+        raise UsageError("k must name at least one K, such as 20,50,100")
+    return tuple(sorted(set(out)))

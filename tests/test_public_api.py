@@ -11,7 +11,7 @@ import pytest
 import scorer
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = {"score", "validate", "load_truth", "load_competition", "Result", "Competition", "Truth",
+PUBLIC = {"score", "validate", "candidates", "load_truth", "load_competition", "Result", "Competition", "Truth",
           "ScorerError", "SubmissionError", "TruthError", "ConfigError", "UsageError"}
 
 

@@ -26,6 +26,7 @@ COMMANDS = {
     "verify": "scorer.cli.verify",
     "audit": "scorer.cli.audit",
     "leaderboard": "scorer.cli.leaderboard",
+    "candidates": "scorer.cli.candidates",
 }
 
 

@@ -1,0 +1,37 @@
+"""scorer candidates CANDIDATES --truth TRUTH: the candidate stage's recall at each K and the ceiling of a perfect reranker."""
+
+from __future__ import annotations
+
+import json
+
+from scorer.cli.common import add_competition, positive_int
+
+USAGE = "scorer candidates CANDIDATES --truth TRUTH [--k 20,50,100,200] [--plot FILE.png] [options]"
+EXAMPLES = ("scorer candidates candidates.parquet --truth test_labels.jsonl",
+            "scorer candidates candidates.parquet --truth test_labels.jsonl --k 20,50,100,200 --plot curves.png --format json")
+HELP = "judge candidate lists before reranking: recall at each K, hit rate, list lengths and the best score a reranker could reach"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("candidates", metavar="CANDIDATES", help="a long table (Parquet or CSV): session, aid, and optionally type and score")
+    parser.add_argument("--truth", required=True, help="ground truth (as for score)")
+    add_competition(parser)
+    parser.add_argument("--k", default="20,50,100,200", metavar="K,K,...", help="the cut-offs to judge the lists at (default: 20,50,100,200)")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw recall and the ceiling over K into this PNG (needs matplotlib)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N",
+                        help="show the first N problems of each code (all are counted; default: 20)")
+    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="threads (default: 2)")
+
+
+def run(args) -> int:
+    from scorer.api import candidates
+
+    result = candidates(args.candidates, args.truth, args.competition, config=args.config, k=args.k,
+                        max_per_code=args.max_per_code, threads=args.threads)
+    if args.plot:
+        from scorer.analytics.candidate_plot import write_curves
+
+        write_curves(result, args.plot)
+    print(json.dumps(result.to_dict(), indent=2) if args.format == "json" else result.text())
+    return 0

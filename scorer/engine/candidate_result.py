@@ -1,0 +1,216 @@
+"""The candidate stage's figures (per type, at each K) from a pass's hits, and their text and JSON.
+
+Notation (docs/metrics.md, "The candidate stage"): for a session s with truth T (of one type), h_K = the truth items
+among its first K candidates (an item counts once, at its best rank); N = the sessions with truth for the type.
+
+- recall@K = Σ h_K / Σ |T|;  recall@K (the competition's denominator) = Σ h_K / Σ min(K, |T|)
+- hit rate@K = |{s ∈ N: h_K > 0}| / N
+- ceiling@K = the competition's metric of a perfect reranker of the first K candidates: per session the list whose
+  first min(h_K, k) items are hits (k: the competition's cut-off), scored as the competition scores it (OTTO:
+  Σ min(h_K, 20) / Σ min(20, |T|) per type), then weighted over the types
+- candidates per session (over N): min, median, p95 (the smallest count at or above 95% of the sessions), max
+- missed = 1 − Σ h_∞ / Σ |T|: the share of truth items no candidate holds
+- hit ranks: a histogram of the 1-based ranks of the hits
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+
+from scorer.engine.problems import Report
+
+RANK_BINS = (1, 2, 6, 11, 21, 51, 101, 201, 501, 1001)  # left edges of the hit-rank histogram's bins (1-based ranks)
+
+
+def rank_bin_labels(edges=RANK_BINS) -> list[str]:
+    labels = []
+    for low, high in zip(edges, (*edges[1:], None)):
+        labels.append(f">{low - 1}" if high is None else str(low) if high == low + 1 else f"{low}-{high - 1}")
+    return labels
+
+
+@dataclass
+class CandidateFigures:
+    """The figures of one pass (see the module docstring); at(ks) works them out for any K."""
+
+    competition: object
+    truth: object
+    outcome: object
+
+    def __post_init__(self):
+        truth, n_types = self.truth, len(self.truth.types)
+        self.n_types = n_types
+        self.sizes = [truth.type_sizes(t) for t in range(n_types)]
+        slot_type = self.outcome.hit_slot % n_types
+        self.hit_sessions = [self.outcome.hit_slot[slot_type == t] // n_types for t in range(n_types)]
+        self.hit_ranks = [self.outcome.hit_rank[slot_type == t] for t in range(n_types)]
+        self.hit_tied = [self.outcome.hit_tied[slot_type == t] for t in range(n_types)]
+        self.ceiling_reason = _ceiling_unsupported(self.competition, truth)
+
+    def hits_at(self, t: int, k: int) -> np.ndarray:
+        """h_K per session of type t."""
+        return np.bincount(self.hit_sessions[t][self.hit_ranks[t] < k], minlength=self.truth.n_sessions)
+
+    def at(self, k: int) -> dict:
+        """Per type and weighted: recall (both denominators), hit rate and the ceiling at K."""
+        out: dict = {}
+        weights = self.competition.weights
+        weighted = {"recall": 0.0, "recall_min": 0.0, "ceiling": 0.0}
+        for t, name in enumerate(self.truth.types):
+            sizes, hits = self.sizes[t], self.hits_at(t, k)
+            counted = int(np.count_nonzero(sizes))
+            total = int(hits.sum())
+            figures = {
+                "recall": _ratio(total, int(sizes.sum())),
+                "recall_min": _ratio(total, int(np.minimum(sizes, k).sum())),
+                "hit_rate": _ratio(int(np.count_nonzero(hits)), counted),
+                "ceiling": self._ceiling(t, hits, sizes),
+            }
+            out[name] = figures
+            for key in weighted:
+                weighted[key] += weights[t] * (figures[key] or 0.0)
+        out["weighted"] = {key: (None if key == "ceiling" and self.ceiling_reason else value) for key, value in weighted.items()}
+        return out
+
+    def _ceiling(self, t: int, hits: np.ndarray, sizes: np.ndarray) -> float | None:
+        if self.ceiling_reason:
+            return None
+        from scorer.engine.figures import SlotFigures
+        from scorer.engine.metric_rows import MetricRows
+
+        metric = self.competition.metric
+        cutoff = metric.k or self.competition.k
+        masks = np.left_shift(np.int64(1), np.minimum(hits, cutoff).astype(np.int64)) - 1
+        slots = SlotFigures(np.array([metric.row_kind], np.int64), np.array([cutoff], np.int64), self._type_indptr(t), masks, None)
+        value = metric.total_of(MetricRows(SimpleNamespace(figures=slots), metric, 0, 1, sizes, 0))
+        return None if np.isnan(value) else float(value)
+
+    def _type_indptr(self, t: int) -> np.ndarray:
+        """A CSR over the sessions whose row s holds |T| of type t (what the figures read)."""
+        indptr = np.zeros(self.truth.n_sessions + 1, np.int64)
+        np.cumsum(self.sizes[t], out=indptr[1:])
+        return indptr
+
+    def per_type(self) -> dict:
+        """The figures that do not depend on K: candidates per session, missed share, hit-rank histogram, ties."""
+        out = {}
+        for t, name in enumerate(self.truth.types):
+            sizes = self.sizes[t]
+            counted = sizes > 0
+            lengths = self.outcome.slot_candidates[t :: self.n_types][counted]
+            ranks = self.hit_ranks[t] + 1
+            counts = np.histogram(ranks, bins=[*RANK_BINS, max(int(ranks.max()) + 1 if len(ranks) else 0, RANK_BINS[-1] + 1)])[0]
+            out[name] = {
+                "sessions": int(counted.sum()),
+                "truth_items": int(sizes.sum()),
+                "candidates_per_session": _spread(lengths),
+                "missed": _ratio(int(sizes.sum()) - len(ranks), int(sizes.sum())),
+                "hit_ranks": dict(zip(rank_bin_labels(), map(int, counts))),
+                "tied_hits": int(self.hit_tied[t].sum()),
+            }
+        return out
+
+
+def _ceiling_unsupported(competition, truth) -> str:
+    """Why the ceiling cannot be given for this competition's metric ('' when it can)."""
+    from scorer.kernels.kinds import ROW_NONE, derivable
+
+    metric = competition.metric
+    graded = getattr(truth, "grades", None) is not None
+    if competition.shape == "value" or metric.family != "ranking" or metric.row_kind == ROW_NONE:
+        return f"the ceiling is given for ranking metrics, not {metric}"
+    if not derivable([metric.row_kind], metric.k or competition.k, graded):
+        return f"the ceiling of {metric} needs graded relevance or a cut-off over 63, which it does not model"
+    return ""
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def _spread(values: np.ndarray) -> dict:
+    if not len(values):
+        return {"min": None, "median": None, "p95": None, "max": None}
+    return {"min": int(values.min()), "median": float(np.median(values)),
+            "p95": int(np.quantile(values, 0.95, method="inverted_cdf")), "max": int(values.max())}
+
+
+@dataclass
+class CandidateResult:
+    """What `scorer candidates` reports: figures per type at each K, the ceiling, and the problems found."""
+
+    competition: str
+    source: str
+    ks: tuple[int, ...]
+    metric: str
+    weights: dict
+    at_k: dict  # K -> at(K)
+    per_type: dict
+    report: Report
+    rows: int
+    unknown_rows: int
+    unknown_sessions: int
+    ceiling_note: str
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    figures: CandidateFigures | None = field(default=None, repr=False)
+
+    def curve(self, ks) -> dict:
+        """at(K) for each K of ks (the PNG's curves)."""
+        return {int(k): self.at_k.get(int(k)) or self.figures.at(int(k)) for k in ks}
+
+    def rank_labels(self) -> list[str]:
+        """The histogram's bins up to the last one any hit (or the largest K) falls in."""
+        labels = rank_bin_labels()
+        used = [i for i, label in enumerate(labels) if any(row["hit_ranks"][label] for row in self.per_type.values())]
+        reach = next(i for i, edge in enumerate((*RANK_BINS[1:], float("inf"))) if max(self.ks) < edge)
+        return labels[: max([reach, *used]) + 1]
+
+    def to_dict(self) -> dict:
+        return {
+            "candidates": self.source, "competition": self.competition, "ks": list(self.ks), "ceiling_metric": self.metric,
+            "ceiling_note": self.ceiling_note or None, "weights": self.weights,
+            "at_k": {str(k): figures for k, figures in self.at_k.items()},
+            "types": self.per_type,
+            "counts": {"rows": self.rows, "unknown_rows": self.unknown_rows, "unknown_sessions": self.unknown_sessions,
+                       "tied_hits": sum(figures["tied_hits"] for figures in self.per_type.values())},
+            "warnings": self.warnings,
+            "problem_counts": self.report.summary(),
+            "problems": [problem.to_dict() for problem in self.report.problems],
+            "seconds": round(self.seconds, 3),
+        }
+
+    def text(self) -> str:
+        def number(value, digits=4):
+            return "-" if value is None else f"{value:.{digits}f}"
+
+        lines = [f"candidates: {self.source} ({self.rows:,} rows), competition {self.competition}",
+                 f"ceiling: {self.metric} of a perfect reranker of the first K candidates" + (f" ({self.ceiling_note})" if self.ceiling_note else "")]
+        names = [*self.per_type, "weighted"]
+        header = f"{'K':>6}  {'type':<10}{'recall':>9}{'recall(min)':>13}{'hit rate':>10}{'ceiling':>10}"
+        lines += ["", header]
+        for k, figures in self.at_k.items():
+            for name in names:
+                row = figures[name]
+                lines.append(f"{k:>6}  {name:<10}{number(row['recall']):>9}{number(row['recall_min']):>13}"
+                             f"{number(row.get('hit_rate')):>10}{number(row['ceiling']):>10}")
+        lines += ["", f"{'type':<10}{'sessions':>10}{'truth items':>13}{'missed':>9}   candidates per session (min/median/p95/max)"]
+        for name, row in self.per_type.items():
+            spread = row["candidates_per_session"]
+            lines.append(f"{name:<10}{row['sessions']:>10,}{row['truth_items']:>13,}{number(row['missed']):>9}   "
+                         + "/".join("-" if spread[key] is None else f"{spread[key]:g}" for key in ("min", "median", "p95", "max")))
+        labels = self.rank_labels()
+        lines += ["", f"{'hit ranks':<10}" + "".join(f"{label:>10}" for label in labels)]
+        for name, row in self.per_type.items():
+            lines.append(f"{name:<10}" + "".join(f"{row['hit_ranks'][label]:>10,}" for label in labels))
+        for warning in self.warnings:
+            lines.append(f"warning: {warning}")
+        from scorer.engine.result import render_problems
+
+        problems = render_problems(self.report)
+        if problems:
+            lines += ["", problems]
+        return "\n".join(lines)

@@ -1,0 +1,349 @@
+"""The candidate stage: the hits of long candidate tables (a row per session and item), found run by run.
+
+A run is a stretch of rows with the same session. In a run, the rows of type t, and the rows without a type
+(which serve every type), form the list of (session, t); each list is ranked by score, highest first (equal
+scores: the earlier row first), or by row order without a score column. An item counts once per list, at its
+best rank; its repeats keep their place (S014). Rows with a bad id, an unknown type or a score that is no number
+are left out of every list (a problem each).
+
+candidate_runs is one function body per call: per run it fills a small hash table with the session's truth items
+(key: item; value: the bit mask of the types whose truth holds it), then reads each row once (one probe: a hit,
+a repeat, or a new item). Ranks of hits come from the row order when the run's scores never increase; otherwise
+from a scan of the run per hit (a few hits), or from a sort of the run (many).
+
+Problem records are rows of `found`: (code, row, value); counts[code] counts all.
+"""
+
+import numpy as np
+from numba import njit
+
+from scorer.kernels import codes
+from scorer.kernels.frame_rows import _valid
+from scorer.kernels.parse import NOT_FOUND, session_index
+from scorer.kernels.strings import lookup
+
+MIX = np.uint64(0x9E3779B97F4A7C15)
+SCAN_HITS = 64  # an unsorted run with more hit rows than this is ranked by a sort of the run
+
+
+@njit(cache=True, nogil=True)
+def _note(found, n_found, counts, max_per_code, code, row, value):
+    counts[code] += 1
+    if counts[code] <= max_per_code and n_found < found.shape[0]:
+        found[n_found, 0] = code
+        found[n_found, 1] = row
+        found[n_found, 2] = value
+        n_found += 1
+    return n_found
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot_of(keys, stamps, bits, item, stamp):
+    """The table position of item among the first 2^bits (a free position when it is not in the table this run)."""
+    mask = np.uint64((1 << bits) - 1)
+    j = (np.uint64(item) * MIX) >> np.uint64(64 - bits)
+    while stamps[j] == stamp and keys[j] != item:
+        j = (j + np.uint64(1)) & mask
+    return j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_score(scores, score_valid, score_bit, r):
+    """A row's score; NaN when it is null or not a number (such a row is left out)."""
+    if not _valid(score_valid, score_bit, r):
+        return np.nan
+    return np.float64(scores[np.uint64(r)])
+
+
+@njit(cache=True, nogil=True)
+def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code, tables, scratch,
+                   slot_candidates, session_runs, hits, unknown, found, counts):
+    """Read the runs of rows [start, stop) (whole runs) until they end or an output is full.
+
+    columns: (sessions, session validity, bit offset, items, item validity, bit offset, types, scores, score validity,
+    bit offset); types: per row -1 (no type: every type), -2 (an unknown type) or the type's index, or empty (no type
+    column); scores empty without a score column. truth: (sessions, lookup base, lookup table, indptr, items).
+    tables: (keys, stamps, truth masks, seen masks, hit index) of a power-of-two size; scratch: (occurrence rows,
+    occurrence hit index, occurrence ranks (n, n_types), best ranks (n, n_types), best ties (n, n_types)).
+    Outputs: slot_candidates[slot] += the list's length; session_runs[session index] += 1 (saturating at 255);
+    hits: (slot, rank, tied) with hits[3][0] the count written; unknown: first row of each run of a session the truth
+    lacks, unknown[1][0] its count, unknown[1][1] the rows; problems in found/counts (row: row_base + row).
+    Returns (the next row, problems kept).
+    """
+    sessions, session_valid, session_bit, items, item_valid, item_bit, types, scores, score_valid, score_bit = columns
+    truth_sessions, lookup_base, lookup_table, indptr, truth_items = truth
+    keys, stamps, truth_mask, seen_mask, hit_index = tables
+    occ_row, occ_hit, occ_rank, best_rank, best_tie = scratch
+    hit_slot, hit_rank, hit_tied, n_hits_out = hits
+    unknown_rows, unknown_counts = unknown
+    has_types = types.shape[0] > 0
+    has_scores = scores.shape[0] > 0
+    score_nulls = score_valid.shape[0] > 0
+    all_types = (np.int64(1) << n_types) - 1
+    n_found = 0
+    n_hits = n_hits_out[0]
+    stamp = stamps.max() + 1
+    counter = np.zeros(n_types, np.int64)
+    i = start
+    while i < stop:
+        if not _valid(session_valid, session_bit, i):
+            n_found = _note(found, n_found, counts, max_per_code, codes.SESSION_NOT_INTEGER, row_base + i, 0)
+            i += 1
+            continue
+        session = np.int64(sessions[i])
+        j = i + 1
+        while j < stop and np.int64(sessions[np.uint64(j)]) == session and _valid(session_valid, session_bit, j):
+            j += 1
+        if session < 0:
+            for r in range(i, j):
+                n_found = _note(found, n_found, counts, max_per_code, codes.SESSION_OUT_OF_RANGE, row_base + r, session)
+            i = j
+            continue
+        index = session_index(session, truth_sessions, lookup_base, lookup_table)
+        if index == NOT_FOUND:
+            if unknown_counts[0] >= unknown_rows.shape[0]:
+                break
+            unknown_rows[unknown_counts[0]] = row_base + i
+            unknown_counts[0] += 1
+            unknown_counts[1] += j - i
+            i = j
+            continue
+        first_slot = index * n_types
+        t_first, t_last = indptr[first_slot], indptr[first_slot + n_types]
+        if n_hits + (t_last - t_first) > hit_slot.shape[0]:
+            break  # the caller empties the hit arrays and calls again from this run
+        n_rows = j - i
+        if 2 * (n_rows + t_last - t_first) > keys.shape[0] or n_rows > occ_row.shape[0]:
+            size = 1 << 12
+            while size < 2 * (n_rows + t_last - t_first):
+                size <<= 1
+            keys, stamps = np.zeros(size, np.int64), np.zeros(size, np.int64)
+            truth_mask, seen_mask, hit_index = np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size, np.int64)
+            occ_row, occ_hit = np.zeros(n_rows, np.int64), np.zeros(n_rows, np.int64)
+            occ_rank = np.zeros((n_rows, n_types), np.int64)
+            best_rank, best_tie = np.zeros((n_rows, n_types), np.int64), np.zeros((n_rows, n_types), np.bool_)
+            stamp = 1
+        bits = 6  # the run's part of the table: the smallest power of two of at least twice its items (kept in L1)
+        while (1 << bits) < 2 * (n_rows + t_last - t_first):
+            bits += 1
+        if session_runs[index] < 255:
+            session_runs[index] += 1
+        # the session's truth items: per item the mask of the types whose truth holds it
+        for t in range(n_types):
+            for q in range(indptr[first_slot + t], indptr[first_slot + t + 1]):
+                p = _slot_of(keys, stamps, bits, truth_items[q], stamp)
+                if stamps[p] != stamp:
+                    stamps[p] = stamp
+                    keys[p] = truth_items[q]
+                    truth_mask[p] = 0
+                    seen_mask[p] = 0
+                    hit_index[p] = -1
+                truth_mask[p] |= np.int64(1) << t
+        for t in range(n_types):
+            counter[t] = 0
+        n_every = 0  # rows that serve every type (the list of type t: n_every + counter[t] rows so far)
+        in_order = True
+        left_out = 0  # rows of the run in no list (a problem each)
+        previous = np.inf
+        n_occ = 0
+        n_distinct = 0
+        for r in range(i, j):
+            served = all_types
+            code = -1
+            if has_types:
+                code = types[r]
+                if code == -2:
+                    n_found = _note(found, n_found, counts, max_per_code, codes.UNKNOWN_TYPE, row_base + r, 0)
+                    left_out += 1
+                    continue
+                if code >= 0:
+                    served = np.int64(1) << code
+            if not _valid(item_valid, item_bit, r):
+                n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_NOT_INTEGER, row_base + r, 0)
+                left_out += 1
+                continue
+            item = np.int64(items[np.uint64(r)])
+            if item < 0:
+                n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, row_base + r, item)
+                left_out += 1
+                continue
+            if has_scores:
+                score = np.float64(scores[np.uint64(r)])
+                if score != score or (score_nulls and not _valid(score_valid, score_bit, r)):  # NaN or null
+                    n_found = _note(found, n_found, counts, max_per_code, codes.VALUE_NOT_NUMBER, row_base + r, 0)
+                    left_out += 1
+                    continue
+                in_order &= not score > previous
+                previous = score
+            p = _slot_of(keys, stamps, bits, item, stamp)
+            if stamps[p] != stamp:
+                stamps[p] = stamp
+                keys[p] = item
+                truth_mask[p] = 0
+                seen_mask[p] = served
+            else:
+                if seen_mask[p] & served:
+                    n_found = _note(found, n_found, counts, max_per_code, codes.DUPLICATE_ITEMS, row_base + r, item)
+                seen_mask[p] |= served
+                hit_types = truth_mask[p] & served
+                if hit_types:
+                    if hit_index[p] < 0:
+                        hit_index[p] = n_distinct
+                        for t in range(n_types):
+                            best_rank[n_distinct, t] = -1
+                        n_distinct += 1
+                    occ_row[n_occ] = r
+                    occ_hit[n_occ] = hit_index[p]
+                    for t in range(n_types):
+                        occ_rank[n_occ, t] = n_every + counter[t]
+                    n_occ += 1
+            if served == all_types:
+                n_every += 1
+            else:
+                counter[code] += 1
+        for t in range(n_types):
+            slot_candidates[first_slot + t] += n_every + counter[t]
+        if n_occ > 0:
+            n_hits = _rank_hits(i, j, n_occ, n_distinct, in_order, left_out == 0, has_types, has_scores, n_types, first_slot, columns, keys,
+                                stamps, bits, stamp, truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits,
+                                n_hits)
+        stamp += 1
+        i = j
+    n_hits_out[0] = n_hits
+    return i, n_found
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _serves(types, has_types, r, t):
+    if not has_types:
+        return True
+    return types[r] == -1 or types[r] == t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_list(columns, has_types, has_scores, r, t):
+    """Does row r take a place in the list of type t (a known type that serves t, a good item and score)?"""
+    sessions, session_valid, session_bit, items, item_valid, item_bit, types, scores, score_valid, score_bit = columns
+    if not _serves(types, has_types, r, t):
+        return False
+    if not _valid(item_valid, item_bit, r) or np.int64(items[r]) < 0:
+        return False
+    if has_scores and np.isnan(_row_score(scores, score_valid, score_bit, r)):
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, n_types, first_slot, columns, keys, stamps, bits, stamp,
+               truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits, n_hits):
+    """The best rank of each distinct hit of a run, per type, written to hits; returns the new hit count."""
+    scores, score_valid, score_bit = columns[7], columns[8], columns[9]
+    items, types = columns[3], columns[6]
+    hit_slot, hit_rank, hit_tied = hits[0], hits[1], hits[2]
+    sorted_ranks = np.empty(0, np.int64)
+    if has_scores and not in_order and n_occ > SCAN_HITS:
+        sorted_ranks = _ranks_by_sort(i, j, n_types, columns, has_types)
+    for o in range(n_occ):
+        r = occ_row[o]
+        item = np.int64(items[r])
+        p = _slot_of(keys, stamps, bits, item, stamp)
+        d = occ_hit[o]
+        for t in range(n_types):
+            if not (truth_mask[p] >> t) & 1 or not _serves(types, has_types, r, t):
+                continue
+            tied = False
+            if not has_scores:
+                rank = occ_rank[o, t]
+            else:
+                score = _row_score(scores, score_valid, score_bit, r)
+                if in_order:
+                    rank = occ_rank[o, t]
+                    for step in (-1, 1):  # equal scores sit next to each other in the list (other rows between them)
+                        q = r + step
+                        while i <= q < j and not tied:
+                            if _in_list(columns, has_types, has_scores, q, t):
+                                if _row_score(scores, score_valid, score_bit, q) != score:
+                                    break
+                                tied = True
+                            q += step
+                elif sorted_ranks.shape[0] > 0:
+                    rank = sorted_ranks[(r - i) * n_types + t]
+                    tied = sorted_ranks[(j - i) * n_types + (r - i) * n_types + t] > 0
+                elif clean and not has_types:  # every row of the run is in the list: count in loops the compiler vectorises
+                    own = scores[np.uint64(r)]
+                    before, after, equal = np.int64(0), np.int64(0), np.int64(0)
+                    for q in range(np.uint64(i), np.uint64(r)):  # unsigned: no test for a negative index
+                        value = scores[q]
+                        before += np.int64(value >= own)
+                        equal += np.int64(value == own)
+                    for q in range(np.uint64(r + 1), np.uint64(j)):
+                        value = scores[q]
+                        after += np.int64(value > own)
+                        equal += np.int64(value == own)
+                    rank = before + after
+                    tied = equal > 0
+                else:
+                    rank = 0
+                    for q in range(i, j):
+                        if q == r:
+                            continue
+                        other = _row_score(scores, score_valid, score_bit, q)
+                        if (other > score or other == score) and _in_list(columns, has_types, has_scores, q, t):
+                            if other > score or q < r:
+                                rank += 1
+                            if other == score:
+                                tied = True
+            if best_rank[d, t] < 0 or rank < best_rank[d, t]:
+                best_rank[d, t] = rank
+                best_tie[d, t] = tied
+    for d in range(n_distinct):
+        for t in range(n_types):
+            if best_rank[d, t] >= 0:
+                hit_slot[n_hits] = first_slot + t
+                hit_rank[n_hits] = best_rank[d, t]
+                hit_tied[n_hits] = best_tie[d, t]
+                n_hits += 1
+    return n_hits
+
+
+@njit(cache=True, nogil=True)
+def _ranks_by_sort(i, j, n_types, columns, has_types):
+    """Per row of the run and type: its rank in the type's list (by score, then row), and then whether another row of
+    the list has its score; laid out as [rank (n_rows * n_types), tied (n_rows * n_types)]."""
+    scores, score_valid, score_bit = columns[7], columns[8], columns[9]
+    n_rows = j - i
+    out = np.zeros(2 * n_rows * n_types, np.int64)
+    keyed = np.empty(n_rows, np.float64)
+    for r in range(i, j):
+        score = _row_score(scores, score_valid, score_bit, r)
+        keyed[r - i] = -score if not np.isnan(score) else np.inf
+    order = np.argsort(keyed, kind="mergesort")  # stable: equal scores keep row order
+    for t in range(n_types):
+        rank = 0
+        for position in range(n_rows):
+            r = i + order[position]
+            if not _in_list(columns, has_types, True, r, t):
+                continue
+            out[(r - i) * n_types + t] = rank
+            rank += 1
+            if position > 0 and keyed[order[position - 1]] == keyed[order[position]]:
+                q = position - 1  # the rows before with this score, of this list
+                while q >= 0 and keyed[order[q]] == keyed[order[position]]:
+                    if _in_list(columns, has_types, True, i + order[q], t):
+                        out[n_rows * n_types + (r - i) * n_types + t] = 1
+                        out[n_rows * n_types + (i + order[q] - i) * n_types + t] = 1
+                        break
+                    q -= 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def string_codes(buf, offsets, keys, starts, ends, table, n_known, out):
+    """The code of each string buf[offsets[r]:offsets[r + 1]]: its index among the truth's strings, else n_known plus
+    a 62-bit hash of its bytes (strings the truth lacks are told apart by that hash). buf needs 8 readable bytes after
+    the last string."""
+    low = np.uint64((1 << 62) - 1)
+    for r in range(out.shape[0]):
+        index, h = lookup(buf, offsets[r], offsets[r + 1], keys, starts, ends, table)
+        out[r] = index if index >= 0 else n_known + np.int64(h & low)
+    return out
