@@ -18,6 +18,7 @@ def settle(futures, progress: bool = False, unit: str = " tasks") -> None:
               bar_format="{n_fmt} of {total_fmt}{unit} |{bar}| {rate_fmt}, ETA {remaining}") as bar:
         for _ in as_completed(futures, raise_errors=False):
             bar.update()
+        bar.refresh()  # the last count is shown even when it came sooner than the bar's refresh interval
 
 
 def failure(future) -> BaseException | None:

@@ -11,6 +11,7 @@ def score_directory(args):
     from scorer.api import resolve_competition
     from scorer.dask.dataset import score_dataset
     from scorer.dask.parts import list_parts
+    from scorer.dask.shuffled import check_metrics
     from scorer.errors import TruthError
 
     options = {"strict": args.strict, "max_per_code": args.max_per_code, "untrusted": args.untrusted}
@@ -21,6 +22,7 @@ def score_directory(args):
 
     require()
     competition = resolve_competition(args.competition, args.config)
+    check_metrics(competition)  # before a cluster starts
     if not os.path.isfile(args.truth):  # the truth itself is read by one task on the cluster, never here
         raise TruthError(f"cannot read the truth {args.truth}: not a file")
     list_parts(args.submission)  # an empty directory: said before a cluster starts
