@@ -56,14 +56,14 @@ MAX_THREADS = 64  # each thread holds a block in flight
 
 def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
     """Refuse option values that would exhaust memory (a usage error, never a MemoryError)."""
-    for name, value, upper in (("max_per_code", max_per_code, MAX_PER_CODE), ("threads", threads, MAX_THREADS),
-                               ("block_bytes", block_bytes, 1 << 31)):
+    for name, value, lower, upper in (("max_per_code", max_per_code, 0, MAX_PER_CODE), ("threads", threads, 1, MAX_THREADS),
+                                      ("block_bytes", block_bytes, 1, 1 << 31)):
         try:
             whole = operator.index(value) if not isinstance(value, bool) else None
         except TypeError:
             whole = None
-        if whole is None or not 1 <= whole <= upper:
-            raise UsageError(f"{name} must be a whole number from 1 to {upper:,}, got {value!r}")
+        if whole is None or not lower <= whole <= upper:
+            raise UsageError(f"{name} must be a whole number from {lower} to {upper:,}, got {value!r}")
 
 
 def score(submission, truth, competition: str | Competition = "otto", *,

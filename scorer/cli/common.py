@@ -58,8 +58,8 @@ def add_competition(parser: argparse.ArgumentParser) -> None:
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N",
-                        help="show the first N problems of each code (all are counted; default: 20)")
+    parser.add_argument("--max-per-code", type=whole_number(0, 10_000), default=20, metavar="N",
+                        help="show the first N problems of each code (all are counted; 0: only the counts; default: 20)")
     parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
     parser.add_argument("--untrusted", action="store_true", help="read the submission as a grader reads an upload: "

@@ -121,7 +121,7 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
             continue
         earlier = slot_part[part.slots]
         again = np.flatnonzero(earlier >= 0)
-        shown = max(0, min(len(again), max_per_code - len(report.kept.get(Code.DUPLICATE_ROW.code, []))))
+        shown = max(0, min(len(again), report.max_per_code - len(report.kept.get(Code.DUPLICATE_ROW.code, []))))
         repeats = [(name_of(int(part.slots[j])), int(part.lines[j]), f"{partials[earlier[j]].name} line {int(slot_line[part.slots[j]])}")
                    for j in again[:shown]]
         report_repeated_rows(report, repeats, len(again), prefix=f"{part.name}: ")

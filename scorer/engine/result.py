@@ -109,8 +109,8 @@ def render_problems(report: Report) -> str:
     """Per code the kept problems as `line:column code severity message`, a caret under the bad part, and the total."""
     out = []
     for row in report.summary():
-        kept = report.kept[row["code"]]
-        more = f" (showing {len(kept)})" if row["count"] > row["shown"] else ""
+        kept = report.kept[row["code"]] if report.examples else []
+        more = f" (showing {len(kept)})" if row["count"] > row["shown"] and kept else ""
         out.append(f"{row['code']} {row['severity']}: {row['title']} — {row['count']:,} in all{more}")
         for problem in kept:
             out.append(f"  {problem.where}: {problem.message}")

@@ -1,0 +1,148 @@
+"""Issue 25, memory and time limits: files written whole, temporaries of killed writers swept, one deadline a
+submission, Parquet parts read under the limits, problems kept in bounded memory."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from io import StringIO
+
+import pytest
+
+from conftest import full_rows, submission_text, truth_lines
+from scorer import private_files
+from scorer.adapters import codabench
+from scorer.cli.main import main
+from scorer.errors import UsageError
+from scorer.truth.load import load_truth
+
+TRUTH = {1: {"clicks": 5, "carts": [6, 7], "orders": [8]}, 2: {"clicks": 9}}
+
+
+def run(*argv) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([*map(str, argv), "--no-progress"])
+    return code, out.getvalue(), err.getvalue()
+
+
+# -- Codabench's scores are written whole or not at all ---------------------------------------------------------
+def test_a_failed_scores_write_leaves_no_empty_scores_json(tmp_path, monkeypatch):
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(codabench.os, "fsync", full_disk)
+    with pytest.raises(UsageError, match="No space left"):
+        codabench.write_scores(tmp_path / "output", {"score": 0.5, "clicks": 0.25})
+    assert list((tmp_path / "output").iterdir()) == []  # no scores.json, empty or not, and no temporary file
+
+
+def test_scores_json_replaces_an_older_one_whole(tmp_path):
+    output = tmp_path / "output"
+    output.mkdir()
+    (output / "scores.json").write_text("old")
+    codabench.write_scores(output, {"score": 0.5})
+    assert json.loads((output / "scores.json").read_text()) == {"score": 0.5}
+    assert sorted(path.name for path in output.iterdir()) == ["scores.json", "scores.txt"]
+
+
+# -- temporaries of killed cache writers ------------------------------------------------------------------------
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _aged(path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_temporaries_of_dead_writers_are_swept_at_the_next_write(tmp_path):
+    folder_path = tmp_path / "cache"
+    dead, alive = _dead_pid(), os.getpid()
+    names = {
+        "dead_old": f".a.truth.npz.{dead}.0123abcd.tmp",  # swept: its writer is gone
+        "dead_new": f".b.truth.npz.{dead}.0123abcd.tmp",  # kept: may be another machine's writer, give it a minute
+        "alive_old": f".c.truth.npz.{alive}.0123abcd.tmp",  # kept: its writer still runs
+        "abandoned": f".d.truth.npz.{alive}.0123abcd.tmp",  # swept: a day old, whoever has that pid now
+        "other": "notes.tmp",  # kept: not write()'s naming
+    }
+    with private_files.opened_folder(folder_path, create=True) as folder:
+        for key, name in names.items():
+            (folder_path / name).write_bytes(b"half a file")
+        _aged(folder_path / names["dead_old"], 120)
+        _aged(folder_path / names["alive_old"], 120)
+        _aged(folder_path / names["abandoned"], 2 * 86_400)
+        private_files.write(folder, "entry", b"whole")
+    left = {path.name for path in folder_path.iterdir()}
+    assert left == {"entry", names["dead_new"], names["alive_old"], names["other"]}
+
+
+def test_a_cache_write_killed_midway_is_swept_by_the_next_load(tmp_path, monkeypatch):
+    """kill -9 during a truth-cache write: the next load that writes the cache removes the temporary file."""
+    cache = tmp_path / "cache"
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(truth_lines(TRUTH))
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from scorer import private_files\n"
+        "from scorer.truth.load import load_truth\n"
+        "def slow(folder, name, data):\n"
+        "    fd = private_files.os.open(f'.{name}.{private_files.os.getpid()}.0badf00d.tmp', private_files.os.O_WRONLY | private_files.os.O_CREAT, 0o600, dir_fd=folder)\n"
+        "    private_files.os.write(fd, b'half')\n"
+        "    print('writing', flush=True)\n"
+        "    time.sleep(60)\n"
+        "private_files.write = slow\n"
+        f"load_truth({str(truth)!r}, ('clicks', 'carts', 'orders'))\n")],
+        env={**os.environ, "SCORER_CACHE_DIR": str(cache)}, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "writing"
+    finally:
+        child.kill()
+        child.wait()
+    stale = [path for path in cache.iterdir() if path.name.endswith(".tmp")]
+    assert len(stale) == 1
+    _aged(stale[0], 120)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    load_truth(truth, ("clicks", "carts", "orders"))
+    assert not [path for path in cache.iterdir() if path.name.endswith(".tmp")]
+    assert any(path.name.endswith(".truth.npz") for path in cache.iterdir())
+
+
+# -- --max-per-code 0: the counts, no examples --------------------------------------------------------------------
+@pytest.fixture
+def repeated_items(tmp_path):
+    rows = full_rows(TRUTH, {(1, "clicks"): [5, 5], (1, "carts"): [6, 6, 7], (2, "clicks"): [9, 9]})
+    path = tmp_path / "sub.csv"
+    path.write_text(submission_text(rows))
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(truth_lines(TRUTH))
+    return path, truth
+
+
+def test_max_per_code_zero_shows_the_counts_and_no_example(repeated_items):
+    submission, truth = repeated_items
+    code, out, _ = run("score", submission, "--truth", truth, "--max-per-code", 0)
+    assert code == 0 and "score  " in out
+    assert "S014 warning: duplicate items in a row — 3 in all" in out
+    assert "line " not in out and "    | " not in out
+    code, out, _ = run("score", submission, "--truth", truth, "--max-per-code", 0, "--format", "json")
+    result = json.loads(out)
+    assert result["problems"] == [] and result["problem_counts"][0]["count"] == 3 and result["problem_counts"][0]["shown"] == 0
+
+
+def test_max_per_code_zero_still_judges_errors(repeated_items, tmp_path):
+    submission, truth = repeated_items
+    bad = tmp_path / "bad.csv"
+    bad.write_text(submission.read_text().replace("1_carts", "1_cart"))
+    code, out, _ = run("validate", bad, "--truth", truth, "--max-per-code", 0)
+    assert code == 1 and out.startswith("INVALID") and "S005 error: unknown type — 1 in all" in out
+    code, out, _ = run("score", bad, "--truth", truth, "--max-per-code", 0, "--strict")
+    assert code == 1 and "score  none" in out
+    assert run("validate", bad, "--max-per-code", -1)[0] == 2
