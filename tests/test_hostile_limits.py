@@ -146,3 +146,103 @@ def test_max_per_code_zero_still_judges_errors(repeated_items, tmp_path):
     code, out, _ = run("score", bad, "--truth", truth, "--max-per-code", 0, "--strict")
     assert code == 1 and "score  none" in out
     assert run("validate", bad, "--max-per-code", -1)[0] == 2
+
+
+# -- Parquet parts: the limits hold while converting; one deadline a submission --------------------------------
+def _competition(**limits):
+    import dataclasses
+
+    from scorer.spec.competition import load_competition
+
+    otto = load_competition("otto")
+    return dataclasses.replace(otto, limits=dataclasses.replace(otto.limits, **limits))
+
+
+def _parquet(path, ids, labels, row_group_size=None):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"session_type": pa.array(ids, pa.string()), "labels": labels}), path, row_group_size=row_group_size)
+    return path
+
+
+def test_a_huge_value_is_refused_from_the_row_groups_sizes_before_it_is_read(tmp_path, monkeypatch):
+    from scorer.dask import parts
+    from scorer.engine.reader import LimitExceeded
+    from scorer.spec.competition import Limits
+
+    part = _parquet(tmp_path / "part.parquet", ["1_clicks", "x" * 3_000_000, "2_clicks"], ["5", "6", "9"])
+    monkeypatch.setattr(parts, "_check_lengths", lambda *a: pytest.fail("the batch was read"))
+    with pytest.raises(LimitExceeded) as stop:
+        parts.parquet_to_csv(part, tmp_path / "out.csv", limits=Limits(max_line_bytes=65_536))
+    assert stop.value.number == 22 and stop.value.line == 2 and "row group 1" in stop.value.words["ending"]
+    assert not (tmp_path / "out.csv").exists()  # nothing converted
+
+
+def test_a_long_value_among_many_short_ones_is_refused_before_its_text_is_built(tmp_path):
+    from scorer.dask import parts
+    from scorer.engine.reader import LimitExceeded
+    from scorer.spec.competition import Limits
+
+    ids = [f"{i}_clicks" for i in range(5000)]
+    labels = ["1"] * 5000
+    labels[4321] = "7 " * 60_000  # 120,000 bytes: over the line limit, not over the row group's average
+    part = _parquet(tmp_path / "part.parquet", ids, labels)
+    with pytest.raises(LimitExceeded) as stop:
+        parts.parquet_to_csv(part, tmp_path / "out.csv", limits=Limits(max_line_bytes=65_536))
+    assert stop.value.number == 22 and stop.value.line == 4321 + 2 and "'labels'" in stop.value.words["ending"]
+
+
+def test_converting_stops_at_the_deadline_and_the_text_limit(tmp_path):
+    from scorer.dask import parts
+    from scorer.engine.reader import Deadline, LimitExceeded
+    from scorer.spec.competition import Limits
+
+    part = _parquet(tmp_path / "part.parquet", [f"{i}_clicks" for i in range(200_000)], ["5 6 7"] * 200_000)
+    with pytest.raises(LimitExceeded) as stop:
+        parts.parquet_to_csv(part, tmp_path / "out.csv", deadline=Deadline(1.0, time.monotonic() - 5))  # already over
+    assert stop.value.number == 28 and (tmp_path / "out.csv").read_text() == "session_type,labels\n"
+    with pytest.raises(LimitExceeded) as stop:
+        parts.parquet_to_csv(part, tmp_path / "out.csv", limits=Limits(max_decompressed_bytes=1_000_000))
+    assert stop.value.number == 24 and (tmp_path / "out.csv").stat().st_size < 1_000_000 + 100
+    with pytest.raises(LimitExceeded) as stop:
+        parts.parquet_to_csv(part, tmp_path / "out.csv", limits=Limits(max_file_bytes=100))
+    assert stop.value.number == 23
+
+
+def test_one_deadline_for_every_part_of_a_submission(tmp_path, monkeypatch):
+    from scorer.dask import dataset
+
+    directory = tmp_path / "parts"
+    directory.mkdir()
+    rows = full_rows(TRUTH, {})
+    (directory / "part-0.csv").write_text(submission_text(rows[:3]))
+    _parquet(directory / "part-1.parquet", [f"{s}_{t}" for s, t, _ in rows[3:]], [""] * len(rows[3:]))
+    (directory / "part-2.csv").write_text(submission_text(rows[3:]))
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(truth_lines(TRUTH))
+    seen = []
+
+    def recording(*args):
+        seen.append(args[-1])
+        return score_part(*args)
+
+    from scorer.dask.partitioned import score_part
+
+    monkeypatch.setattr(dataset, "score_part", recording)
+    result = dataset.score_dataset(directory, truth, _competition())
+    assert result.score is not None and len(seen) == 3 and seen[0] is not None and all(d is seen[0] for d in seen)
+    seen.clear()
+    result = dataset.score_dataset(directory, truth, _competition(max_seconds=1e-9))
+    assert result.score is None and result.report.counts["S028"] == 1 and len(seen) == 1  # stopped at the first part
+
+
+def test_a_parquet_part_over_the_time_limit_is_named_with_its_code(tmp_path):
+    directory = tmp_path / "parts"
+    directory.mkdir()
+    _parquet(directory / "part-0.parquet", ["1_clicks"] * 10, ["5"] * 10)
+    (directory / "part-1.parquet").write_bytes(_parquet(tmp_path / "big.parquet", ["x" * 200_000, "1_clicks"], ["1", "2"], 1).read_bytes())
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(truth_lines(TRUTH))
+    code, out, _ = run("score", directory, "--truth", truth, "--strict")
+    assert code == 1 and "S022 error" in out and "part-1.parquet: line of" in out and "line 2" in out

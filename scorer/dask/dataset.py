@@ -8,6 +8,7 @@ from pathlib import Path
 from scorer.dask.partitioned import Partial, reduce, score_part
 from scorer.dask.parts import list_parts
 from scorer.engine.problems import Code, Report
+from scorer.engine.reader import Deadline
 from scorer.errors import UsageError, one_line
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
@@ -37,8 +38,13 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
     parts = list_parts(root)
     names = [part.relative_to(root).as_posix() for part in parts]
     options = (competition, strict, max_per_code)
-    if client is None:
-        partials = [score_part(str(part), name, loaded, *options, threads or 2, untrusted) for part, name in zip(parts, names)]
+    if client is None:  # one time limit for the whole submission, as for one file
+        deadline = Deadline(competition.limits.max_seconds)  # from now: the truth is loaded, as for one file
+        partials = []
+        for part, name in zip(parts, names):
+            partials.append(score_part(str(part), name, loaded, *options, threads or 2, untrusted, deadline))
+            if partials[-1].report.counts.get(Code.TIME_LIMIT.code):
+                break  # the time is up: the parts not read are not scored (and their rows are missing)
     else:
         partials = _on_cluster(client, task, parts, names, truth, loaded, options, threads or 1, retries, reruns, untrusted)
     return reduce(partials, competition, loaded, strict, max_per_code, str(directory), time.monotonic() - started)

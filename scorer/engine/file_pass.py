@@ -224,10 +224,12 @@ class Pass:
         for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
 
-    def run(self, path, untrusted: bool = False) -> PassResult:
+    def run(self, path, untrusted: bool = False, deadline: Deadline | None = None) -> PassResult:
+        """Score the file; `deadline` (default: the config's max_seconds from now) is checked between blocks and
+        inside decompression."""
         bound_heap()
         limits = self.competition.limits
-        deadline = Deadline(limits.max_seconds, time.monotonic())  # checked between blocks and inside decompression
+        deadline = deadline or Deadline(limits.max_seconds, time.monotonic())
         reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,
                              untrusted=untrusted)
         bar = None
