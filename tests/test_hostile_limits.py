@@ -246,3 +246,59 @@ def test_a_parquet_part_over_the_time_limit_is_named_with_its_code(tmp_path):
     truth.write_text(truth_lines(TRUTH))
     code, out, _ = run("score", directory, "--truth", truth, "--strict")
     assert code == 1 and "S022 error" in out and "part-1.parquet: line of" in out and "line 2" in out
+
+
+# -- repeated rows without truth: found in bounded memory ------------------------------------------------------
+def _keys(sessions, kinds, n_types=3, chunk=1000):
+    import numpy as np
+
+    from scorer.engine.row_keys import RowKeys
+
+    keys = RowKeys(n_types)
+    for at in range(0, len(sessions), chunk):
+        piece = slice(at, at + chunk)
+        keys.add(np.asarray(sessions[piece], np.int64), np.asarray(kinds[piece], np.int64), np.arange(at, at + len(sessions[piece])) + 2, 0)
+    return keys
+
+
+def _slow_repeats(sessions, kinds, shown):
+    seen, found = {}, []
+    for row, key in enumerate(zip(sessions, kinds)):
+        if key in seen:
+            found.append((int(key[0]), int(key[1]), row + 2, seen[key]))
+        seen[key] = row + 2
+    return len(found), found[:shown]
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_repeats_are_those_of_a_plain_loop_across_chunks(monkeypatch, negative):
+    import numpy as np
+
+    from scorer.engine import row_keys
+
+    monkeypatch.setattr(row_keys, "REPEAT_CHUNK", 7)
+    rng = np.random.default_rng(5)
+    sessions = rng.integers(-3 if negative else 0, 40, 3000).tolist()
+    kinds = rng.integers(0, 3, 3000).tolist()
+    for shown in (0, 1, 25, 10_000):
+        assert _keys(sessions, kinds).repeats(shown) == _slow_repeats(sessions, kinds, shown)
+
+
+def test_finding_repeats_takes_under_32_bytes_a_row():
+    """validate --max-per-code 10000 on 768 MB of short rows reached 4.45 GB: the keys were unpacked into three
+    arrays and sorted whole; now the keys, their order and the sort's buffer."""
+    import tracemalloc
+
+    import numpy as np
+
+    n = 2_000_000
+    rng = np.random.default_rng(1)
+    keys = _keys(rng.integers(0, n // 2, n), rng.integers(0, 3, n), chunk=100_000)
+    tracemalloc.start()
+    try:
+        total, shown = keys.repeats(10_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert total > n // 4 and len(shown) == 10_000
+    assert peak < 32 * n, f"{peak / n:.1f} bytes a row"  # sorting the three arrays whole took 50

@@ -291,23 +291,9 @@ class Pass:
     def _repeated_rows_by_key(self) -> None:
         """Repeats found by sorting the rows' kept keys (session, type, line): rows that have no slot to meet in."""
         keys, self.row_keys = self.row_keys, RowKeys(len(self.competition.types))
-        if keys.in_order:  # rows in order (as OTTO's are): none repeats, no sort needed
-            return
-        session, kind, line = (np.concatenate(parts) for parts in zip(*keys.triples()))
-        n_types = len(self.competition.types)
-        if 0 <= session.min() and session.max() < (2**63 - 1) // n_types - n_types:  # one int64 key per row
-            key = session * n_types + kind
-            order = np.argsort(key, kind="stable")  # lines ascend within a key: rows arrive in file order
-            sorted_key = key[order]
-            repeat = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
-        else:
-            order = np.lexsort((line, kind, session))
-            repeat = np.flatnonzero((session[order][1:] == session[order][:-1]) & (kind[order][1:] == kind[order][:-1])) + 1
-        self.n_duplicates = len(repeat)
-        by_line = np.argsort(order[repeat])[: self.report.max_per_code]  # the first repeats of the file are shown
-        rows, earlier = order[repeat][by_line], line[order[repeat - 1][by_line]]
-        report_repeated_rows(self.report, ((self.kernel.repeat_name(session[row], kind[row], line[row]), int(line[row]), f"line {int(before)}")
-                                           for row, before in zip(rows, earlier)), len(repeat))
+        self.n_duplicates, shown = keys.repeats(self.report.max_per_code)  # rows in order (as OTTO's are): none, no sort
+        report_repeated_rows(self.report, ((self.kernel.repeat_name(session, kind, line), line, f"line {before}")
+                                           for session, kind, line, before in shown), self.n_duplicates)
 
     def _finish(self) -> PassResult:
         report = self.report
