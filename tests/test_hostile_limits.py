@@ -302,3 +302,66 @@ def test_finding_repeats_takes_under_32_bytes_a_row():
         tracemalloc.stop()
     assert total > n // 4 and len(shown) == 10_000
     assert peak < 32 * n, f"{peak / n:.1f} bytes a row"  # sorting the three arrays whole took 50
+
+
+# -- the long shape (Airbnb): predictions kept compactly, ids scored where their rows lie together ----------------
+COUNTRIES = ["NDF", "US", "FR", "IT", "GB", "ES", "CA", "DE"]
+
+
+def _long_files(folder, n_ids: int, scored_ids: int, scatter: bool = False, extra: str = ""):
+    """Truth of n_ids ids; a submission with 5 rows for each of the first scored_ids (an id's rows together, or
+    with scatter its rows dealt round-robin over the file)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    ids = [f"u{i:07d}" for i in range(n_ids)]
+    truth = folder / "truth.csv"
+    truth.write_text("id,country\n" + "".join(f"{u},{COUNTRIES[i % 8]}\n" for i, u in enumerate(ids)))
+    picks = [rng.permutation(8)[:5] for _ in range(scored_ids)]
+    rows = [(rank, i) for i in range(scored_ids) for rank in range(5)]
+    if scatter:
+        rows.sort()
+    lines = [f"{ids[i]},{COUNTRIES[picks[i][rank]]}\n" for rank, i in rows]
+    submission = folder / "sub.csv"
+    submission.write_text("id,country\n" + extra + "".join(lines))
+    return submission, truth
+
+
+def test_scattered_rows_of_an_id_score_as_grouped_ones(tmp_path):
+    from scorer.api import score
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    grouped = _long_files(tmp_path / "a", 3000, 2500)
+    scattered = _long_files(tmp_path / "b", 3000, 2500, scatter=True, extra="\n")  # a blank line: lines not consecutive
+    first, second = (score(sub, truth, "airbnb") for sub, truth in (grouped, scattered))
+    assert first.metrics == second.metrics and first.score is not None
+    import numpy as np
+
+    assert np.array_equal(first.slot_hits, second.slot_hits)
+    assert np.all(second.slot_line[second.slot_line > 0] >= 3)  # the blank line 2 moved every row one line down
+
+
+def test_the_long_shape_keeps_about_12_bytes_a_prediction(tmp_path):
+    """An Airbnb-shaped file of 199 MB reached 864 MB: every prediction was kept as three int64, then concatenated and
+    sorted by id. Now 12 bytes (16 with gaps) kept, and ids whose rows lie together are scored with no copy."""
+    import tracemalloc
+
+    from scorer.api import score
+    from scorer.truth.strings import read_string_truth
+
+    peaks = []
+    for n_lines in (500_000, 1_000_000):
+        folder = tmp_path / str(n_lines)
+        folder.mkdir()
+        submission, truth_path = _long_files(folder, 200_000, n_lines // 5)
+        truth = read_string_truth(truth_path, "long", "all")
+        score(submission, truth, "airbnb", threads=1, block_bytes=1 << 20)  # compiled and warm
+        tracemalloc.start()
+        try:
+            score(submission, truth, "airbnb", threads=1, block_bytes=1 << 20)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    per_line = (peaks[1] - peaks[0]) / 500_000
+    assert per_line < 24, f"{per_line:.1f} bytes a prediction"  # the old way: about 60
