@@ -47,3 +47,36 @@ def test_metrics_option_with_two_options_scores(files):
     assert "recall@3(average=macro,empty=zero)" in json.loads(out)["metrics"]["clicks"]
     code, _, err = run("score", submission, "--truth", truth, "--metrics", "recall@3(average=macro,empty=zero")
     assert code == 2 and "bad metric syntax" in err
+
+
+# -- swapped columns and tab-separated files: a hint, the caret on the tab ---------------------------------------
+def test_swapped_columns_are_named_in_the_header_and_the_rows(tmp_path):
+    path = tmp_path / "swapped.csv"
+    path.write_text("labels,session_type\n5 6,1_clicks\n6 7,1_carts\n")
+    code, out, _ = run("validate", path, "--format", "json")
+    problems = json.loads(out)["problems"]
+    header = next(p for p in problems if p["code"] == "S002")
+    assert code == 1 and "the columns look swapped: write session_type first, then labels" in header["message"]
+    assert all("columns look swapped" in p["message"] for p in problems if p["code"] == "S004")
+    path.write_text("5 6,1_clicks\n6 7,1_carts\n")  # no header either
+    code, out, _ = run("validate", path, "--format", "json")
+    assert "a data row with its columns swapped" in json.loads(out)["problems"][0]["message"]
+
+
+def test_a_tab_separated_file_gets_the_hint_and_the_caret_under_the_tab(tmp_path):
+    path = tmp_path / "tabs.csv"
+    path.write_text("session_type\tlabels\n1_clicks\t5 6\n")
+    code, out, _ = run("validate", path)
+    assert code == 1
+    assert "expected 'session_type,labels' (tab-separated? the fields must be separated by ',')" in out
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  line 2:"))
+    assert lines[at].startswith("  line 2:9: ") and "found one: '1_clicks\\t5 6' (tab-separated?" in lines[at]
+    context, caret = lines[at + 1], lines[at + 2]
+    assert caret.index("^") == context.index("\ufffd") and caret.count("^") == 1  # under the tab, not past the line's end
+
+
+def test_a_good_file_gets_no_swap_or_tab_hint(files):
+    submission, truth = files
+    code, out, _ = run("validate", submission, "--truth", truth)
+    assert code == 0 and "swapped" not in out and "tab-separated" not in out

@@ -33,6 +33,7 @@ from scorer.truth.ids import Truth
 BOM = b"\xef\xbb\xbf"
 INDEX_COLUMN = "looks like a pandas index column: write with index=False"
 PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
+TAB_SEPARATED = "tab-separated? the fields must be separated by ','"
 PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
 SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
 
@@ -139,13 +140,24 @@ class Pass:
         return end + 1, 2
 
     def _header_hint(self, fields: list[str], first: bytes) -> str:
-        """The likely cause of a wrong header: a pandas index column, or a truth file given as the submission."""
+        """The likely cause of a wrong header: a pandas index column, columns swapped, tabs between the fields, or a
+        truth file given as the submission."""
         header = list(self.competition.header)
         if fields[1:] == header and fields[0] in ("", "Unnamed: 0", "index"):
             return f" ({INDEX_COLUMN})"
+        if fields[::-1] == header:
+            return f" (the columns look swapped: {self._swapped()})"
+        if self._looks_like_row(fields[::-1]):
+            return f" (a data row with its columns swapped: {self._swapped()}, after the header)"
+        if b"\t" in first and [part.strip().strip('"') for part in first.decode("utf-8", "replace").split("\t")] == header:
+            return f" ({TAB_SEPARATED})"
         if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
             return " (this looks like a truth file, not a submission: arguments swapped?)"
         return ""
+
+    def _swapped(self) -> str:
+        id_name, labels_name = self.competition.header
+        return f"write {id_name} first, then {labels_name}"
 
     def _looks_like_row(self, fields: list[str]) -> bool:
         pattern = re.escape(self.competition.id_pattern).replace(r"\{session\}", r"\d+").replace(r"\{type\}", r"\w+")
@@ -169,9 +181,13 @@ class Pass:
             words["hint"] = self._row_hint(text)
             if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
+            if not words["hint"] and end == start and b"\t" in text:
+                words["hint"] = f" ({TAB_SEPARATED})"
             words["expected"] = ",".join(self.competition.header)
         elif code == codes.MALFORMED_ID:
             words["expected"] = repr(self.competition.id_pattern)
+            if self._looks_like_row(text.decode("utf-8", "replace").split(",")[::-1]):
+                words["hint"] = f" (the columns look swapped: {self._swapped()})"
         elif code == codes.UNKNOWN_TYPE:
             words["expected"] = ", ".join(self.competition.types)
         elif code in (codes.INVALID_UTF8, codes.NUL_BYTE):
@@ -218,8 +234,11 @@ class Pass:
             text = data[line_start : line_start + self.competition.limits.max_line_bytes + 2].tobytes()
             text = text[: text.find(b"\n")] if b"\n" in text else text
             start, end = start - line_start, end - line_start  # now columns (0-based) within the line
-            self.report.add(code, line=line + line_offset, column=start + 1, **_context(text, start, end),
-                            **self._describe(code, text, start, end))
+            words = self._describe(code, text, start, end)
+            if code == codes.WRONG_FIELD_COUNT and start == end and b"\t" in text:  # one field: point at the tab
+                start = text.index(b"\t")
+                end = start + 1
+            self.report.add(code, line=line + line_offset, column=start + 1, **_context(text, start, end), **words)
         self.rows_with_errors += int(parsed.counts[codes.ROWS_WITH_ERRORS])
         for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))

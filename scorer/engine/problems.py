@@ -73,7 +73,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.EMPTY_FILE, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
         ProblemKind(Code.BAD_HEADER, ERROR, "header missing or wrong", "{value}"),
         ProblemKind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
-        ProblemKind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}"),
+        ProblemKind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}{hint}"),
         ProblemKind(Code.UNKNOWN_TYPE, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
         ProblemKind(Code.SESSION_NOT_INTEGER, ERROR, "session id not an integer", "session id {value} is not an integer"),
         ProblemKind(Code.SESSION_OUT_OF_RANGE, ERROR, "session id out of range", "session id {value} is negative or does not fit in 64 bits"),
