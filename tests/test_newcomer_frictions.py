@@ -80,3 +80,62 @@ def test_a_good_file_gets_no_swap_or_tab_hint(files):
     submission, truth = files
     code, out, _ = run("validate", submission, "--truth", truth)
     assert code == 0 and "swapped" not in out and "tab-separated" not in out
+
+
+# -- the report's figures: no empty panel, labels clear of the titles, p as <0.001 --------------------------------
+def test_small_p_values_read_as_below_a_thousandth():
+    from scorer.analytics.compare import p_text
+
+    assert [p_text(p) for p in (1 / 1001, 0.0004, 0.001, 0.0234, 1.0, None)] == ["<0.001", "<0.001", "0.001", "0.023", "1.000", "-"]
+
+
+def _figures(monkeypatch, draw):
+    """The matplotlib figures draw() saves, drawn (their text laid out)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    saved, save = [], Figure.savefig
+
+    def keep(figure, *args, **kwargs):
+        save(figure, *args, **kwargs)
+        saved.append(figure)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    draw()
+    return saved
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_the_report_has_no_empty_panel_and_no_label_over_a_title(tmp_path, monkeypatch, files):
+    submission, truth = files
+    report = tmp_path / "r.png"
+    figures = _figures(monkeypatch, lambda: run("score", submission, "--truth", truth, "--breakdown", "--bootstrap", "50",
+                                                "--report", report))
+    (figure,) = figures
+    axes = figure.get_axes()
+    assert len(axes) == 4 and all(ax.axison for ax in axes)  # curves, intervals, ranks, truth sizes: 2 x 2
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    title = figure._suptitle.get_window_extent(renderer)
+    for ax in axes:
+        own = ax.title.get_window_extent(renderer)
+        assert not _overlaps(title, own)
+        for text in ax.texts:
+            assert not _overlaps(text.get_window_extent(renderer), own), f"{text.get_text()!r} over {ax.get_title()!r}"
+
+
+def test_the_comparison_shows_p_below_a_thousandth(tmp_path, monkeypatch, files):
+    submission, truth = files
+    worse = tmp_path / "worse.csv"
+    worse.write_text("session_type,labels\n")
+    figures = _figures(monkeypatch, lambda: run("compare", submission, worse, "--truth", truth, "--bootstrap", "1000",
+                                                "--report", tmp_path / "c.png"))
+    labels = [text.get_text() for text in figures[0].get_axes()[0].texts]
+    assert labels and all(label.startswith("p") for label in labels)
+    assert not any("0.000999" in label for label in labels)
