@@ -139,3 +139,15 @@ def test_the_comparison_shows_p_below_a_thousandth(tmp_path, monkeypatch, files)
     labels = [text.get_text() for text in figures[0].get_axes()[0].texts]
     assert labels and all(label.startswith("p") for label in labels)
     assert not any("0.000999" in label for label in labels)
+
+
+def test_the_readme_example_is_what_the_command_prints():
+    """The README shows the score example whole, its counts line included."""
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    command = "$ scorer score fixtures/otto_submission.csv --truth fixtures/otto_truth.jsonl\n"
+    readme = (root / "README.md").read_text()
+    shown = readme[readme.index(command) + len(command):].split("```", 1)[0]
+    code, out, _ = run("score", root / "fixtures" / "otto_submission.csv", "--truth", root / "fixtures" / "otto_truth.jsonl")
+    assert code == 0 and out.strip() == shown.strip() and "sessions in truth 3  rows expected 9" in shown
