@@ -9,26 +9,19 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import redirect_stderr, redirect_stdout
-from io import StringIO
 
 import pytest
 
-from conftest import full_rows, submission_text, truth_lines
+from conftest import full_rows, run_cli, submission_text, truth_lines
 from scorer import private_files
 from scorer.adapters import codabench
-from scorer.cli.main import main
 from scorer.errors import UsageError
 from scorer.truth.load import load_truth
 
 TRUTH = {1: {"clicks": 5, "carts": [6, 7], "orders": [8]}, 2: {"clicks": 9}}
 
 
-def run(*argv) -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([*map(str, argv), "--no-progress"])
-    return code, out.getvalue(), err.getvalue()
+run = run_cli
 
 
 # -- Codabench's scores are written whole or not at all ---------------------------------------------------------
