@@ -144,3 +144,20 @@ def test_the_readme_example_is_what_the_command_prints():
     shown = readme[readme.index(command) + len(command):].split("```", 1)[0]
     code, out, _ = run("score", root / "fixtures" / "otto_submission.csv", "--truth", root / "fixtures" / "otto_truth.jsonl")
     assert code == 0 and out.strip() == shown.strip() and "sessions in truth 3  rows expected 9" in shown
+
+
+def test_score_shows_a_few_examples_of_each_warning_unless_asked(tmp_path):
+    """A normal OTTO file's repeated items (S014) printed 85 lines: score's text now shows 3 of each warning code."""
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(truth_lines({s: {"clicks": 5} for s in range(1, 11)}))
+    submission = tmp_path / "sub.csv"
+    submission.write_text(submission_text(full_rows({s: {"clicks": 5} for s in range(1, 11)},
+                                                    {(s, "clicks"): [5, 6, 5] for s in range(1, 11)})))
+    code, out, _ = run("score", submission, "--truth", truth)
+    assert code == 0 and "S014 warning: duplicate items in a row — 10 in all (showing 3)" in out and out.count("appears twice") == 3
+    code, out, _ = run("score", submission, "--truth", truth, "--max-per-code", 20)
+    assert "— 10 in all\n" in out and out.count("appears twice") == 10
+    code, out, _ = run("validate", submission, "--truth", truth)
+    assert out.count("appears twice") == 10  # validate lists them all
+    code, out, _ = run("score", submission, "--truth", truth, "--format", "json")
+    assert len(json.loads(out)["problems"]) == 10

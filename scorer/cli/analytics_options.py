@@ -57,13 +57,20 @@ def requested(args) -> bool:
                 or getattr(args, "sessions", None) or getattr(args, "report", None))
 
 
+def warning_examples(args) -> int | None:
+    """How many examples of each warning or note code `score` prints: a few, unless --max-per-code was given."""
+    from scorer.cli.common import WARNING_EXAMPLES
+
+    return None if getattr(args, "max_per_code_given", True) else WARNING_EXAMPLES
+
+
 def finish(args, result) -> int:
     """Post-process a scored Result for `scorer score`: analyse, print text or JSON, write the report."""
     from scorer.analytics.leaderboard_split import parse_split, resolve_split
     from scorer.analytics.summary import analyse, render_text  # here: building the parser loads no engine
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
-        print(result.to_json() if args.format == "json" else result.to_text())
+        print(result.to_json() if args.format == "json" else result.to_text(warning_examples(args)))
         return 0 if result.score is not None else 1
     truth = result.truth  # the truth just scored against: not loaded a second time
     fraction = parse_split(args.split) if getattr(args, "split", None) not in (None, "usage") else None
@@ -81,7 +88,7 @@ def finish(args, result) -> int:
         out["analytics"] = analytics
         print(json.dumps(out, indent=2))
     else:
-        print(result.to_text() + "\n" + render_text(analytics))
+        print(result.to_text(warning_examples(args)) + "\n" + render_text(analytics))
         if args.report:
             print(f"\nreport written to {args.report}")
     return 0 if result.score is not None else 1

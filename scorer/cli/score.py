@@ -56,7 +56,7 @@ def run(args) -> int:
 
     if analytics.requested(args):
         return max(analytics.finish(args, result), exit_code(result))
-    print(result.to_json() if args.format == "json" else result.to_text())
+    print(result.to_json() if args.format == "json" else result.to_text(analytics.warning_examples(args)))
     if result.score is not None and result.report.has_errors():
         print("scorer: the submission has errors (see its problems); lines with an error score 0 (exit code 1)", file=sys.stderr)
     return exit_code(result)
