@@ -369,24 +369,31 @@ def _text_table(n: int):
     return pa.table({"session_type": ids, "labels": labels})
 
 
-def test_a_text_frame_is_read_a_piece_at_a_time(tmp_path):
-    """The text was joined whole and copied into one buffer (OTTO size: +3.3 GB); now 65,536 rows at a time, so the
-    memory grows with the rows' own arrays only, not with the text."""
+def test_a_text_frame_is_read_a_piece_at_a_time(tmp_path, monkeypatch):
+    """The text was joined whole and copied into one buffer (OTTO size: +3.3 GB); now a piece of rows at a time, so
+    the memory grows with the rows' own arrays only, not with the text."""
+    import gc
     import tracemalloc
 
     from scorer.api import validate
+    from scorer.engine import frame_pass
 
-    validate(_text_table(10))  # compiled and warm
+    monkeypatch.setattr(frame_pass, "TEXT_ROWS", 1 << 13)  # many pieces at both sizes: the same number in flight
+    validate(_text_table(50_000))  # compiled and warm, several pieces on both threads
     peaks, sizes = [], []
     for n in (200_000, 400_000):
         table = _text_table(n)
         sizes.append(sum(column.nbytes for column in table.columns))
-        tracemalloc.start()
-        try:
-            assert validate(table, max_per_code=5).valid
-            peaks.append(tracemalloc.get_traced_memory()[1])
-        finally:
-            tracemalloc.stop()
+        runs = []
+        for _ in range(2):  # the lower of two: a one-time allocation elsewhere in the process does not count
+            gc.collect()
+            tracemalloc.start()
+            try:
+                assert validate(table, max_per_code=5).valid
+                runs.append(tracemalloc.get_traced_memory()[1])
+            finally:
+                tracemalloc.stop()
+        peaks.append(min(runs))
     assert peaks[1] - peaks[0] < (sizes[1] - sizes[0]) / 2, (peaks, sizes)  # the whole copy grew as the text
 
 
