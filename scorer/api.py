@@ -10,7 +10,7 @@ import numpy as np
 
 from scorer.engine.file_pass import Pass
 from scorer.engine.problems import Code, Report
-from scorer.engine.reader import DEFAULT_BLOCK_BYTES, LimitExceeded
+from scorer.engine.reader import DEFAULT_BLOCK_BYTES, Deadline, LimitExceeded
 from scorer.engine.result import Result
 from scorer.errors import SubmissionError, UsageError
 from scorer.spec.competition import Competition, load_competition
@@ -56,20 +56,20 @@ MAX_THREADS = 64  # each thread holds a block in flight
 
 def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
     """Refuse option values that would exhaust memory (a usage error, never a MemoryError)."""
-    for name, value, upper in (("max_per_code", max_per_code, MAX_PER_CODE), ("threads", threads, MAX_THREADS),
-                               ("block_bytes", block_bytes, 1 << 31)):
+    for name, value, lower, upper in (("max_per_code", max_per_code, 0, MAX_PER_CODE), ("threads", threads, 1, MAX_THREADS),
+                                      ("block_bytes", block_bytes, 1, 1 << 31)):
         try:
             whole = operator.index(value) if not isinstance(value, bool) else None
         except TypeError:
             whole = None
-        if whole is None or not 1 <= whole <= upper:
-            raise UsageError(f"{name} must be a whole number from 1 to {upper:,}, got {value!r}")
+        if whole is None or not lower <= whole <= upper:
+            raise UsageError(f"{name} must be a whole number from {lower} to {upper:,}, got {value!r}")
 
 
 def score(submission, truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
           block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False,
-          untrusted: bool = False, items=None) -> Result:
+          untrusted: bool = False, items=None, deadline: Deadline | None = None) -> Result:
     """Score a submission against ground truth.
 
     The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
@@ -83,6 +83,8 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     links is refused (S027). Off by default (a participant's own file may be reached through links);
     every platform adapter and `scorer grade` set it.
     items: a scorer.truth.items.ItemSide for the beyond-accuracy metrics (file submissions).
+    deadline: a scorer.engine.reader.Deadline this file's reading shares with other work (the parts of one partitioned
+    submission: one time limit for them all); default: the config's max_seconds from now.
     """
     started = time.monotonic()
     _check_options(max_per_code, threads, block_bytes)
@@ -97,7 +99,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
         return _score_frame(submission, competition, truth, report, strict, threads, started)
     engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress, items=items)
     try:
-        outcome = engine.run(submission, untrusted)
+        outcome = engine.run(submission, untrusted, deadline)
     except SubmissionError as error:
         if isinstance(error, LimitExceeded):
             report.add(error.number, str(error), error.line, error.column, stopped=True, **error.words)

@@ -8,7 +8,9 @@ import errno
 import functools
 import hashlib
 import os
+import re
 import stat
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable
@@ -111,9 +113,49 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+TEMPORARY = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}\.tmp")  # write()'s temporary names: .NAME.PID.RANDOM.tmp
+STALE_SECONDS = 60  # a temporary file of a writer that is gone is removed once it is this old
+ABANDONED_SECONDS = 86_400  # and any temporary file this old (its pid may have been given to another process)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process (or no way to ask): keep its file
+    return True
+
+
+def sweep_temporaries(folder: int, now: float | None = None) -> int:
+    """Remove the temporary files write() left in the folder when its writer was killed (kill -9, a lost machine):
+    those of a process that is no longer running, once STALE_SECONDS old, and any ABANDONED_SECONDS old.
+    Only this user's regular files of write()'s naming are touched; returns how many were removed."""
+    now = time.time() if now is None else now
+    removed = 0
+    for name in os.listdir(folder):
+        match = TEMPORARY.fullmatch(name)
+        if match is None:
+            continue
+        try:
+            status = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            age = now - status.st_mtime
+            if (not stat.S_ISREG(status.st_mode) or status.st_uid != os.geteuid() or age < STALE_SECONDS
+                    or (age < ABANDONED_SECONDS and _running(int(match.group(1))))):
+                continue
+            os.unlink(name, dir_fd=folder)
+            removed += 1
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove
+    return removed
+
+
 def write(folder: int, name: str, data: bytes | Callable[[BinaryIO], object]) -> None:
     """Write name in the folder whole or not at all: a fresh 0600 file (never an existing one), renamed over it.
-    data: the bytes, or a function that writes them to the open file (a large file need not be held in memory)."""
+    data: the bytes, or a function that writes them to the open file (a large file need not be held in memory).
+    Temporary files that killed writers left behind are swept first (sweep_temporaries)."""
+    sweep_temporaries(folder)
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o600, dir_fd=folder)
     try:

@@ -52,3 +52,16 @@ def full_rows(truth, predictions=None):
     """A row for every session and type of the truth, with the given (or empty) predictions."""
     predictions = predictions or {}
     return [(s, t, predictions.get((s, t), [])) for s in truth for t in TYPES]
+
+
+def run_cli(*argv) -> tuple[int, str, str]:
+    """`scorer ARGV --no-progress` in this process: (exit code, stdout, stderr)."""
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from scorer.cli.main import main
+
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([*map(str, argv), "--no-progress"])
+    return code, out.getvalue(), err.getvalue()

@@ -525,3 +525,55 @@ def test_without_numba_cache_dir_a_read_only_package_and_home_get_a_temporary_ca
     writable = subprocess.run([sys.executable, "-c", code], env=env, cwd=scratch, capture_output=True, text=True, timeout=60,
                               preexec_fn=_as_container)  # the same, now that the package's folder is writable again
     assert writable.stdout.strip() == "None", "a writable cache folder is left to numba"
+
+
+# -- bundles of another competition (issue 25) ---------------------------------------------------------------
+def test_a_bundle_scores_the_competition_it_names_with_its_leaderboard_columns(tmp_path):
+    """--config ships the config in the scoring program, whose command names it; the columns are the config's."""
+    config = tmp_path / "shop.toml"
+    config.write_text((ROOT / "configs" / "hm.toml").read_text().replace('title = "H&M Personalized Fashion Recommendations"',
+                                                                        'title = "Shop week"'))
+    hm = FIXTURES / "hm"
+    out = tmp_path / "shop.zip"
+    assert build.main(["codabench", str(out), "--image", IMAGE, "--config", str(config), "--truth", str(hm / "truth.csv")]) == 0
+    root = codabench_run(tmp_path, out, hm / "submission.csv")
+    spec = yaml.safe_load((tmp_path / "bundle" / "competition.yaml").read_text())
+    assert spec["title"] == "Shop week" and "map@12" in spec["description"]
+    columns = spec["leaderboards"][0]["columns"]
+    assert [(c["key"], c["title"], c["sorting"]) for c in columns] == [("score", "Score", "desc")]
+    argv = codabench_command(root)
+    assert argv[3:5] == ["--config", str(root / "program" / "competition.toml")]
+    from scorer.cli.main import main
+
+    assert main(argv) == 0
+    scores = json.loads((root / "output" / "scores.json").read_text())
+    assert {c["key"] for c in columns} <= set(scores)
+    assert scores["score"] == pytest.approx(strict_scores_of(hm / "submission.csv", hm / "truth.csv", "hm"), abs=1e-12)
+
+
+def strict_scores_of(submission: Path, truth: Path, competition: str) -> float:
+    from scorer.api import score
+
+    return score(submission, truth, competition, strict=True).score
+
+
+def test_bundle_columns_follow_the_config():
+    from scorer.spec.competition import load_competition
+
+    assert build.leaderboard_columns(load_competition("otto")) == [
+        ("score", "Score", "desc"), *((kind, f"Recall@20 {kind}", "desc") for kind in ("clicks", "carts", "orders"))]
+    assert build.leaderboard_columns(load_competition("ratings")) == [("score", "Score", "asc")]  # an error: lower is better
+
+
+def test_a_truth_needs_its_competition_and_must_read_as_its_truth(tmp_path, capsys):
+    hm_truth = FIXTURES / "hm" / "truth.csv"
+    with pytest.raises(SystemExit) as stop:
+        build.main(["codabench", str(tmp_path / "a.zip"), "--image", IMAGE, "--truth", str(hm_truth)])
+    assert stop.value.code == 2 and "needs --competition NAME or --config PATH" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        build.main(["codalab", str(tmp_path / "b.zip"), "--image", IMAGE, "--truth", str(hm_truth), "--competition", "otto"])
+    assert stop.value.code == 2 and "truth file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        build.main(["codalab", str(tmp_path / "c.zip"), "--image", IMAGE, "--competition", "hmm"])
+    assert stop.value.code == 2 and "did you mean 'hm'" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -4,24 +4,17 @@ message names the likely cause."""
 from __future__ import annotations
 
 import json
-from contextlib import redirect_stderr, redirect_stdout
-from io import StringIO
 
 import pandas as pd
 import pytest
 
-from conftest import full_rows, submission_text, truth_lines
-from scorer.cli.main import main
+from conftest import full_rows, run_cli, submission_text, truth_lines
 
 TRUTH = {1: {"clicks": 5, "carts": [6, 7], "orders": [8]}, 2: {"clicks": 9}}
 GOOD = full_rows(TRUTH, {(1, "clicks"): [5], (1, "carts"): [6, 7], (2, "clicks"): [9, 3]})
 
 
-def run(*argv) -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([*map(str, argv), "--no-progress"])
-    return code, out.getvalue(), err.getvalue()
+run = run_cli
 
 
 @pytest.fixture

@@ -159,7 +159,7 @@ def test_score_reports_the_same_problems(tmp_path, capsys):
     (["validate", "{sub}", "--config", "/nonexistent/c.toml"], 2),
     (["validate", "{sub}", "--truth", "/nonexistent/t.jsonl"], 2),
     (["validate", "/nonexistent/s.csv"], 1),
-    (["validate", "{sub}", "--max-per-code", "0"], 2),
+    (["validate", "{sub}", "--max-per-code", "-1"], 2),
     (["validate", "{sub}", "--format", "xml"], 2),
     (["validate", "{sub}", "--max-per-code", "1000000000"], 2),  # regression: was a MemoryError, exit 3
     (["score", "{sub}", "--truth", "{sub}", "--threads", "100000"], 2),

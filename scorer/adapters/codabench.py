@@ -101,11 +101,27 @@ def find_submission(res: Path) -> Path:
     return entries[0]
 
 
+def _write_whole(path: Path, text: str) -> None:
+    """Write the file whole or not at all: into a temporary name beside it, flushed to disk, then renamed over it.
+    A failed write (a full disk) leaves neither an empty nor a half file, nor the temporary one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def write_scores(output: Path, scores: dict[str, float]) -> None:
+    """scores.json and scores.txt, each written whole or not at all (the platform reads a file that is there)."""
     try:
         output.mkdir(parents=True, exist_ok=True)
-        (output / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
-        (output / "scores.txt").write_text("".join(f"{key}: {value:.10g}\n" for key, value in scores.items()))
+        _write_whole(output / "scores.json", json.dumps(scores, indent=2) + "\n")
+        _write_whole(output / "scores.txt", "".join(f"{key}: {value:.10g}\n" for key, value in scores.items()))
     except OSError as error:
         uid = getattr(os, "getuid", lambda: 0)()
         hint = f" (this process runs as uid {uid}: run the grader image as its default user, root, or give the folder to uid {uid})" if uid else ""

@@ -84,6 +84,14 @@ def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.9
     return out
 
 
+def p_text(p: float | None) -> str:
+    """A p-value as read: '<0.001' below 0.001 (a randomization test of n resamples gives at least 1/(n + 1), such as
+    0.000999, which only says that no resample was as extreme), else three decimals; '-' for none."""
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def render_text(figures: dict) -> str:
     """A table of A, B, A - B, its interval, the p-value and the session outcomes, per type and weighted."""
     level = round(100 * figures["level"])
@@ -96,7 +104,7 @@ def render_text(figures: dict) -> str:
     rows = [("score", figures["score"])] + [(f"{t}", v) for t, v in figures["types"].items()]
     for name, v in rows:
         span = "-" if v["low"] is None else f"[{v['low']:+.6f}, {v['high']:+.6f}]"
-        p = "-" if v["p_value"] is None else f"{v['p_value']:.4f}"
+        p = p_text(v["p_value"])
         lines.append(f"{name:<10}{fmt(v['a'])}{fmt(v['b'])}{fmt(v['difference'], 11, '+')}{span:>24}{p:>9}"
                      f"{v['wins']:>11,}{v['ties']:>11,}{v['losses']:>11,}")
     lines.append("")

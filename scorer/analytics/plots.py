@@ -101,6 +101,8 @@ def _bins(ax, rows_by_type: dict, title: str, metric: str) -> None:
         for bar, row in zip(bars, rows_by_type[name]):
             ax.annotate(f"{row['sessions']:,}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
                         va="bottom", fontsize=6, rotation=90)
+    top = max((row["recall"] or 0.0 for rows in rows_by_type.values() for row in rows), default=0.0)
+    ax.set_ylim(0, max(top, 0.05) * 1.25)  # room above the bars for their labels, below the title
     ax.set_xticks(range(len(bins)), bins, fontsize=8)
     ax.set(title=f"{metric} by {title} (numbers: sessions)", xlabel=title, ylabel=metric)
     ax.grid(alpha=0.3, axis="y")
@@ -130,29 +132,36 @@ def _beyond_bins(ax, b: dict) -> bool:
 
 
 def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
-    """The report figure as PNG bytes."""
+    """The report figure as PNG bytes: one panel per view there is data for (no empty panel), up to three to a row."""
     plt = _pyplot()
     b = analytics.get("breakdown")
-    fig, axes = plt.subplots(2, 3, figsize=(18, 10))
+    panels = []  # functions drawing on one axis; each returns False when it has nothing to draw
+    if b is not None:
+        panels.append(lambda ax: _curves(ax, b) or True)
+    if analytics.get("bootstrap") is not None or analytics.get("split") is not None:
+        panels.append(lambda ax: _intervals(ax, analytics))
+    if b is not None:
+        panels.append(lambda ax: _ranks(ax, b) or True)
+        panels.append(lambda ax: _bins(ax, b["truth_size"], "truth size", b["metric"]) or True)
+        if "session_length" in b:
+            panels.append(lambda ax: _bins(ax, b["session_length"], "session length (events)", b["metric"]) or True)
+        if b.get("beyond", {}).get("totals"):
+            panels.append(lambda ax: _beyond_bins(ax, b))
+    columns = 2 if len(panels) == 4 else min(3, max(1, len(panels)))  # 4 as 2 x 2, not 3 + 1
+    rows = max(1, -(-len(panels) // columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 5 * rows + 0.6), squeeze=False)
     axes = axes.ravel()
     score = summary.get("score")
-    fig.suptitle(f"{summary.get('submission', '')}: score {score:.6f}" if score is not None else f"{summary.get('submission', '')}: no score",
-                 fontsize=13)
-    used = [False] * 6
-    if b is not None:
-        _curves(axes[0], b)
-        _ranks(axes[2], b)
-        _bins(axes[3], b["truth_size"], "truth size", b["metric"])
-        used[0] = used[2] = used[3] = True
-        if "session_length" in b:
-            _bins(axes[4], b["session_length"], "session length (events)", b["metric"])
-            used[4] = True
-        used[5] = _beyond_bins(axes[5], b)
-    used[1] = _intervals(axes[1], analytics)
-    for ax, on in zip(axes, used):
-        if not on:
+    name = summary.get("submission", "")
+    fig.suptitle(f"{name}: score {score:.6f}" if score is not None else f"{name}: no score", fontsize=13)
+    for ax, draw in zip(axes, panels):
+        if not draw(ax):
             ax.axis("off")
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    for ax in axes[len(panels):]:
+        ax.remove()
+    if not panels:
+        fig.text(0.5, 0.5, "no analytics asked for (--breakdown, --bootstrap, --split)", ha="center", va="center")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / (5 * rows + 0.6)))  # the suptitle's band stays clear
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     plt.close(fig)
@@ -161,6 +170,8 @@ def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
 
 def compare_png(figures: dict, dpi: int = 110) -> bytes:
     """The comparison figure: A - B with its interval per type and for the score, one colour per subset."""
+    from scorer.analytics.compare import p_text
+
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(10, 5))
     first = next(iter(figures.values()))
@@ -173,10 +184,13 @@ def compare_png(figures: dict, dpi: int = 110) -> bytes:
         low = [v - r["low"] if r["low"] is not None else 0.0 for v, r in zip(values, rows)]
         high = [r["high"] - v if r["high"] is not None else 0.0 for v, r in zip(values, rows)]
         ax.errorbar(xs, values, yerr=[low, high], fmt="o", color=colour, capsize=4, label=name)
-        for x, v, r in zip(xs, values, rows):
+        for x, v, up, r in zip(xs, values, high, rows):  # above the interval, upright: never over the next point
             if r["p_value"] is not None:
-                ax.annotate(f"p={r['p_value']:.3g}", (x, v), textcoords="offset points", xytext=(6, 0), fontsize=7, va="center")
+                shown = p_text(r["p_value"])
+                ax.annotate(f"p{shown}" if shown.startswith("<") else f"p={shown}", (x, v + up), textcoords="offset points",
+                            xytext=(0, 4), fontsize=7, ha="center", va="bottom", rotation=90)
     ax.axhline(0.0, color="grey", lw=1)
+    ax.margins(y=0.25)  # room above the highest interval for its p-value
     ax.set_xticks(range(len(labels)), labels)
     ax.set(title=f"A - B ({first['metric']}): {100 * first['level']:g}% paired bootstrap intervals, randomization p-values\n"
                  f"A = {first['a']}   B = {first['b']}", ylabel="difference")

@@ -68,6 +68,13 @@ def requested(args) -> bool:
                 or getattr(args, "sessions", None) or getattr(args, "report", None))
 
 
+def warning_examples(args) -> int | None:
+    """How many examples of each warning or note code `score` prints: a few, unless --max-per-code was given."""
+    from scorer.cli.common import WARNING_EXAMPLES
+
+    return None if getattr(args, "max_per_code_given", True) else WARNING_EXAMPLES
+
+
 def receipt_settings(args, analytics: dict | None = None) -> tuple[dict | None, dict | None]:
     """The split and bootstrap settings a receipt records (scorer.engine.receipt), None for those not asked for."""
     split = None
@@ -98,7 +105,7 @@ def finish(args, result, competition) -> int:
     from scorer.analytics.summary import analyse, render_text  # here: building the parser loads no engine
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse
-        print(with_receipt(args, result, competition) if args.format == "json" else result.to_text())
+        print(with_receipt(args, result, competition) if args.format == "json" else result.to_text(warning_examples(args)))
         return 0 if result.score is not None else 1
     truth = result.truth  # the truth just scored against: not loaded a second time
     fraction = parse_split(args.split) if getattr(args, "split", None) not in (None, "usage") else None
@@ -114,7 +121,7 @@ def finish(args, result, competition) -> int:
     if args.format == "json":
         print(with_receipt(args, result, competition, analytics))
     else:
-        print(result.to_text() + "\n" + render_text(analytics))
+        print(result.to_text(warning_examples(args)) + "\n" + render_text(analytics))
         if args.report:
             print(f"\nreport written to {args.report}")
     return 0 if result.score is not None else 1

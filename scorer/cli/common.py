@@ -56,10 +56,23 @@ def add_competition(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="PATH", help="a competition config TOML file")
 
 
+WARNING_EXAMPLES = 3  # examples of each warning or note code `score` prints without --max-per-code
+
+
+class _Given(argparse.Action):
+    """Store the value, and note that it was given (args.max_per_code_given)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.max_per_code_given = True
+
+
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N",
-                        help="show the first N problems of each code (all are counted; default: 20)")
+    parser.add_argument("--max-per-code", type=whole_number(0, 10_000), default=20, metavar="N", action=_Given,
+                        help="show the first N problems of each code (all are counted; 0: only the counts; default: 20, "
+                             f"and score's text shows {WARNING_EXAMPLES} of each warning or note)")
+    parser.set_defaults(max_per_code_given=False)
     parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
     parser.add_argument("--untrusted", action="store_true", help="read the submission as a grader reads an upload: "

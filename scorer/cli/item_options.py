@@ -19,14 +19,14 @@ def add_arguments(parser) -> None:
 def from_args(args, competition):
     """(competition with the --metrics diagnostics added, ItemSide or None) from the command's options."""
     from scorer.api import resolve_competition  # here, not above: building the parser loads no kernels
-    from scorer.spec.metrics import parse_metric
+    from scorer.spec.metrics import parse_metric, split_metrics
     from scorer.truth.items import from_train, read_items
 
     if getattr(args, "items", None) and getattr(args, "train", None):
         raise UsageError("give --items or --train, not both (the table's popularity column, or counts from the log)")
     competition = resolve_competition(competition, args.config)
     extra = []
-    for text in filter(None, (getattr(args, "metrics", None) or "").split(",")):
+    for text in split_metrics(getattr(args, "metrics", None) or ""):
         try:
             metric = parse_metric(text)
         except ValueError as error:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from scorer.dask.partitioned import reduce, score_part
 from scorer.dask.parts import list_parts
+from scorer.engine.problems import Code
+from scorer.engine.reader import Deadline
 from scorer.errors import UsageError
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
@@ -42,8 +44,12 @@ def score_dataset(directory: str | Path, truth: str | Path | Truth, competition:
                                  untrusted=untrusted, dataset_root=truth_parts, retries=retries, task=task, progress=progress)
     check_shape(competition)
     loaded = resolve_truth(truth, competition)  # a bad truth fails here, before any part
-    partials = [score_part(str(part), name, loaded, competition, strict, max_per_code, threads or 2, untrusted)
-                for part, name in zip(parts, names)]
+    deadline = Deadline(competition.limits.max_seconds)  # one time limit for the whole submission, as for one file
+    partials = []
+    for part, name in zip(parts, names):
+        partials.append(score_part(str(part), name, loaded, competition, strict, max_per_code, threads or 2, untrusted, deadline))
+        if partials[-1].report.counts.get(Code.TIME_LIMIT.code):
+            break  # the time is up: the parts not read are not scored (and their rows are missing)
     return reduce(partials, competition, loaded, strict, max_per_code, str(directory), time.monotonic() - started)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from scorer.engine.figures import SlotFigures
 from scorer.engine.file_pass import SHOWN_IDS, PassResult
 from scorer.engine.problems import Code, Report, report_repeated_rows
+from scorer.engine.reader import Deadline, LimitExceeded
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
@@ -53,8 +54,10 @@ def _named(report: Report, name: str) -> Report:
 
 
 def score_part(path: str, name: str, truth: str | Truth, competition: Competition, strict: bool = False,
-               max_per_code: int = 20, threads: int = 1, untrusted: bool = False) -> Partial:
-    """Score one part file (CSV, or Parquet streamed to a temporary CSV) against the whole truth; `untrusted` as in score()."""
+               max_per_code: int = 20, threads: int = 1, untrusted: bool = False, deadline: Deadline | None = None) -> Partial:
+    """Score one part file (CSV, or Parquet streamed to a temporary CSV under the config's limits) against the whole
+    truth; `untrusted` as in score(); `deadline`: one shared by the parts of a submission (default: the config's
+    max_seconds from now, for this part alone)."""
     from scorer.api import score
     from scorer.dask.parts import is_parquet, parquet_to_csv
     from scorer.dask.truthcache import truth_for
@@ -67,13 +70,17 @@ def score_part(path: str, name: str, truth: str | Truth, competition: Competitio
         if is_parquet(path):
             source = os.path.join(scratch, "part.csv")
             try:
-                parquet_to_csv(path, source, untrusted=untrusted)
+                parquet_to_csv(path, source, untrusted=untrusted, limits=competition.limits,
+                               deadline=deadline or Deadline(competition.limits.max_seconds, started))
             except Exception as error:  # pyarrow raises several kinds; the message says what is wrong
                 report = Report(strict=strict, max_per_code=max_per_code, fatal=True)
-                report.add(Code.UNREADABLE, f"{name}: cannot read the Parquet part: {error}")
-                return Partial(name, report, seconds=time.monotonic() - started)
+                if isinstance(error, LimitExceeded):
+                    report.add(error.number, str(error), error.line, error.column, stopped=True, **error.words)
+                else:
+                    report.add(Code.UNREADABLE, f"cannot read the Parquet part: {error}")
+                return Partial(name, _named(report, name), seconds=time.monotonic() - started)
         result = score(source, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads,
-                       untrusted=untrusted)
+                       untrusted=untrusted, deadline=deadline)
     partial = Partial(name, _named(result.report, name), seconds=time.monotonic() - started)
     if result.slot_line is not None:
         slots = np.flatnonzero(result.slot_line)
@@ -121,7 +128,7 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
             continue
         earlier = slot_part[part.slots]
         again = np.flatnonzero(earlier >= 0)
-        shown = max(0, min(len(again), max_per_code - len(report.kept.get(Code.DUPLICATE_ROW.code, []))))
+        shown = max(0, min(len(again), report.max_per_code - len(report.kept.get(Code.DUPLICATE_ROW.code, []))))
         repeats = [(name_of(int(part.slots[j])), int(part.lines[j]), f"{partials[earlier[j]].name} line {int(slot_line[part.slots[j]])}")
                    for j in again[:shown]]
         report_repeated_rows(report, repeats, len(again), prefix=f"{part.name}: ")

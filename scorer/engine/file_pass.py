@@ -33,6 +33,7 @@ from scorer.truth.ids import Truth
 BOM = b"\xef\xbb\xbf"
 INDEX_COLUMN = "looks like a pandas index column: write with index=False"
 PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
+TAB_SEPARATED = "tab-separated? the fields must be separated by ','"
 PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
 SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
 
@@ -139,13 +140,24 @@ class Pass:
         return end + 1, 2
 
     def _header_hint(self, fields: list[str], first: bytes) -> str:
-        """The likely cause of a wrong header: a pandas index column, or a truth file given as the submission."""
+        """The likely cause of a wrong header: a pandas index column, columns swapped, tabs between the fields, or a
+        truth file given as the submission."""
         header = list(self.competition.header)
         if fields[1:] == header and fields[0] in ("", "Unnamed: 0", "index"):
             return f" ({INDEX_COLUMN})"
+        if fields[::-1] == header:
+            return f" (the columns look swapped: {self._swapped()})"
+        if self._looks_like_row(fields[::-1]):
+            return f" (a data row with its columns swapped: {self._swapped()}, after the header)"
+        if b"\t" in first and [part.strip().strip('"') for part in first.decode("utf-8", "replace").split("\t")] == header:
+            return f" ({TAB_SEPARATED})"
         if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
             return " (this looks like a truth file, not a submission: arguments swapped?)"
         return ""
+
+    def _swapped(self) -> str:
+        id_name, labels_name = self.competition.header
+        return f"write {id_name} first, then {labels_name}"
 
     def _looks_like_row(self, fields: list[str]) -> bool:
         pattern = re.escape(self.competition.id_pattern).replace(r"\{session\}", r"\d+").replace(r"\{type\}", r"\w+")
@@ -169,9 +181,13 @@ class Pass:
             words["hint"] = self._row_hint(text)
             if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
+            if not words["hint"] and end == start and b"\t" in text:
+                words["hint"] = f" ({TAB_SEPARATED})"
             words["expected"] = ",".join(self.competition.header)
         elif code == codes.MALFORMED_ID:
             words["expected"] = repr(self.competition.id_pattern)
+            if self._looks_like_row(text.decode("utf-8", "replace").split(",")[::-1]):
+                words["hint"] = f" (the columns look swapped: {self._swapped()})"
         elif code == codes.UNKNOWN_TYPE:
             words["expected"] = ", ".join(self.competition.types)
         elif code in (codes.INVALID_UTF8, codes.NUL_BYTE):
@@ -218,16 +234,21 @@ class Pass:
             text = data[line_start : line_start + self.competition.limits.max_line_bytes + 2].tobytes()
             text = text[: text.find(b"\n")] if b"\n" in text else text
             start, end = start - line_start, end - line_start  # now columns (0-based) within the line
-            self.report.add(code, line=line + line_offset, column=start + 1, **_context(text, start, end),
-                            **self._describe(code, text, start, end))
+            words = self._describe(code, text, start, end)
+            if code == codes.WRONG_FIELD_COUNT and start == end and b"\t" in text:  # one field: point at the tab
+                start = text.index(b"\t")
+                end = start + 1
+            self.report.add(code, line=line + line_offset, column=start + 1, **_context(text, start, end), **words)
         self.rows_with_errors += int(parsed.counts[codes.ROWS_WITH_ERRORS])
         for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
 
-    def run(self, path, untrusted: bool = False) -> PassResult:
+    def run(self, path, untrusted: bool = False, deadline: Deadline | None = None) -> PassResult:
+        """Score the file; `deadline` (default: the config's max_seconds from now) is checked between blocks and
+        inside decompression."""
         bound_heap()
         limits = self.competition.limits
-        deadline = Deadline(limits.max_seconds, time.monotonic())  # checked between blocks and inside decompression
+        deadline = deadline or Deadline(limits.max_seconds, time.monotonic())
         reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,
                              untrusted=untrusted)
         bar = None
@@ -289,23 +310,9 @@ class Pass:
     def _repeated_rows_by_key(self) -> None:
         """Repeats found by sorting the rows' kept keys (session, type, line): rows that have no slot to meet in."""
         keys, self.row_keys = self.row_keys, RowKeys(len(self.competition.types))
-        if keys.in_order:  # rows in order (as OTTO's are): none repeats, no sort needed
-            return
-        session, kind, line = (np.concatenate(parts) for parts in zip(*keys.triples()))
-        n_types = len(self.competition.types)
-        if 0 <= session.min() and session.max() < (2**63 - 1) // n_types - n_types:  # one int64 key per row
-            key = session * n_types + kind
-            order = np.argsort(key, kind="stable")  # lines ascend within a key: rows arrive in file order
-            sorted_key = key[order]
-            repeat = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
-        else:
-            order = np.lexsort((line, kind, session))
-            repeat = np.flatnonzero((session[order][1:] == session[order][:-1]) & (kind[order][1:] == kind[order][:-1])) + 1
-        self.n_duplicates = len(repeat)
-        by_line = np.argsort(order[repeat])[: self.report.max_per_code]  # the first repeats of the file are shown
-        rows, earlier = order[repeat][by_line], line[order[repeat - 1][by_line]]
-        report_repeated_rows(self.report, ((self.kernel.repeat_name(session[row], kind[row], line[row]), int(line[row]), f"line {int(before)}")
-                                           for row, before in zip(rows, earlier)), len(repeat))
+        self.n_duplicates, shown = keys.repeats(self.report.max_per_code)  # rows in order (as OTTO's are): none, no sort
+        report_repeated_rows(self.report, ((self.kernel.repeat_name(session, kind, line), line, f"line {before}")
+                                           for session, kind, line, before in shown), self.n_duplicates)
 
     def _finish(self) -> PassResult:
         report = self.report

@@ -27,6 +27,7 @@ ID_CODES = {Code.WRONG_FIELD_COUNT, Code.MALFORMED_ID, Code.UNKNOWN_TYPE, Code.S
 ITEM_FIELD = 2
 ROW_CODES = {Code.DUPLICATE_ROW, Code.UNKNOWN_SESSIONS}  # the engine's messages about whole rows, which speak of lines
 CHUNK_ROWS = 1 << 16  # rows per kernel job (a record batch is cut into pieces of this many): one row array each
+TEXT_ROWS = 1 << 16  # rows of text columns joined into one buffer for the file's kernel
 
 
 @dataclass
@@ -227,16 +228,44 @@ class FramePass(Pass):
 
     # -- text columns: the file's kernel ------------------------------------------------------
     def _run_text(self, table, form: str) -> None:
+        """Text columns, TEXT_ROWS rows at a time: their lines joined by Arrow compute into one zero-padded buffer,
+        parsed by the file's kernel on the pass's threads and absorbed in row order (memory: the pieces in flight)."""
+        if form != "id_labels":
+            raise UsageError(f"the labels of the form {', '.join(self.fields)} must be a list column")
+        id_name, labels_name = self.competition.header
+        ids, labels = table.column(id_name), table.column(labels_name)
+        for name, column in ((id_name, ids), (labels_name, labels)):  # refused before any piece is made
+            _as_text(column.slice(0, 0).combine_chunks(), name)
+        pieces = (self._text_piece(ids.slice(start, TEXT_ROWS), labels.slice(start, TEXT_ROWS), id_name, labels_name)
+                  for start in range(0, table.num_rows, TEXT_ROWS))
+        lines_before = 0
+        pending: deque = deque()
+        with ThreadPoolExecutor(self.threads) as pool:
+            try:
+                for data, size in pieces:  # at most `threads` pieces parsed at once; absorbed in order
+                    pending.append(pool.submit(self.kernel.parse, data, 0, size, 1))
+                    while len(pending) > self.threads:
+                        parsed = pending.popleft().result()
+                        self._absorb(parsed, lines_before)
+                        lines_before += parsed.last_line
+                while pending:
+                    parsed = pending.popleft().result()
+                    self._absorb(parsed, lines_before)
+                    lines_before += parsed.last_line
+            finally:
+                for future in pending:
+                    future.cancel()
+
+    @staticmethod
+    def _text_piece(ids, labels, id_name: str, labels_name: str) -> tuple[np.ndarray, int]:
+        """Rows as the CSV's lines (`id,labels\n`) in a buffer followed by SLACK zero bytes, and their size."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         from scorer.kernels.parse import SLACK
 
-        if form != "id_labels":
-            raise UsageError(f"the labels of the form {', '.join(self.fields)} must be a list column")
-        id_name, labels_name = self.competition.header
-        ids = _as_text(table.column(id_name).combine_chunks(), id_name)
-        labels = table.column(labels_name).combine_chunks()
+        ids = _as_text(ids.combine_chunks(), id_name)
+        labels = labels.combine_chunks()
         if frames.is_list(labels.type):
             labels = pc.binary_join(_as_text(labels, labels_name), pa.scalar(" ", pa.large_string()))
         else:
@@ -244,11 +273,12 @@ class FramePass(Pass):
         text = lambda value: pa.scalar(value, pa.large_string())  # noqa: E731
         ended = pc.binary_join_element_wise(labels, text(""), text("\n"), null_handling="replace")
         lines = pc.binary_join_element_wise(ids, ended, text(","), null_handling="replace")
-        size = _data_size(lines)
+        offsets = _offsets(lines)
+        first, size = (int(offsets[0]), int(offsets[-1] - offsets[0])) if len(offsets) else (0, 0)
         data = np.zeros(size + SLACK, np.uint8)
         if size:
-            data[:size] = frames.buffer_view(lines, 2, np.uint8, size)
-        self._absorb(self.kernel.parse(data, 0, size, 1), 0)
+            data[:size] = frames.buffer_view(lines, 2, np.uint8, first + size)[first:]
+        return data, size
 
     # -- problems as rows ---------------------------------------------------------------------
     def _name_rows(self) -> None:

@@ -73,7 +73,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.EMPTY_FILE, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
         ProblemKind(Code.BAD_HEADER, ERROR, "header missing or wrong", "{value}"),
         ProblemKind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
-        ProblemKind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}"),
+        ProblemKind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}{hint}"),
         ProblemKind(Code.UNKNOWN_TYPE, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
         ProblemKind(Code.SESSION_NOT_INTEGER, ERROR, "session id not an integer", "session id {value} is not an integer"),
         ProblemKind(Code.SESSION_OUT_OF_RANGE, ERROR, "session id out of range", "session id {value} is negative or does not fit in 64 bits"),
@@ -105,7 +105,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
 }
 
 STOPPED_TEMPLATES: dict[Code, str] = {  # a code's message when the problem also stopped reading (Report.add(stopped=True))
-    Code.LINE_TOO_LONG: "line of {value} bytes, over the limit of {max_line_bytes:,}, with no end: reading stopped at this line",
+    Code.LINE_TOO_LONG: "line of {value} bytes, over the limit of {max_line_bytes:,}{ending}: reading stopped at this line",
 }
 
 
@@ -140,7 +140,10 @@ class Problem:
 
 @dataclass
 class Report:
-    """First `max_per_code` problems of each code, and a count of all of them."""
+    """First `max_per_code` problems of each code, and a count of all of them.
+
+    max_per_code 0 shows no problem, only the count of each code: the first of each is still kept (it carries the
+    code's severity, which decides validity), and `problems` leaves it out."""
 
     strict: bool = False
     max_per_code: int = 20
@@ -148,6 +151,11 @@ class Report:
     kept: dict[str, list[Problem]] = field(default_factory=dict)
     covered: dict[str, int] = field(default_factory=dict)  # occurrences the kept problems stand for
     fatal: bool = False  # reading stopped early (size or time limit, unreadable input)
+    examples: bool = True  # False: max_per_code 0 was asked for (problems and the summary's `shown` are empty)
+
+    def __post_init__(self):
+        if self.max_per_code == 0:
+            self.max_per_code, self.examples = 1, False
 
     def severity(self, number: Code) -> str:
         entry = CATALOGUE[number]
@@ -175,6 +183,8 @@ class Report:
 
     @property
     def problems(self) -> list[Problem]:
+        if not self.examples:
+            return []
         ordered = sorted(self.kept.items(), key=lambda item: (SEVERITY_RANK[item[1][0].severity], item[0]))
         return [problem for _, kept in ordered for problem in kept]
 
@@ -187,7 +197,8 @@ class Report:
         rows = []
         for code, kept in self.kept.items():
             entry = kind(code)
-            rows.append({"code": code, "severity": kept[0].severity, "title": entry.title, "count": self.counts[code], "shown": self.covered.get(code, len(kept))})
+            rows.append({"code": code, "severity": kept[0].severity, "title": entry.title, "count": self.counts[code],
+                         "shown": self.covered.get(code, len(kept)) if self.examples else 0})
         return sorted(rows, key=lambda row: (SEVERITY_RANK[row["severity"]], row["code"]))
 
 

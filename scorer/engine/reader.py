@@ -300,7 +300,8 @@ class BlockReader:
                 cut = buf.rfind(b"\n", 0, end) + 1
                 if cut == 0:  # no line end yet
                     if end > self.max_line_bytes + self.block_bytes:  # the engine locates it (line, column)
-                        raise LimitExceeded(Code.LINE_TOO_LONG, f"more than {end - 1:,}", max_line_bytes=self.max_line_bytes)
+                        raise LimitExceeded(Code.LINE_TOO_LONG, f"more than {end - 1:,}", max_line_bytes=self.max_line_bytes,
+                                            ending=", with no end")
                     carry = bytes(buf[:end])
                     self._free.append(buf)
                     continue

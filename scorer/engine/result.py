@@ -84,7 +84,9 @@ class Result:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def to_text(self) -> str:
+    def to_text(self, warning_examples: int | None = None) -> str:
+        """The score, the metrics table, the counts and the problems (with warning_examples, at most that many examples
+        of each warning or note code: all are counted)."""
         lines = []
         if self.score is not None:
             lines.append(f"score  {self.score:.6f}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
@@ -99,18 +101,22 @@ class Result:
             lines.append(f"{type_name:<10}{cells}{self.truth_sessions.get(type_name, 0):>12,}")
         lines.append("")
         lines.append("  ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in self.counts.items()))
-        problems = render_problems(self.report)
+        problems = render_problems(self.report, warning_examples)
         if problems:
             lines += ["", problems]
         return "\n".join(lines)
 
 
-def render_problems(report: Report) -> str:
-    """Per code the kept problems as `line:column code severity message`, a caret under the bad part, and the total."""
+def render_problems(report: Report, warning_examples: int | None = None) -> str:
+    """Per code the kept problems as `line:column code severity message`, a caret under the bad part, and the total;
+    with warning_examples, at most that many of each warning or note code (errors all that are kept)."""
     out = []
     for row in report.summary():
-        kept = report.kept[row["code"]]
-        more = f" (showing {len(kept)})" if row["count"] > row["shown"] else ""
+        kept = report.kept[row["code"]] if report.examples else []
+        shown = row["shown"]
+        if warning_examples is not None and row["severity"] != "error" and len(kept) > warning_examples:
+            kept, shown = kept[:warning_examples], warning_examples
+        more = f" (showing {len(kept)})" if row["count"] > shown and kept else ""
         out.append(f"{row['code']} {row['severity']}: {row['title']} — {row['count']:,} in all{more}")
         for problem in kept:
             out.append(f"  {problem.where}: {problem.message}")

@@ -46,3 +46,58 @@ class RowKeys:
                 lines = np.arange(lines[0], lines[0] + lines[1], dtype=np.int64)
             out.append((session, kind, lines))
         return out
+
+    def repeats(self, shown: int) -> tuple[int, list[tuple[int, int, int, int]]]:
+        """How many rows repeat an earlier row's (session, type), and the first `shown` of them in file order, each as
+        (session, type, line, line of the row it repeats). Emptied as it goes (the keys move into one array).
+
+        Memory, while every key fits one int64 (sessions from 0 to 2^63 / n_types, as OTTO's): the keys, their stable
+        sort order and the sort's buffer, about 20 bytes a row; the repeats are found a chunk of the order at a time
+        and only the first `shown` are kept. Otherwise (negative or huge sessions) the triples are sorted whole.
+        """
+        if self.in_order or not self.parts:
+            return 0, []
+        if any(key is None for key, _, _, _ in self.parts):
+            return self._repeats_of_triples(shown)
+        sizes = [len(key) for key, _, _, _ in self.parts]
+        starts = np.concatenate(([0], np.cumsum(sizes)))
+        key = np.empty(int(starts[-1]), np.int64)
+        lines = []
+        for at, (part_key, _, _, part_lines) in zip(starts, self.parts):
+            key[at : at + len(part_key)] = part_key
+            lines.append(part_lines)
+        self.parts = []
+        order = np.argsort(key, kind="stable")  # rows of one key in file order
+        total, rows, earlier = 0, np.empty(0, np.int64), np.empty(0, np.int64)
+        for first in range(1, len(key), REPEAT_CHUNK):
+            here = order[first : first + REPEAT_CHUNK]
+            before = order[first - 1 : first - 1 + len(here)]
+            same = np.flatnonzero(key[here] == key[before])
+            total += len(same)
+            rows, earlier = np.concatenate((rows, here[same])), np.concatenate((earlier, before[same]))
+            if len(rows) > shown:
+                keep = np.argpartition(rows, shown)[:shown] if shown else np.empty(0, np.int64)
+                rows, earlier = rows[keep], earlier[keep]
+        by_row = np.argsort(rows)
+        line_of = lambda row: _line(lines, starts, int(row))  # noqa: E731
+        return total, [(int(key[row] // self.n_types), int(key[row] % self.n_types), line_of(row), line_of(before))
+                       for row, before in zip(rows[by_row], earlier[by_row])]
+
+    def _repeats_of_triples(self, shown: int) -> tuple[int, list[tuple[int, int, int, int]]]:
+        session, kind, line = (np.concatenate(parts) for parts in zip(*self.triples()))
+        self.parts = []
+        order = np.lexsort((line, kind, session))
+        repeat = np.flatnonzero((session[order][1:] == session[order][:-1]) & (kind[order][1:] == kind[order][:-1])) + 1
+        by_line = np.argsort(order[repeat])[:shown]  # the first repeats of the file are shown
+        rows, earlier = order[repeat][by_line], order[repeat - 1][by_line]
+        return len(repeat), [(int(session[row]), int(kind[row]), int(line[row]), int(line[before])) for row, before in zip(rows, earlier)]
+
+
+REPEAT_CHUNK = 1 << 20  # rows of the sort order compared at once
+
+
+def _line(lines: list, starts: np.ndarray, row: int) -> int:
+    """The line of the row-th row kept, from its chunk's lines ((first, count) or an array)."""
+    chunk = int(np.searchsorted(starts, row, side="right")) - 1
+    part = lines[chunk]
+    return int(part[0]) + row - int(starts[chunk]) if isinstance(part, tuple) else int(part[row - starts[chunk]])

@@ -43,7 +43,8 @@ class ShapeKernel(RowKernel):
                        np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array(value_kinds, np.int64), np.int64(max(cover, default=0)))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
-        self.preds: list[np.ndarray] = []
+        self.preds: list[tuple] = []  # long shape, per kernel call: (slots, block-local lines, line offset, item codes)
+        self.slot_type = np.int32 if truth.ids.size < 2**31 else np.int64
         self.spare = []
         self.ids = truth.ids
 
@@ -70,24 +71,56 @@ class ShapeKernel(RowKernel):
         return Parsed(data, chunks, counts, found, n_problems, line, preds=preds)
 
     def absorb(self, parsed: Parsed, line_offset: int) -> None:
-        """Keep a block's predictions (long shape), their lines made global; take back its row arrays."""
+        """Keep a block's predictions (long shape) compactly: slot (int32) and item code (int64: an unknown item's is a
+        hash), 12 bytes each, and their block-local lines (int32) unless they are consecutive (as in a file without
+        blank or bad lines), with the line offset; take back its row arrays."""
         self.release(parsed)
         for block_preds in parsed.preds:
-            block_preds[:, 1] += line_offset
-            self.preds.append(block_preds)
+            lines = block_preds[:, 1]
+            if lines[-1] - lines[0] == len(lines) - 1:  # lines only increase: consecutive
+                kept, offset = np.empty(0, np.int32), line_offset + int(lines[0])
+            else:
+                kept, offset = lines.astype(np.int32), line_offset
+            self.preds.append((block_preds[:, 0].astype(self.slot_type), kept, offset, block_preds[:, 2].copy()))
+
+    def _by_slot(self, counts: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(offsets, lines, item codes) of the kept predictions of the chosen slots, grouped by slot (counts[s + 1]:
+        slot s's), line order kept within a slot: a counting sort."""
+        from scorer.kernels.string_ids import place_by_slot
+
+        offsets = np.zeros(len(counts), np.int64)
+        np.cumsum(np.where(chosen, counts[1:], 0), out=offsets[1:])
+        lines, item_codes = np.empty(offsets[-1], np.int64), np.empty(offsets[-1], np.int64)
+        cursor = offsets[:-1].copy()
+        for slots, block_lines, line_offset, block_codes in self.preds:
+            place_by_slot(slots, block_lines, np.int64(line_offset), block_codes, chosen, cursor, lines, item_codes)
+        return offsets, lines, item_codes
 
     def finish(self, slot_line, slot_values, slot_hits, report) -> None:
-        """Score the long shape's collected predictions per id, in line order; report the rows past K and repeats."""
+        """Score the long shape's collected predictions per id, in line order; report the rows past K and repeats.
+
+        The ids whose rows are together in the file (as usual) are scored straight from the kept predictions (12-16
+        bytes each); only the rows of the others are copied, grouped by id (16 bytes each more), and scored after them."""
         if self.shape != LONG:
             return
-        from scorer.kernels.string_ids import finish_long
+        from scorer.kernels.string_ids import N_DUPS, N_TOO_MANY, count_slots, finish_long, finish_long_runs, long_state
 
-        preds = np.concatenate(self.preds) if self.preds else np.empty((0, 3), np.int64)
-        self.preds = []
+        counts = np.zeros(len(slot_line) + 1, np.int64)
+        runs = np.zeros(len(slot_line), np.int32)
+        previous = -1
+        for slots, _, _, _ in self.preds:
+            previous = count_slots(slots, counts, runs, previous)
+        scattered = runs > 1  # ids whose rows are in several places
+        running = long_state(self.kmax)
         too_many = np.zeros(self.max_per_code, np.int64)
         duplicates = np.zeros(self.max_per_code, np.int64)
-        n_too_many, n_dups = finish_long(preds, self.truth, self.metric, self.covered, slot_line, slot_values, slot_hits,
-                                         too_many, duplicates)
+        figures = (self.truth, self.metric, self.covered, slot_line, slot_values, slot_hits, too_many, duplicates)
+        for index, (slots, lines, line_offset, item_codes) in enumerate(self.preds):
+            finish_long_runs(slots, lines, np.int64(line_offset), item_codes, scattered, index == len(self.preds) - 1, running, *figures)
+        if scattered.any():
+            finish_long(*self._by_slot(counts, scattered), running, *figures)
+        self.preds = []
+        n_too_many, n_dups = int(running[0][N_TOO_MANY]), int(running[0][N_DUPS])
         for number, lines, count, message in (
                 (Code.TOO_MANY_ITEMS, too_many, n_too_many, f"the id has more than {self.kmax} rows: only its first {self.kmax} rows count"),
                 (Code.DUPLICATE_ITEMS, duplicates, n_dups, "the item repeats an earlier row of the same id: it counts once and wastes a slot")):

@@ -267,56 +267,125 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
 
 
 @njit(cache=True, nogil=True)
-def finish_long(preds, truth, metric, covered, slot_line, slot_values, slot_hits, too_many, duplicates):
-    """Score the long shape: the predictions of an id in line order are its ranked list.
+def count_slots(slots, counts, runs, previous):
+    """counts[slot + 1] += 1 for each slot (a cumulative sum then gives each slot's first position), and runs[slot] += 1
+    where a run of the slot's rows starts; previous: the slot of the row before the chunk. Returns the chunk's last."""
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        counts[slot + 1] += 1
+        if slot != previous:
+            runs[slot] += 1
+            previous = slot
+    return previous
 
-    preds: (slot, line, code) in line order. too_many / duplicates receive the lines of the first
-    rows past kmax and of the first repeated items (as many as they hold); returns both counts.
-    """
+
+@njit(cache=True, nogil=True)
+def place_by_slot(slots, lines, line_offset, item_codes, chosen, cursor, out_lines, out_codes):
+    """Write one chunk's predictions of the chosen slots at their slot's cursor (advanced), their lines made global: a
+    counting sort that keeps the line order within a slot when the chunks are placed in line order. An empty `lines`:
+    the chunk's predictions are on consecutive lines, the first at line_offset."""
+    for i in range(slots.shape[0]):
+        if chosen[slots[i]]:
+            at = cursor[slots[i]]
+            out_lines[at] = (lines[i] if lines.shape[0] else i) + line_offset
+            out_codes[at] = item_codes[i]
+            cursor[slots[i]] = at + 1
+
+
+SLOT, N_ITEMS, ROWS, FIRST_LINE, N_TOO_MANY, N_DUPS = range(6)  # the long shape's running state (an int64 array)
+
+
+def long_state(kmax: int) -> tuple:
+    """The running state of finish_long and finish_long_runs: (counters, the open slot's items, their relevance,
+    a gains buffer): no slot open, nothing counted."""
+    state = np.zeros(6, np.int64)
+    state[SLOT] = -1
+    return state, np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(kmax, np.float64)
+
+
+@njit(cache=True, nogil=True)
+def _take(code, line, state, items, relevant, covered, cover_k, kmax, too_many, duplicates):
+    """The open slot's next prediction: past kmax only counted (its first such row noted), else ranked, a repeated
+    item noted and kept as a miss."""
+    n_items = state[N_ITEMS]
+    if n_items == kmax:
+        if state[ROWS] == kmax:
+            if state[N_TOO_MANY] < too_many.shape[0]:
+                too_many[state[N_TOO_MANY]] = line
+            state[N_TOO_MANY] += 1
+    else:
+        first = True
+        for j in range(n_items):
+            if items[j] == code:
+                first = False
+        if not first:
+            if state[N_DUPS] < duplicates.shape[0]:
+                duplicates[state[N_DUPS]] = line
+            state[N_DUPS] += 1
+        if code >= 0 and n_items < cover_k:
+            covered[code] = True
+        items[n_items] = code
+        relevant[n_items] = first
+        state[N_ITEMS] = n_items + 1
+    state[ROWS] += 1
+
+
+@njit(cache=True, nogil=True)
+def _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits):
+    """Score the open slot's ranked list and start afresh."""
     indptr, truth_items, truth_grades, sorted_grades = truth
     kinds, ks, kmax, discount, ideal, value_kinds, cover_k = metric
-    order = np.argsort(preds[:, 0], kind="mergesort")
-    items = np.empty(kmax, np.int64)
-    relevant = np.zeros(kmax, np.bool_)
-    gains = np.zeros(kmax, np.float64)
-    n_too_many = 0
-    n_dups = 0
-    g = 0
-    while g < order.shape[0]:
-        slot = preds[order[g], 0]
-        h = g
-        n_items = 0
-        while h < order.shape[0] and preds[order[h], 0] == slot:
-            row = order[h]
-            if n_items == kmax:
-                if h == g + kmax:
-                    if n_too_many < too_many.shape[0]:
-                        too_many[n_too_many] = preds[row, 1]
-                    n_too_many += 1
-            else:
-                code = preds[row, 2]
-                first = True
-                for j in range(n_items):
-                    if items[j] == code:
-                        first = False
-                if not first:
-                    if n_dups < duplicates.shape[0]:
-                        duplicates[n_dups] = preds[row, 1]
-                    n_dups += 1
-                if code >= 0 and n_items < cover_k:
-                    covered[code] = True
-                items[n_items] = code
-                relevant[n_items] = first
-                n_items += 1
-            h += 1
-        slot_line[slot] = preds[order[g], 1]
-        t_start, t_end = indptr[slot], indptr[slot + 1]
-        if t_start == t_end:
-            for j in range(slot_values.shape[1]):
-                slot_values[slot, j] = 0.0
-            slot_hits[slot] = 0
-        else:
-            slot_hits[slot] = score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted_grades,
-                                        t_start, t_end, kinds, ks, discount, ideal, slot_values[slot])
-        g = h
-    return n_too_many, n_dups
+    slot = state[SLOT]
+    slot_line[slot] = state[FIRST_LINE]
+    t_start, t_end = indptr[slot], indptr[slot + 1]
+    if t_start == t_end:
+        for j in range(slot_values.shape[1]):
+            slot_values[slot, j] = 0.0
+        slot_hits[slot] = 0
+    else:
+        slot_hits[slot] = score_row(items, relevant, gains, state[N_ITEMS], truth_items, truth_grades, sorted_grades,
+                                    t_start, t_end, kinds, ks, discount, ideal, slot_values[slot])
+    state[N_ITEMS] = 0
+    state[ROWS] = 0
+
+
+@njit(cache=True)
+def finish_long(offsets, lines, item_codes, running, truth, metric, covered, slot_line, slot_values, slot_hits, too_many, duplicates):
+    """Score the long shape: the predictions of an id in line order are its ranked list.
+
+    The predictions are grouped by slot: those of slot s are lines / item_codes[offsets[s]:offsets[s + 1]], in
+    line order. too_many / duplicates receive the lines of the first rows past kmax and of the first repeated
+    items (as many as they hold); running (long_state(kmax)) counts them all.
+    """
+    kmax, cover_k = metric[2], metric[6]
+    state, items, relevant, gains = running
+    for slot in range(offsets.shape[0] - 1):
+        if offsets[slot] == offsets[slot + 1]:
+            continue
+        state[SLOT], state[FIRST_LINE] = slot, lines[offsets[slot]]
+        for h in range(offsets[slot], offsets[slot + 1]):
+            _take(item_codes[h], lines[h], state, items, relevant, covered, cover_k, kmax, too_many, duplicates)
+        _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits)
+
+
+@njit(cache=True)
+def finish_long_runs(slots, lines, line_offset, item_codes, skipped, last, running, truth, metric, covered, slot_line,
+                     slot_values, slot_hits, too_many, duplicates):
+    """finish_long for the slots whose rows are together in the file (each id's rows, as usual), one chunk at a time
+    in line order, with no copy: a slot is scored when the next one starts (and, with `last`, the final one at the
+    chunk's end); the rows of `skipped` slots are left out. An empty `lines`: the chunk's predictions are on
+    consecutive lines, the first at line_offset. running (long_state(kmax)) carries the open slot from
+    chunk to chunk."""
+    kmax, cover_k = metric[2], metric[6]
+    state, items, relevant, gains = running
+    for i in range(slots.shape[0]):
+        if skipped[slots[i]]:
+            continue
+        line = (lines[i] if lines.shape[0] else i) + line_offset
+        if slots[i] != state[SLOT]:
+            if state[SLOT] >= 0:
+                _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits)
+            state[SLOT], state[FIRST_LINE] = slots[i], line
+        _take(item_codes[i], line, state, items, relevant, covered, cover_k, kmax, too_many, duplicates)
+    if last and state[SLOT] >= 0:
+        _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits)

@@ -213,6 +213,19 @@ class Metric:
         return self.kind.total.ratio_parts(self, values, sizes)
 
 
+def split_metrics(text: str) -> list[str]:
+    """A comma-separated list of metric texts, split only at the commas outside parentheses:
+    "recall@3(average=macro,empty=zero),map@12" is two metrics. Empty pieces are dropped."""
+    pieces, depth, start = [], 0, 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth <= 0:
+            pieces.append(text[start:at])
+            start, depth = at + 1, 0
+    pieces.append(text[start:])
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
 def parse_metric(text: str) -> Metric:
     """Parse "recall@20", "f1" or "ndcg@5(gain=exp)" into a Metric.
 
