@@ -495,7 +495,7 @@ def test_command_bad_records_exit_2_naming_the_line(tmp_path, capsys):
     assert "line 1" in capsys.readouterr().err
 
 
-def test_results_keep_the_last_final_record_of_each_file_and_skip_a_torn_last_line(tmp_path):
+def test_results_keep_each_files_last_final_record_and_skip_a_torn_last_line(tmp_path):
     from scorer.cli.leaderboard import read_records
 
     lines = [{"file": "a.csv", "status": "scored", "score": 0.5}, {"file": "b.csv", "status": "retryable", "reason": "lost"},
@@ -504,4 +504,4 @@ def test_results_keep_the_last_final_record_of_each_file_and_skip_a_torn_last_li
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"file": "d.csv", "sta')
     records = {r["file"]: r for r in read_records(str(path))}
-    assert records == {"a.csv": lines[0], "c.csv": lines[4]}  # b and d have no final record
+    assert records == {"a.csv": lines[0], "b.csv": lines[1], "c.csv": lines[4]}  # b: no final record, listed unranked

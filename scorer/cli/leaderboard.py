@@ -40,8 +40,9 @@ def add_arguments(parser) -> None:
 
 
 def read_records(path: str) -> list[dict]:
-    """The final records of `scorer grade -o` (scored or invalid, scorer.dask.results_file), the last one of each file
-    kept (a resumed run may repeat a file); a last line cut short by a killed run is left out, as grade repairs it."""
+    """The records of `scorer grade -o`, one per file: its last final record (scored or invalid, scorer.dask.results_file;
+    a resumed run may repeat a file), else its last record (failed or retryable: listed unranked); a last line cut
+    short by a killed run is left out, as grade repairs it."""
     from scorer.dask.results_file import FINAL, status
     from scorer.errors import UsageError
 
@@ -53,6 +54,7 @@ def read_records(path: str) -> list[dict]:
     except UnicodeDecodeError:
         raise UsageError(f"--results {path}: not UTF-8 text") from None
     records: dict[str, dict] = {}
+    final: dict[str, dict] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -64,9 +66,10 @@ def read_records(path: str) -> list[dict]:
             raise UsageError(f"--results {path} line {number}: not a JSON record ({error.msg})") from None
         if not isinstance(record, dict) or not isinstance(record.get("file"), str):
             raise UsageError(f"--results {path} line {number}: a grade record needs a \"file\" name")
+        records[record["file"]] = record
         if status(record) in FINAL:
-            records[record["file"]] = record
-    return list(records.values())
+            final[record["file"]] = record
+    return [final.get(name, record) for name, record in records.items()]
 
 
 def _scored(paths: list[str], recorded: dict, truth, competition, args):
