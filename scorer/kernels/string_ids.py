@@ -65,23 +65,26 @@ def parse_float(buf, start, end):
         i += 1
     mantissa = np.int64(0)
     scale = 0
-    digits = 0
+    digits = 0  # significant digits in the mantissa: leading zeros do not use up its 18
+    any_digit = False
     while i < end and 48 <= buf[i] <= 57:
+        any_digit = True
         if digits < 18:
             mantissa = mantissa * 10 + (buf[i] - 48)
+            digits += mantissa > 0
         else:
             scale -= 1
-        digits += 1
         i += 1
     if i < end and buf[i] == 46:
         i += 1
         while i < end and 48 <= buf[i] <= 57:
+            any_digit = True
             if digits < 18:
                 mantissa = mantissa * 10 + (buf[i] - 48)
                 scale += 1
-            digits += 1
+                digits += mantissa > 0
             i += 1
-    if digits == 0:
+    if not any_digit:
         return 0.0, False
     exponent = 0
     if i < end and (buf[i] == 101 or buf[i] == 69):
@@ -110,6 +113,15 @@ def parse_float(buf, start, end):
 
 
 @njit(cache=True, nogil=True)
+def _cover(covered, cover_ks, code, rank):
+    """Mark the truth item code as seen at 0-based rank for every coverage@K with rank < K (cover_ks ascending)."""
+    for c in range(cover_ks.shape[0] - 1, -1, -1):
+        if rank >= cover_ks[c]:
+            break
+        covered[c, code] = True  # the same value from any thread: no lock needed
+
+
+@njit(cache=True, nogil=True)
 def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits, scratch,
                         row_ints, row_values, preds, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends, row_ints is full or (long shape) preds is full.
@@ -119,7 +131,8 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
     """
     id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table, covered = tables
     indptr, truth_items, truth_grades, sorted_grades = truth
-    kinds, ks, kmax, discount, ideal, value_kinds, cover_k = metric
+    kinds, ks, kmax, discount, ideal, value_kinds, cover_ks = metric
+    cover_k = cover_ks[-1] if cover_ks.shape[0] else 0
     max_line_bytes, max_per_code = limits
     items, relevant, gains, starts, ends, bounds, first_words, second_words, seen = scratch
     n_ids = id_starts.shape[0]
@@ -243,7 +256,7 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
                             if code < 0:
                                 code = -1 - np.int64(h >> np.uint64(1))
                             elif r < cover_k:
-                                covered[code] = True  # the same value from any thread: no lock needed
+                                _cover(covered, cover_ks, code, r)
                             items[r] = code
                 if t_start == t_end:
                     row_ints[n_rows, 4] = 0
@@ -274,7 +287,7 @@ def finish_long(preds, truth, metric, covered, slot_line, slot_values, slot_hits
     rows past kmax and of the first repeated items (as many as they hold); returns both counts.
     """
     indptr, truth_items, truth_grades, sorted_grades = truth
-    kinds, ks, kmax, discount, ideal, value_kinds, cover_k = metric
+    kinds, ks, kmax, discount, ideal, value_kinds, cover_ks = metric
     order = np.argsort(preds[:, 0], kind="mergesort")
     items = np.empty(kmax, np.int64)
     relevant = np.zeros(kmax, np.bool_)
@@ -303,8 +316,8 @@ def finish_long(preds, truth, metric, covered, slot_line, slot_values, slot_hits
                     if n_dups < duplicates.shape[0]:
                         duplicates[n_dups] = preds[row, 1]
                     n_dups += 1
-                if code >= 0 and n_items < cover_k:
-                    covered[code] = True
+                if code >= 0:
+                    _cover(covered, cover_ks, code, n_items)
                 items[n_items] = code
                 relevant[n_items] = first
                 n_items += 1

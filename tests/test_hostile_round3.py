@@ -1,0 +1,49 @@
+"""Round 3 of the hostile trials (issue 25): wrong scores, exit 3s and hangs, leaks and messages.
+
+Each test reproduces one finding; the contract is exit 0, 1 or 2 with a clear cause, never 3, nothing of the
+host revealed, and the same score however the input is encoded.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import scorer
+from scorer.spec.competition import competition_from_dict
+
+
+def string_competition(shape="list", metric="map@3", diagnostics=(), k=3, **submission):
+    return competition_from_dict({
+        "name": f"test-{shape}", "submission": {"shape": shape, "header": ["id", "items"], **submission},
+        "scoring": {"k": k, "metric": metric, "diagnostics": list(diagnostics)}})
+
+
+def write(path, lines):
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# -- wrong scores ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", ["list", "long"])
+def test_coverage_at_several_k_in_one_run_each_counts_its_own_k(tmp_path, shape):
+    truth = write(tmp_path / "truth.csv", ["id,items", "a,x y", "b,z", "c,w"])
+    rows = {"a": ["y", "q", "x"], "b": ["w", "z"], "c": ["q"]}
+    if shape == "list":
+        lines = [f"{key},{' '.join(items)}" for key, items in rows.items()]
+    else:
+        lines = [f"{key},{item}" for key, items in rows.items() for item in items]
+    sub = write(tmp_path / "sub.csv", ["id,items", *lines])
+    both = scorer.score(sub, truth, string_competition(shape, metric="map@3", diagnostics=["coverage@3", "coverage@1"]))
+    alone = {k: scorer.score(sub, truth, string_competition(shape, metric="map@3", diagnostics=[f"coverage@{k}"]))
+             for k in (1, 3)}
+    assert both.metrics["all"]["coverage@1"] == alone[1].metrics["all"]["coverage@1"] == pytest.approx(2 / 4)  # y, w
+    assert both.metrics["all"]["coverage@3"] == alone[3].metrics["all"]["coverage@3"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("text", ["00000000000000005.025542", "5.025542", "0.000000000000000000005025542e21",
+                                  "+0005.0255420000000000000000000", "5025542000000000000000e-21"])
+def test_value_parser_reads_leading_and_trailing_zeros_as_any_float_parser(tmp_path, text):
+    truth = write(tmp_path / "truth.csv", ["id,rating", "a,5"])
+    sub = write(tmp_path / "sub.csv", ["id,rating", f"a,{text}"])
+    result = scorer.score(sub, truth, string_competition("value", metric="rmse", header=["id", "rating"]))
+    assert result.score == pytest.approx(abs(float(text) - 5), rel=1e-12)
