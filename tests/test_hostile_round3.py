@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import scorer
+from scorer.cli.main import main
 from scorer.spec.competition import competition_from_dict
 
 
@@ -47,3 +48,38 @@ def test_value_parser_reads_leading_and_trailing_zeros_as_any_float_parser(tmp_p
     sub = write(tmp_path / "sub.csv", ["id,rating", f"a,{text}"])
     result = scorer.score(sub, truth, string_competition("value", metric="rmse", header=["id", "rating"]))
     assert result.score == pytest.approx(abs(float(text) - 5), rel=1e-12)
+
+
+BIG = 2**53 + 1  # the first integer float64 cannot hold
+
+
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_long_truth_with_an_empty_aid_keeps_items_above_2_53_exact(tmp_path, form):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    table = pa.table({"session": [1, 2], "type": ["clicks", "carts"], "aid": pa.array([BIG, None], pa.int64())})  # no pandas metadata
+    path = tmp_path / f"truth.{form}"
+    pcsv.write_csv(table, path) if form == "csv" else pq.write_table(table, path)
+    truth = scorer.load_truth(path, use_cache=False)
+    assert truth.labels(1, "clicks") == [BIG] and truth.labels(2, "carts") == []
+    sub = write(tmp_path / "sub.csv", ["session_type,labels", f"1_clicks,{BIG - 1}"])
+    assert scorer.score(sub, truth).metrics["clicks"]["recall@20"] == 0.0  # BIG - 1 is another item
+
+
+@pytest.mark.parametrize("aid, session, cause", [("ten", "1", "'ten'"), ("5", "1" * 23, "out of range"), ("5", "", "no session")])
+def test_csv_truth_with_a_bad_id_is_a_truth_error(tmp_path, capsys, aid, session, cause):
+    truth = write(tmp_path / "truth.csv", ["session,type,aid", "2,clicks,4", f"{session},clicks,{aid}"])
+    sub = write(tmp_path / "sub.csv", ["session_type,labels", "1_clicks,5"])
+    assert main(["score", str(sub), "--truth", str(truth)]) == 2
+    assert cause in capsys.readouterr().err
+
+
+def test_a_type_given_by_its_index_in_a_csv_truth_is_read_as_that_type(tmp_path):
+    by_index = write(tmp_path / "index.csv", ["session,type,aid", "1,0,5", "1,2,7"])
+    by_name = write(tmp_path / "name.csv", ["session,type,aid", "1,clicks,5", "1,orders,7"])
+    a, b = (scorer.load_truth(path, use_cache=False) for path in (by_index, by_name))
+    assert (a.indptr == b.indptr).all() and (a.items == b.items).all()
+    with pytest.raises(scorer.errors.TruthError, match="unknown type '3'"):
+        scorer.load_truth(write(tmp_path / "bad.csv", ["session,type,aid", "1,3,5"]), use_cache=False)
