@@ -6,11 +6,21 @@ host revealed, and the same score however the input is encoded.
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 import scorer
 from scorer.cli.main import main
+from scorer.errors import ConfigError
 from scorer.spec.competition import competition_from_dict
+
+OTTO_SUBMISSION, OTTO_TRUTH = "fixtures/otto_submission.csv", "fixtures/otto_truth.jsonl"
 
 
 def string_competition(shape="list", metric="map@3", diagnostics=(), k=3, **submission):
@@ -83,3 +93,71 @@ def test_a_type_given_by_its_index_in_a_csv_truth_is_read_as_that_type(tmp_path)
     assert (a.indptr == b.indptr).all() and (a.items == b.items).all()
     with pytest.raises(scorer.errors.TruthError, match="unknown type '3'"):
         scorer.load_truth(write(tmp_path / "bad.csv", ["session,type,aid", "1,3,5"]), use_cache=False)
+
+
+# -- configs --------------------------------------------------------------------------------------------------
+def otto_config(**changes) -> dict:
+    data = {"name": "t", "submission": {"header": ["session_type", "labels"], "id_pattern": "{session}_{type}"},
+            "scoring": {"types": ["clicks", "carts", "orders"], "weights": [0.1, 0.3, 0.6], "k": 20, "metric": "recall@20"},
+            "limits": {}}
+    for where, (key, value) in changes.items():
+        (data[where] if where != "top" else data)[key] = value
+    return data
+
+
+@pytest.mark.parametrize("where, key, guess", [("scoring", "wieghts", "weights"), ("submission", "shap", "shape"),
+                                               ("top", "titel", "title"), ("limits", "max_secnds", "max_seconds")])
+def test_an_unknown_config_key_anywhere_is_refused_with_a_guess(where, key, guess):
+    data = otto_config(**{where: (key, [1, 1, 1])})
+    with pytest.raises(ConfigError, match=f"unknown key '[a-z.]*{key}'; did you mean '{guess}'"):
+        competition_from_dict(data)
+
+
+@pytest.mark.parametrize("pattern, cause", [("{session}_{typ}", "unknown field {typ}; did you mean {type}"),
+                                            ("{session}_{type}_{day}", "unknown field {day}"),
+                                            ("{session}_{type}}", "a stray brace")])
+def test_an_id_pattern_with_an_unknown_field_is_a_config_error(pattern, cause):
+    data = otto_config(submission=("id_pattern", pattern))
+    if "{type}" not in pattern:
+        data["scoring"].update(types=["clicks"], weights=[1])
+    with pytest.raises(ConfigError, match=re.escape(cause)):
+        competition_from_dict(data)
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The CLI in a child process: a hang fails the test instead of stopping the run."""
+    return subprocess.run([sys.executable, "-m", "scorer", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "SCORER_DEBUG": ""})
+
+
+def test_a_fifo_as_truth_or_config_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for args in (["--truth", str(fifo)], ["--truth", str(fifo), "--competition", "hm"], ["--truth", OTTO_TRUTH, "--config", str(fifo)]):
+        done = run_cli("score", OTTO_SUBMISSION, *args)
+        assert done.returncode == 2 and "a FIFO (named pipe)" in done.stderr, done.stderr
+
+
+def test_a_config_that_is_a_device_or_huge_is_refused(tmp_path, capsys):
+    assert main(["score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--config", "/dev/zero"]) == 2
+    assert "a character device" in capsys.readouterr().err
+    huge = tmp_path / "huge.toml"
+    huge.write_text("# " + "x" * (2 << 20) + "\n")
+    assert main(["score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--config", str(huge)]) == 2
+    assert "not a competition config" in capsys.readouterr().err
+
+
+def test_a_truth_file_without_read_permission_is_a_truth_error(tmp_path):
+    truth = tmp_path / "truth.jsonl"
+    shutil.copy(OTTO_TRUTH, truth)
+    truth.chmod(0)
+    args = ["score", OTTO_SUBMISSION, "--truth", str(truth)]
+    if os.geteuid() != 0:
+        done = run_cli(*args)
+    elif shutil.which("capsh"):  # root reads any file: drop the capabilities that let it
+        command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "scorer", *args))
+        done = subprocess.run(["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", command],
+                              capture_output=True, text=True, timeout=120)
+    else:
+        pytest.skip("running as root without capsh: cannot make a file unreadable")
+    assert done.returncode == 2 and "Permission denied" in done.stderr, done.stderr
