@@ -161,3 +161,39 @@ def test_a_truth_file_without_read_permission_is_a_truth_error(tmp_path):
     else:
         pytest.skip("running as root without capsh: cannot make a file unreadable")
     assert done.returncode == 2 and "Permission denied" in done.stderr, done.stderr
+
+
+# -- Kaggle ---------------------------------------------------------------------------------------------------
+def kaggle_frames(sessions, labels):
+    import pandas as pd
+
+    ids = [f"{s}_{t}" for s in sessions for t in ("clicks", "carts", "orders")]
+    return pd.DataFrame({"session_type": ids, "labels": labels}), pd.DataFrame({"session_type": ids, "labels": labels})
+
+
+def test_kaggle_solution_repeating_a_row_id_is_the_hosts_error():
+    from scorer.adapters.kaggle import HostVisibleError, score
+
+    solution, submission = kaggle_frames([1, 2], ["5", "", "", "", "7", ""])
+    solution.loc[1, "session_type"] = "1_clicks"  # 1_clicks twice: its labels were merged into one set
+    with pytest.raises(HostVisibleError, match="solution rows 1 and 2 have the same id '1_clicks'"):
+        score(solution, submission, "session_type")
+
+
+def test_kaggle_takes_session_2_63_minus_1_as_the_engine_does():
+    from scorer.adapters.kaggle import HostVisibleError, score
+
+    solution, submission = kaggle_frames([3, 2**63 - 1], ["", "", "1", "5", "", ""])
+    assert score(solution, submission, "session_type") == pytest.approx(0.7)
+    solution, submission = kaggle_frames([3, 2**63], ["", "", "1", "5", "", ""])
+    with pytest.raises(HostVisibleError, match="does not have the form"):
+        score(solution, submission, "session_type")
+
+
+def test_kaggle_solution_repeating_a_huge_session_id_is_the_hosts_error():
+    from scorer.adapters.kaggle import HostVisibleError, score
+
+    solution, submission = kaggle_frames([2**63 - 1, 4], ["5", "", "", "", "7", ""])
+    solution.loc[5, "session_type"] = f"{2**63 - 1}_carts"
+    with pytest.raises(HostVisibleError, match=f"solution rows 2 and 6 have the same id '{2**63 - 1}_carts'"):
+        score(solution, submission, "session_type")

@@ -1,6 +1,5 @@
 """The pass's kernel interface (scorer.engine.row_kernel) for both file shapes, and finite_or_none."""
 
-import math
 
 import numpy as np
 import pytest
