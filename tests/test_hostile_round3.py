@@ -197,3 +197,14 @@ def test_kaggle_solution_repeating_a_huge_session_id_is_the_hosts_error():
     solution.loc[5, "session_type"] = f"{2**63 - 1}_carts"
     with pytest.raises(HostVisibleError, match=f"solution rows 2 and 6 have the same id '{2**63 - 1}_carts'"):
         score(solution, submission, "session_type")
+
+
+def test_a_repeated_truth_item_counts_once(tmp_path):
+    """docs/semantics.md: a row's truth is a set (Kaggle's apk would divide by len(actual) with the repeat)."""
+    repeated = write(tmp_path / "repeated.jsonl", ['{"session": 1, "labels": {"carts": [6, 6, 7]}}'])
+    once = write(tmp_path / "once.jsonl", ['{"session": 1, "labels": {"carts": [6, 7]}}'])
+    sub = write(tmp_path / "sub.csv", ["session_type,labels", "1_carts,6 7"])
+    a, b = (scorer.score(sub, truth) for truth in (repeated, once))
+    assert a.metrics["carts"] == b.metrics["carts"] and a.metrics["carts"]["map@20"] == 1.0
+    long = write(tmp_path / "long.csv", ["session,type,aid", "1,carts,6", "1,carts,6", "1,carts,7"])
+    assert scorer.score(sub, long).metrics["carts"] == b.metrics["carts"]
