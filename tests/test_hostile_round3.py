@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +209,44 @@ def test_a_repeated_truth_item_counts_once(tmp_path):
     assert a.metrics["carts"] == b.metrics["carts"] and a.metrics["carts"]["map@20"] == 1.0
     long = write(tmp_path / "long.csv", ["session,type,aid", "1,carts,6", "1,carts,6", "1,carts,7"])
     assert scorer.score(sub, long).metrics["carts"] == b.metrics["carts"]
+
+
+# -- exit 3 or hang -------------------------------------------------------------------------------------------
+def nest(folder, depth: int, file_name: str, body: bytes) -> None:
+    """A file `depth` folders below `folder` (made through descriptors: os.makedirs itself recurses per level)."""
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    out = os.open(file_name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(out, body)
+    os.close(out)
+    os.close(fd)
+
+
+def test_an_upload_deeper_than_the_recursion_limit_is_refused_in_codabench_and_score_dir(tmp_path, capsys):
+    """1000 folders deep broke os.walk and Path.rglob (RecursionError); 500 under a limit of 450 does the same, and
+    leaves a tree that pytest's own clean-up (shutil.rmtree, recursive too) can still remove."""
+    nest(tmp_path / "res", 500, "sub.csv", b"session_type,labels\n")
+    (tmp_path / "ref").mkdir()
+    shutil.copy(OTTO_TRUTH, tmp_path / "ref")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(450)
+    try:
+        codabench = main(["codabench", str(tmp_path), str(tmp_path / "out")])
+        score_dir = main(["score", str(tmp_path / "res"), "--truth", OTTO_TRUTH])
+    finally:
+        sys.setrecursionlimit(limit)
+    assert codabench == 1 and score_dir == 2
+    assert capsys.readouterr().err.count("nested more than 64 deep") == 2
+
+
+def test_an_upload_a_few_folders_deep_is_still_found(tmp_path, capsys):
+    nest(tmp_path / "res", 5, "sub.csv", Path(OTTO_SUBMISSION).read_bytes())
+    (tmp_path / "ref").mkdir()
+    shutil.copy(OTTO_TRUTH, tmp_path / "ref")
+    assert main(["codabench", str(tmp_path), str(tmp_path / "out")]) == 0
+    assert main(["score", str(tmp_path / "res"), "--truth", OTTO_TRUTH, "--format", "json"]) == 0
