@@ -250,3 +250,38 @@ def test_an_upload_a_few_folders_deep_is_still_found(tmp_path, capsys):
     shutil.copy(OTTO_TRUTH, tmp_path / "ref")
     assert main(["codabench", str(tmp_path), str(tmp_path / "out")]) == 0
     assert main(["score", str(tmp_path / "res"), "--truth", OTTO_TRUTH, "--format", "json"]) == 0
+
+
+def test_an_output_encoding_without_the_dash_escapes_it():
+    done = subprocess.run([sys.executable, "-m", "scorer", "validate", "fixtures/bad/S021_separator.csv"], capture_output=True,
+                          timeout=120, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert b"bad item separator \\u2014 4 in all" in done.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_output_device_is_a_clear_error():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "scorer", "score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "scorer: error: cannot write the output: No space left on device (free space, or write somewhere else)\n"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="needs resource limits (POSIX)")
+def test_numba_cache_on_a_full_file_system_warns_and_scores(tmp_path):
+    """Every file over 4 KiB fails with EFBIG (as on a full disk: ENOSPC), so numba's first cache files cannot be
+    written: the kernels are compiled all the same (this compiles them all, about 10-40 s)."""
+    import resource
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "SCORER_CACHE_DIR": str(tmp_path / "cache"),
+           "SCORER_AOT": "0", "SCORER_DEBUG": ""}
+    done = subprocess.run([sys.executable, "-m", "scorer", "score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH],
+                          capture_output=True, text=True, timeout=600, env=env, preexec_fn=small_files)
+    assert done.returncode == 0, done.stderr
+    assert "score  0.340000" in done.stdout
+    assert "numba's cache" in done.stderr and "cannot be written (File too large)" in done.stderr
