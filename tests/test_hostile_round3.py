@@ -285,3 +285,29 @@ def test_numba_cache_on_a_full_file_system_warns_and_scores(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "score  0.340000" in done.stdout
     assert "numba's cache" in done.stderr and "cannot be written (File too large)" in done.stderr
+
+
+@pytest.mark.parametrize("labels_as", ["list", "text"])
+def test_polars_categorical_and_enum_ids_score_as_strings(labels_as):
+    pl = pytest.importorskip("polars")
+    rows = [line.split(",") for line in Path(OTTO_SUBMISSION).read_text().splitlines()[1:]]
+    ids = [row_id for row_id, _ in rows]
+    labels = [[int(item) for item in text.split()] for _, text in rows] if labels_as == "list" else [text for _, text in rows]
+    plain = pl.DataFrame({"session_type": ids, "labels": labels})
+    expected = scorer.score(plain, OTTO_TRUTH)
+    assert expected.score == pytest.approx(0.34)
+    for dtype in (pl.Categorical, pl.Enum(sorted(set(ids)))):
+        frame = plain.with_columns(pl.col("session_type").cast(dtype))
+        if labels_as == "text":
+            frame = frame.with_columns(pl.col("labels").cast(pl.Categorical))
+        result = scorer.score(frame, OTTO_TRUTH)
+        assert result.score == expected.score and result.metrics == expected.metrics and not result.problems
+
+
+def test_a_polars_truth_with_categorical_or_enum_types_is_read():
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame({"session": [1, 1, 2], "type": ["clicks", "orders", "orders"], "aid": [10, 30, 0]})
+    expected = scorer.load_truth(frame)
+    for dtype in (pl.Categorical, pl.Enum(["clicks", "carts", "orders"])):
+        truth = scorer.load_truth(frame.with_columns(pl.col("type").cast(dtype)))
+        assert (truth.indptr == expected.indptr).all() and (truth.items == expected.items).all()
