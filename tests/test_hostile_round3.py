@@ -311,3 +311,79 @@ def test_a_polars_truth_with_categorical_or_enum_types_is_read():
     for dtype in (pl.Categorical, pl.Enum(["clicks", "carts", "orders"])):
         truth = scorer.load_truth(frame.with_columns(pl.col("type").cast(dtype)))
         assert (truth.indptr == expected.indptr).all() and (truth.items == expected.items).all()
+
+
+# -- leaks and messages ---------------------------------------------------------------------------------------
+def corrupt_zip(path, rows: int = 300_000) -> None:
+    """A stored zip of one CSV with a byte flipped in its middle: its CRC fails once the member has been read."""
+    import zipfile
+
+    body = b"session_type,labels\n" + b"".join(b"%d_clicks,5\n" % session for session in range(rows))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("sub.csv", body)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+
+
+def test_evalai_s027_names_only_the_upload_and_how_far_it_was_read(tmp_path):
+    from scorer.adapters.evalai import SubmissionRejected, evaluate
+
+    folder = tmp_path / "grader-private-folder"
+    folder.mkdir()
+    corrupt_zip(folder / "upload.zip")
+    for name, said in (("missing.csv", "cannot open submission missing.csv: No such file or directory"),
+                       ("upload.zip", "reading upload.zip failed after ")):
+        with pytest.raises(SubmissionRejected) as rejected:
+            evaluate(OTTO_TRUTH, str(folder / name), "dev")
+        message = str(rejected.value)
+        assert said in message and "grader-private-folder" not in message and str(tmp_path) not in message, message
+    assert re.search(r"after [1-9][0-9,]* bytes of decompressed content: Bad CRC-32", message), message
+
+
+def test_codabench_s027_names_only_the_upload(tmp_path):
+    from scorer.adapters.codabench import grade
+
+    (tmp_path / "res").mkdir()
+    (tmp_path / "ref").mkdir()
+    shutil.copy(OTTO_TRUTH, tmp_path / "ref")
+    corrupt_zip(tmp_path / "res" / "upload.zip")
+    outcome = grade(tmp_path, tmp_path / "out")
+    assert outcome.exit_code == 1 and "S027" in outcome.message and "upload.zip" in outcome.message
+    assert str(tmp_path) not in outcome.message and "after 0 bytes" not in outcome.message
+
+
+@pytest.mark.parametrize("encoding, named", [("utf-16", "UTF-16 (little-endian)"), ("utf-16-be", "UTF-16 (big-endian)"),
+                                             ("utf-16-le", "UTF-16 (little-endian)"), ("utf-32", "UTF-32 (little-endian)")])
+def test_a_utf16_upload_is_named_as_such(tmp_path, encoding, named):
+    path = tmp_path / "sub.csv"
+    path.write_bytes(Path(OTTO_SUBMISSION).read_text().encode(encoding))
+    result = scorer.validate(path, OTTO_TRUTH)
+    assert [(p.code, p.line) for p in result.problems] == [("S016", 1)]
+    assert result.problems[0].message.startswith(f"the file is {named} text, not UTF-8: save it as UTF-8")
+
+
+def test_cr_only_line_ends_are_named_and_not_called_crlf(tmp_path):
+    path = tmp_path / "sub.csv"
+    path.write_bytes(Path(OTTO_SUBMISSION).read_bytes().replace(b"\n", b"\r"))
+    result = scorer.validate(path, OTTO_TRUTH)
+    assert [p.code for p in result.problems] == ["S027"]
+    assert result.problems[0].message.startswith("the lines end with a lone CR")  # S019 said "lines end with CRLF"
+    crlf = tmp_path / "crlf.csv"
+    crlf.write_bytes(Path(OTTO_SUBMISSION).read_bytes().replace(b"\n", b"\r\n"))
+    assert [p.code for p in scorer.validate(crlf, OTTO_TRUTH).problems] == ["S019"]
+
+
+@pytest.mark.parametrize("packed", ["tar", "tar.gz", "lz4"])
+def test_tar_and_lz4_are_named_as_unsupported(tmp_path, packed):
+    import tarfile
+
+    path = tmp_path / f"sub.csv.{packed}"
+    if packed == "lz4":  # an LZ4 frame: its magic number and a frame header (the content is never read)
+        path.write_bytes(b"\x04\x22\x4d\x18\x64\x40\xa7" + bytes(16))
+    else:
+        with tarfile.open(path, "w:gz" if packed == "tar.gz" else "w") as archive:
+            archive.add(OTTO_SUBMISSION, arcname="sub.csv")
+    result = scorer.validate(path, OTTO_TRUTH)
+    assert [p.code for p in result.problems] == ["S026"]
+    assert ("tar archive" if "tar" in packed else "compressed with lz4") in result.problems[0].message
