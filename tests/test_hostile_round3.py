@@ -387,3 +387,12 @@ def test_tar_and_lz4_are_named_as_unsupported(tmp_path, packed):
     result = scorer.validate(path, OTTO_TRUTH)
     assert [p.code for p in result.problems] == ["S026"]
     assert ("tar archive" if "tar" in packed else "compressed with lz4") in result.problems[0].message
+
+
+@pytest.mark.parametrize("body", [b"\x00\x00\x00\x00\x00\r\x00\n", b"session_type,labels\r1_clicks,10\r", "session_type,labels\n".encode("utf-16")])
+def test_the_content_checks_give_the_same_problems_whatever_the_block_size(tmp_path, body):
+    path = tmp_path / "sub.csv"
+    path.write_bytes(body)
+    seen = {tuple((p.code, p.line, p.message) for p in scorer.validate(path, OTTO_TRUTH, block_bytes=size).problems)
+            for size in (7, 64, 1 << 20)}
+    assert len(seen) == 1

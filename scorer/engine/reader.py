@@ -204,6 +204,25 @@ class _Gzip(io.RawIOBase):
         return have
 
 
+class _Prefixed(io.RawIOBase):
+    """The bytes of `head`, then the rest of `stream` (its head already read)."""
+
+    def __init__(self, head: memoryview, stream):
+        self.head = head
+        self.stream = stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer) -> int:
+        if not self.head:
+            return self.stream.readinto(buffer) or 0
+        size = min(len(buffer), len(self.head))
+        buffer[:size] = self.head[:size]
+        self.head = self.head[size:]
+        return size
+
+
 def _zip_entries(raw) -> int | None:
     """The entry count of a zip's end record (zip64 too), or None when there is none to read (zipfile says why)."""
     try:
@@ -326,17 +345,19 @@ class BlockReader:
         return have
 
     def _blocks(self, stream, raw):
+        head = bytearray(HEAD_BYTES)  # the content's first bytes, checked whatever the block size, then read again
+        size = self._fill(stream, memoryview(head))
+        refused = content_refusal(bytes(head[:size]))
+        if refused is not None:
+            raise refused
+        self.bytes_read = 0
+        stream = _Prefixed(memoryview(head)[:size], stream)
         carry = b""
         plain = self.compression == "plain"
         while True:
             buf = self._buffer(len(carry) + self.block_bytes + SLACK)
             buf[: len(carry)] = carry
-            first = self.bytes_read == 0
             got = self._fill(stream, memoryview(buf)[len(carry) : len(carry) + self.block_bytes])
-            if first:
-                refused = content_refusal(bytes(buf[: min(got, HEAD_BYTES)]))
-                if refused is not None:
-                    raise refused
             if self.bytes_read > self.max_decompressed_bytes:
                 raise LimitExceeded(Code.DECOMPRESSED_TOO_LARGE, f"the {'decompressed ' if not plain else ''}content is over the limit of "
                                         f"{self.max_decompressed_bytes:,} bytes: reading stopped after {self.bytes_read:,} bytes")
