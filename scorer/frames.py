@@ -72,11 +72,26 @@ def strings(array):
 
     kind = array.type
     if pa.types.is_dictionary(kind):
-        array = array.cast(kind.value_type)
-        kind = array.type
-    if pa.types.is_null(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind):
-        return array.cast(pa.large_string())
-    return None
+        if not _is_text(kind.value_type):
+            return None
+        if isinstance(array, pa.ChunkedArray):
+            return pa.chunked_array([_decoded(chunk) for chunk in array.chunks], pa.large_string())
+        return _decoded(array)
+    return array.cast(pa.large_string()) if _is_text(kind) else None
+
+
+def _is_text(kind) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_null(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind)
+
+
+def _decoded(array):
+    """A dictionary array's values, row by row, as large_string (polars' Categorical and Enum are dictionaries of
+    string views, which Arrow cannot cast to a string type in one step)."""
+    import pyarrow as pa
+
+    return array.dictionary.cast(pa.large_string()).take(array.indices)
 
 
 def is_list(kind) -> bool:

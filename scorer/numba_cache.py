@@ -46,6 +46,7 @@ def prepare() -> None:
         names = _checked(*used) if used else []
     except (Untrusted, OSError) as error:
         refusal = error
+    _tolerate_failed_writes()
     if writable and refusal is None:
         _prepared = True
         return
@@ -61,6 +62,59 @@ def prepare() -> None:
         _copy(used[1] if used else "", names, os.path.join(root, _SUBPATH))
         _point_numba_at(root)
     _prepared = True
+
+
+def _tolerate_failed_writes() -> None:
+    """A cache file numba cannot write (a full disk: ENOSPC, EFBIG, a quota) costs a compile next time, not the run:
+    numba's Cache.save_overload is wrapped, once numba.core.caching is loaded, to say so in one warning and go on."""
+    caching = sys.modules.get("numba.core.caching")
+    if caching is not None:
+        _wrap_save(caching)
+    elif not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport("numba.core.caching", _wrap_save))
+
+
+class _AfterImport:
+    """A meta path finder that calls then(module) once `name` has been imported (numba is not imported here)."""
+
+    def __init__(self, name: str, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, name, path, target=None):
+        if name != self.name:
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                self.then(module)
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _wrap_save(caching) -> None:
+    save = caching.Cache.save_overload
+    if getattr(save, "tolerates_failed_writes", False):
+        return
+    warned = []
+
+    def save_overload(cache, sig, data):
+        try:
+            save(cache, sig, data)
+        except OSError as error:
+            if not warned:
+                warned.append(True)
+                print(f"scorer: warning: numba's cache {cache.cache_path} cannot be written ({error.strerror or error}): "
+                      "the kernels work, and are compiled again next run", file=sys.stderr)
+
+    save_overload.tolerates_failed_writes = True  # type: ignore[attr-defined]
+    caching.Cache.save_overload = save_overload
 
 
 def _candidates() -> list[tuple[str, str]]:

@@ -64,7 +64,8 @@ def submissions(tmp_path, rows):
 
 
 def alone(path, truth_path, strict=True):
-    out = scorer.score(path, truth_path, strict=strict, threads=1).to_dict()
+    """The record of one submission scored alone, read as grade reads it (an untrusted upload)."""
+    out = scorer.score(path, truth_path, strict=strict, threads=1, untrusted=True).to_dict()
     return {key: out[key] for key in RECORD_KEYS}
 
 
@@ -91,7 +92,7 @@ def test_grade_takes_the_other_shapes_too(client):
     files = [os.path.join(fixture, "submission.csv"), os.path.join(fixture, "nope.csv")]
     records = sorted(Grading(client, files, os.path.join(fixture, "truth.csv"), hm, strict=True), key=lambda r: r["index"])
     for record, path in zip(records, files):
-        out = scorer.score(path, os.path.join(fixture, "truth.csv"), hm, strict=True, threads=1).to_dict()
+        out = scorer.score(path, os.path.join(fixture, "truth.csv"), hm, strict=True, threads=1, untrusted=True).to_dict()
         assert {key: record[key] for key in RECORD_KEYS} == {key: out[key] for key in RECORD_KEYS}
     assert records[0]["score"] is not None
 

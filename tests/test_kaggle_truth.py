@@ -1,5 +1,5 @@
-"""The Kaggle solution's truth: rows sorted as an export writes them take a direct path; any other order, repeats
-or odd spacing take the sorting one, and both give the same Truth."""
+"""The Kaggle solution's truth: rows sorted as an export writes them take a direct path; any other order, repeated
+items or odd spacing take the sorting one, and both give the same Truth; a repeated row id is the host's error."""
 
 from __future__ import annotations
 
@@ -47,12 +47,19 @@ def test_sorted_rows_take_the_direct_path_and_match_the_sorting_one(monkeypatch)
 @pytest.mark.parametrize("rows", [
     ROWS[::-1],  # rows out of order
     [("1_carts", "9 3 7 3")] + ROWS[2:],  # items out of order and repeated
-    ROWS + [("1_carts", "4")],  # a row repeated
     [("1_carts", " 3\t7  9 ")] + ROWS[2:],  # tabs and runs of spaces
 ])
 def test_other_solutions_give_the_truth_the_sorting_path_gives(rows):
     expected = sorting_only(rows)
     assert same(truth_from_solution(frame(rows), "session_type", OTTO), expected)
+
+
+def test_a_repeated_row_id_is_the_hosts_error_on_either_path():
+    for rows in (ROWS + [("1_carts", "4")], [("1_carts", "4")] + ROWS):
+        with pytest.raises(HostVisibleError, match="solution rows [0-9]+ and [0-9]+ have the same id '1_carts'"):
+            truth_from_solution(frame(rows), "session_type", OTTO)
+        with pytest.raises(HostVisibleError, match="have the same id '1_carts'"):
+            sorting_only(rows)
 
 
 @pytest.mark.parametrize("labels, said", [("3 x", "not an integer item id"), ("3 -4", "negative item id")])

@@ -1,6 +1,5 @@
 """The pass's kernel interface (scorer.engine.row_kernel) for both file shapes, and finite_or_none."""
 
-import math
 
 import numpy as np
 import pytest
@@ -24,7 +23,7 @@ def test_the_id_shape_names_slots_and_rows_by_session_and_type():
     assert kernel.slot_name(5) == "9_orders"
     assert kernel.repeat_name(np.int64(12), np.int64(1), 4) == "12_carts"
     assert kernel.unknown_name(np.int64(12), np.int64(4)) == "12 (line 4)"
-    assert math.isnan(kernel.coverage()) and kernel.side_figures() is None
+    assert kernel.coverage() == {} and kernel.side_figures() is None
 
 
 def test_a_string_shape_names_slots_by_id_and_rows_by_line():

@@ -390,7 +390,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
 
     fifo = tmp_path / "t.jsonl"
     os.mkfifo(fifo)
-    with pytest.raises(TruthError, match="not found"):
+    with pytest.raises(TruthError, match="is a FIFO"):
         truth_for(str(fifo), load_competition("otto"))
 
 

@@ -20,7 +20,7 @@ from scorer.engine.reader import refusal
 from scorer.engine.receipt import make_receipt, write_receipt
 from scorer.engine.result import Result
 from scorer.errors import SubmissionError, TruthError, UsageError
-from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES
+from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES, FolderTooDeep, entries_below
 from scorer.truth.npz import COMPILED_SUFFIX
 from scorer.truth.strings import STRINGS_SUFFIX
 
@@ -44,11 +44,7 @@ def _ignored(relative: Path) -> bool:
 def entries_under(folder: Path) -> list[Path]:
     """Everything below `folder` that is not a folder (files, links, special files), skipping hidden ones,
     __MACOSX and platform metadata files. Links to folders are listed, never followed."""
-    found = []
-    for top, dirs, files in os.walk(folder):  # a link to a folder is among dirs, and os.walk does not enter it
-        here = Path(top)
-        found += [here / name for name in files] + [here / name for name in dirs if (here / name).is_symlink()]
-    return sorted(path for path in found if not _ignored(path.relative_to(folder)))
+    return sorted(path for path in entries_below(folder) if not _ignored(path.relative_to(folder)))
 
 
 def files_under(folder: Path) -> list[Path]:
@@ -64,7 +60,10 @@ def find_truth(ref: Path) -> Path:
     """The one truth file under ref/ (a compiled .truth.npz or .strings.npz wins over the source it came from)."""
     if not ref.is_dir():
         raise TruthError(f"no reference folder {ref} (the truth goes in the task's reference data)")
-    files = files_under(ref)
+    try:
+        files = files_under(ref)
+    except FolderTooDeep as error:
+        raise TruthError(f"the reference folder {ref} has {error}") from None
     for kind in ((COMPILED_SUFFIX, STRINGS_SUFFIX), TRUTH_SUFFIXES):
         matches = [path for path in files if path.name.lower().endswith(kind)]
         if len(matches) == 1:
@@ -89,7 +88,10 @@ def _not_a_plain_upload(path: Path, res: Path) -> str | None:
 
 def find_submission(res: Path) -> Path:
     """The one regular file the participant uploaded (at any depth of res/): no link, hard link or special file."""
-    entries = entries_under(res) if res.is_dir() else []
+    try:
+        entries = entries_under(res) if res.is_dir() else []
+    except FolderTooDeep as error:
+        raise SubmissionError(f"the upload has {error}: upload one CSV (plain, .gz or .zip)") from None
     if not entries:
         raise SubmissionError("the upload holds no file: upload one CSV (plain, .gz or .zip)")
     if len(entries) > 1:

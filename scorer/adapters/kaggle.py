@@ -163,7 +163,9 @@ def parse_ids(ids: pa.Array, comp: Competition) -> tuple[np.ndarray, np.ndarray,
     if ok.any():
         picked = pc.filter(found, pa.array(ok))
         digits = picked.field("session")
-        fits = ~(pc.cast(digits, pa.float64()).to_numpy(zero_copy_only=False) >= 2.0**63)  # 19 digits may overflow
+        # 19 digits may overflow: of equal length, digit strings compare as their numbers (2^63-1 itself fits)
+        fits = pc.or_(pc.less(pc.utf8_length(digits), 19), pc.less_equal(digits, _text(str(2**63 - 1)).cast(digits.type)))
+        fits = fits.to_numpy(zero_copy_only=False)
         rows = np.flatnonzero(ok)
         ok[rows[~fits]] = False
         session[rows[fits]] = pc.cast(pc.filter(digits, pa.array(fits)), pa.int64()).to_numpy()
@@ -250,12 +252,31 @@ def truth_from_solution(solution: pd.DataFrame, row_id: str, comp: Competition) 
     truth = _sorted_truth(session, kinds, items, row_items, comp.types) if increasing else None
     if truth is not None:
         return truth
+    _refuse_repeated_ids(session, kinds, comp)
     parents = np.repeat(np.arange(len(session)), row_items)  # the row of each item (items come in row order)
     kinds = kinds.astype(np.int64, copy=False)
     all_session = np.concatenate([session, session[parents]])
     all_kind = np.concatenate([kinds, kinds[parents]])
     all_item = np.concatenate([np.full(len(session), -1, np.int64), items])
     return from_long(all_session, all_kind, all_item, comp.types, source="kaggle solution")
+
+
+def _refuse_repeated_ids(session: np.ndarray, kinds: np.ndarray, comp: Competition) -> None:
+    """A row id the solution holds twice is the host's error (its labels would silently be merged into one set)."""
+    n_types = len(comp.types)
+    if session.max() < (2**63 - 1) // n_types - n_types:  # one int64 key a row: a flat sort (lexsort is 2-3 times slower)
+        keys = session * n_types + kinds
+        ordered = np.sort(keys)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        rows = np.flatnonzero(keys == repeated[0])[:2] if len(repeated) else []
+    else:
+        order = np.lexsort((kinds, session))
+        same = np.flatnonzero((session[order][1:] == session[order][:-1]) & (kinds[order][1:] == kinds[order][:-1]))
+        rows = np.sort(order[same[0] : same[0] + 2]) if len(same) else []
+    if len(rows):
+        first, again = (int(row) for row in rows)
+        row_id = comp.id_pattern.format(session=int(session[first]), type=comp.types[int(kinds[first])])
+        raise HostVisibleError(f"solution rows {first + 1} and {again + 1} have the same id {row_id!r}: each id must appear once")
 
 
 def _read_whole(solution: pd.DataFrame, row_id: str, label_column: str, comp: Competition):

@@ -7,6 +7,7 @@ Exit codes: 0 scored / valid, 1 submission invalid or unreadable, 2 usage, confi
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -89,9 +90,28 @@ def _warmup_tip() -> None:
         print(f"scorer: tip: {tip}", file=sys.stderr)
 
 
+DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def _any_encoding() -> None:
+    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii) is escaped, never an error."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _say(text: str) -> None:
+    """A line on stderr, if stderr can take it (it may be the full device, or closed)."""
+    try:
+        print(text, file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     from scorer.errors import ScorerError
 
+    _any_encoding()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -102,19 +122,26 @@ def main(argv: list[str] | None = None) -> int:
         code = int(args._run(args))
         if args.command in ("score", "validate") and sys.stderr.isatty():
             _warmup_tip()
+        sys.stdout.flush()  # a full output device fails here, not at exit
         return code
     except ScorerError as error:
-        print(f"scorer: error: {error}", file=sys.stderr)
+        _say(f"scorer: error: {error}")
         return error.exit_code
     except KeyboardInterrupt:
-        print("scorer: interrupted", file=sys.stderr)
+        _say("scorer: interrupted")
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as error:
+        if error.errno not in DISK_FULL or os.environ.get("SCORER_DEBUG"):
+            raise
+        where = f" {error.filename}" if error.filename else " the output"
+        _say(f"scorer: error: cannot write{where}: {error.strerror} (free space, or write somewhere else)")
+        return 2
     except Exception as error:  # a bug of ours: never show a participant a traceback
         if os.environ.get("SCORER_DEBUG"):
             raise
-        print(f"scorer: internal error ({type(error).__name__}: {error}); set SCORER_DEBUG=1 for details", file=sys.stderr)
+        _say(f"scorer: internal error ({type(error).__name__}: {error}); set SCORER_DEBUG=1 for details")
         return 3
 
 

@@ -75,7 +75,10 @@ def exit_code(result) -> int:
 def _looks_like_a_submission(path: str, args) -> bool:
     """Does the file's first line hold the competition's submission header?"""
     from scorer.api import resolve_competition
+    from scorer.file_formats import not_a_regular_file
 
+    if not_a_regular_file(path) is not None:  # a FIFO would block the open
+        return False
     try:
         with open(path, "rb") as handle:
             first = handle.read(4096).split(b"\n", 1)[0]

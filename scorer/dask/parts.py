@@ -9,7 +9,7 @@ import numpy as np
 from scorer.engine.problems import Code
 from scorer.engine.reader import Deadline, LimitExceeded, open_regular
 from scorer.errors import UsageError
-from scorer.file_formats import PARQUET_SUFFIXES
+from scorer.file_formats import PARQUET_SUFFIXES, FolderTooDeep, entries_below
 from scorer.spec.competition import Limits
 
 COLUMNS = ("session_type", "labels")
@@ -24,7 +24,11 @@ def list_parts(directory: str | Path) -> list[Path]:
     root = Path(directory)
     if not root.is_dir():
         raise UsageError(f"not a directory of part files: {root}")
-    parts = [path for path in root.rglob("*") if path.is_file()
+    try:
+        entries = entries_below(root)
+    except FolderTooDeep as error:
+        raise UsageError(f"{root} has {error}: not a partitioned submission") from None
+    parts = [path for path in entries if path.is_file()
              and not any(piece.startswith((".", "_")) for piece in path.relative_to(root).parts)]
     if not parts:
         raise UsageError(f"no part files in {root} (expected CSV or Parquet parts of one submission)")

@@ -44,7 +44,7 @@ class PassResult:
     figures: SlotFigures  # per slot and metric: the row figure (stored, or derived from slot_hits)
     slot_hits: np.ndarray  # int64 per slot: bit r set when the item at 0-based rank r (< 63) is a hit
     counts: dict = field(default_factory=dict)
-    coverage: float = float("nan")  # coverage@K (string shapes): share of the truth's items in some row's top K
+    coverage: dict = field(default_factory=dict)  # per coverage@K (string shapes): share of the truth's items in some row's top K
     side: object = None  # scorer.engine.beyond.SideFigures of the beyond-accuracy metrics, None without them
 
     @property

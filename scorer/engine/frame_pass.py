@@ -382,9 +382,10 @@ def _as_text(column, name: str):
     """A column (or a list column's items) as strings, as the CSV would hold them."""
     import pyarrow as pa
 
-    kind = column.type.value_type if frames.is_list(column.type) else column.type
-    if pa.types.is_dictionary(kind):
-        kind = kind.value_type
+    if pa.types.is_dictionary(column.type):  # a Categorical or Enum column
+        text = frames.strings(column)
+        if text is not None:
+            return text
     target = pa.large_list(pa.large_string()) if frames.is_list(column.type) else pa.large_string()
     try:
         return column.cast(target)

@@ -44,7 +44,8 @@ class MetricRows:
 
     @property
     def coverage(self) -> float:
-        return self.outcome.coverage
+        """coverage@K of this metric's K, counted by the pass (NaN where the pass has no catalogue)."""
+        return self.outcome.coverage.get(self.metric.k, float("nan"))
 
     @property
     def side(self):

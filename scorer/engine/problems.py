@@ -106,6 +106,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
 
 STOPPED_TEMPLATES: dict[Code, str] = {  # a code's message when the problem also stopped reading (Report.add(stopped=True))
     Code.LINE_TOO_LONG: "line of {value} bytes, over the limit of {max_line_bytes:,}{ending}: reading stopped at this line",
+    Code.INVALID_UTF8: "{value}",  # the whole file is in another encoding (UTF-16, UTF-32)
 }
 
 

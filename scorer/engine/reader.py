@@ -40,7 +40,10 @@ MAGIC = {
     b"\xfd7zXZ\x00": "xz",
     b"\x28\xb5\x2f\xfd": "zstd",
     b"7z\xbc\xaf\x27\x1c": "7z",
+    b"\x04\x22\x4d\x18": "lz4",
 }
+TAR_MAGIC_AT = 257  # a tar header's "ustar" (POSIX and GNU tar)
+HEAD_BYTES = 65_536  # the content's first bytes checked for a text encoding or an archive format that is not CSV
 
 
 class LimitExceeded(SubmissionError):
@@ -89,23 +92,62 @@ def refusal(status: os.stat_result, *, untrusted: bool) -> str | None:
     return None
 
 
+def shown_name(path: Path, untrusted: bool) -> str:
+    """How messages name a submission: the path given, or for an upload (untrusted) its file name alone."""
+    return Path(path).name if untrusted else str(path)
+
+
+def content_refusal(head: bytes) -> LimitExceeded | None:
+    """Why content starting with `head` (decompressed) cannot be read as CSV lines, or None: a UTF-16 or UTF-32 text,
+    a tar archive, or lines ended by a lone CR."""
+    encoding = _wide_encoding(head)
+    if encoding:
+        return LimitExceeded(Code.INVALID_UTF8, f"the file is {encoding} text, not UTF-8: save it as UTF-8 (for example "
+                                                f"pandas to_csv(..., encoding='utf-8')), then upload it again", line=1, column=1)
+    if head[TAR_MAGIC_AT : TAR_MAGIC_AT + 5] == b"ustar":
+        return LimitExceeded(Code.UNKNOWN_COMPRESSION, "the file is a tar archive, which is not supported: "
+                                                       "use plain CSV, .gz or a .zip of one file")
+    if b"\n" not in head and b"\r" in head.rstrip(b"\r"):
+        return LimitExceeded(Code.UNREADABLE, "the lines end with a lone CR (carriage return, as on classic Mac OS), not LF "
+                                              "or CRLF: save the file with LF or CRLF line ends", line=1, column=head.index(b"\r") + 1)
+    return None
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """'UTF-32' or 'UTF-16' (with its byte order) when the head is such text: by its byte-order mark, or by the NUL
+    byte every other byte that ASCII text has in UTF-16."""
+    for mark, name in ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+                       (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)")):
+        if head.startswith(mark):
+            return name
+    pairs = head[:64]
+    if len(pairs) >= 8 and len(pairs) % 2 == 0:
+        if not any(pairs[1::2]) and all(pairs[0::2]):
+            return "UTF-16 (little-endian)"
+        if not any(pairs[0::2]) and all(pairs[1::2]):
+            return "UTF-16 (big-endian)"
+    return None
+
+
 def open_regular(path: Path, *, untrusted: bool) -> tuple[int, os.stat_result]:
     """A read descriptor of `path` and its status, if it is a regular file; untrusted, also not a link and of one link.
 
     The checks are made on the opened descriptor, so what is checked is what is read. The messages
-    name the path given, never what a link points at.
+    name the path given (untrusted: its file name only, the grader's folders are the host's), never what a link
+    points at.
     """
+    name = shown_name(path, untrusted)
     try:
         fd = os.open(path, READ_ANY | (NO_LINK if untrusted else 0))  # a FIFO does not wait for a writer; refused below
     except OSError as error:
         if untrusted and error.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
-            raise SubmissionError(f"submission {path} is a symbolic link: upload the file itself") from None
-        raise SubmissionError(f"cannot open submission {path}: {error.strerror or error}") from None
+            raise SubmissionError(f"submission {name} is a symbolic link: upload the file itself") from None
+        raise SubmissionError(f"cannot open submission {name}: {error.strerror or error}") from None
     try:
         status = os.fstat(fd)
         why = refusal(status, untrusted=untrusted)
         if why:
-            raise SubmissionError(f"submission {path} {why}")
+            raise SubmissionError(f"submission {name} {why}")
         if hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)
     except BaseException:
@@ -162,6 +204,25 @@ class _Gzip(io.RawIOBase):
         return have
 
 
+class _Prefixed(io.RawIOBase):
+    """The bytes of `head`, then the rest of `stream` (its head already read)."""
+
+    def __init__(self, head: memoryview, stream):
+        self.head = head
+        self.stream = stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer) -> int:
+        if not self.head:
+            return self.stream.readinto(buffer) or 0
+        size = min(len(buffer), len(self.head))
+        buffer[:size] = self.head[:size]
+        self.head = self.head[size:]
+        return size
+
+
 def _zip_entries(raw) -> int | None:
     """The entry count of a zip's end record (zip64 too), or None when there is none to read (zipfile says why)."""
     try:
@@ -171,18 +232,6 @@ def _zip_entries(raw) -> int | None:
         return None
     finally:
         raw.seek(0)
-
-
-def _fill(stream, view: memoryview, deadline: Deadline, bytes_read: int) -> int:
-    """Read into `view` until it is full or the stream ends, CHUNK_BYTES at a time, checking the deadline."""
-    have = 0
-    while have < len(view):
-        deadline.check(bytes_read + have)
-        got = stream.readinto(view[have : have + CHUNK_BYTES]) or 0
-        if got == 0:
-            break
-        have += got
-    return have
 
 
 @dataclass
@@ -206,6 +255,7 @@ class BlockReader:
                  max_file_bytes: int = 1 << 62, max_decompressed_bytes: int = 1 << 62, max_line_bytes: int = 1 << 20,
                  deadline: Deadline | None = None, untrusted: bool = False):
         self.path = Path(path)
+        self.name = shown_name(self.path, untrusted)
         self.untrusted = untrusted
         self.block_bytes = max(1, int(block_bytes))
         self.max_file_bytes = max_file_bytes
@@ -229,7 +279,7 @@ class BlockReader:
             raw.seek(0)
         except OSError as error:
             raw.close()
-            raise SubmissionError(f"cannot read submission {self.path}: {error.strerror or error}") from None
+            raise SubmissionError(f"cannot read submission {self.name}: {error.strerror or error}") from None
         if self.compression == "plain":
             self.block_bytes = min(self.block_bytes, self.file_bytes + 1)  # a small file: no large buffer to zero
             return raw, raw
@@ -264,7 +314,8 @@ class BlockReader:
         try:
             yield from self._blocks(stream, raw)
         except READ_ERRORS as error:
-            raise SubmissionError(f"reading {self.path} failed after {self.bytes_read:,} bytes: {error}") from None
+            content = "" if self.compression == "plain" else " of decompressed content"
+            raise SubmissionError(f"reading {self.name} failed after {self.bytes_read:,} bytes{content}: {error}") from None
         finally:
             stream.close()
             raw.close()
@@ -280,14 +331,33 @@ class BlockReader:
                 return buffer
         return bytearray(max(size, self.block_bytes + 65536 + SLACK))
 
+    def _fill(self, stream, view: memoryview) -> int:
+        """Read into `view` until it is full or the stream ends, CHUNK_BYTES at a time, checking the deadline;
+        bytes_read counts every chunk as it comes (a read that fails says how far it got)."""
+        have = 0
+        while have < len(view):
+            self.deadline.check(self.bytes_read)
+            got = stream.readinto(view[have : have + CHUNK_BYTES]) or 0
+            if got == 0:
+                break
+            have += got
+            self.bytes_read += got
+        return have
+
     def _blocks(self, stream, raw):
+        head = bytearray(HEAD_BYTES)  # the content's first bytes, checked whatever the block size, then read again
+        size = self._fill(stream, memoryview(head))
+        refused = content_refusal(bytes(head[:size]))
+        if refused is not None:
+            raise refused
+        self.bytes_read = 0
+        stream = _Prefixed(memoryview(head)[:size], stream)
         carry = b""
         plain = self.compression == "plain"
         while True:
             buf = self._buffer(len(carry) + self.block_bytes + SLACK)
             buf[: len(carry)] = carry
-            got = _fill(stream, memoryview(buf)[len(carry) : len(carry) + self.block_bytes], self.deadline, self.bytes_read)
-            self.bytes_read += got
+            got = self._fill(stream, memoryview(buf)[len(carry) : len(carry) + self.block_bytes])
             if self.bytes_read > self.max_decompressed_bytes:
                 raise LimitExceeded(Code.DECOMPRESSED_TOO_LARGE, f"the {'decompressed ' if not plain else ''}content is over the limit of "
                                         f"{self.max_decompressed_bytes:,} bytes: reading stopped after {self.bytes_read:,} bytes")

@@ -49,9 +49,9 @@ class RowKernel(RowArrays, ABC):
     def finish(self, slot_line: np.ndarray, slot_values: np.ndarray, slot_hits: np.ndarray, report) -> None:
         """Once the whole file is read: figures only the whole file gives, and their problems."""
 
-    def coverage(self) -> float:
-        """coverage@K: the share of the truth's items in some row's top K (NaN where the shape has none)."""
-        return float("nan")
+    def coverage(self) -> dict[int, float]:
+        """Per coverage@K: the share of the truth's items in some row's top K (none where the shape has no catalogue)."""
+        return {}
 
     def side_figures(self):
         """The beyond-accuracy metrics' scorer.engine.beyond.SideFigures, None without them."""

@@ -30,8 +30,9 @@ class ShapeKernel(RowKernel):
         self.n_metrics = len(metrics)
         self.kmax = kmax = competition.k
         value_kinds = [SQUARED if m.name == "rmse" else ABSOLUTE if m.name == "mae" else 0 for m in metrics]
-        cover = [m.k for m in metrics if m.family == "catalog"]
-        self.covered = np.zeros(truth.item_names.size, np.bool_)  # per item of the truth: in some row's top K
+        self.cover_ks = sorted({m.k for m in metrics if m.family == "catalog"})
+        # per coverage@K (ascending K) and item of the truth: in some row's top K
+        self.covered = np.zeros((len(self.cover_ks), truth.item_names.size), np.bool_)
         self.tables = (*truth.ids.arrays(), *truth.item_names.arrays(), self.covered)
         grades = truth.grades if truth.grades is not None else np.empty(0, np.float64)
         sorted_grades = truth.sorted_grades if competition.shape != "value" else np.empty(0, np.float64)
@@ -40,7 +41,7 @@ class ShapeKernel(RowKernel):
         kinds, ks = competition.row_kinds()
         self.stored_metrics = self.n_metrics if competition.shape == "value" or not derivable(kinds, kmax, graded) else 0
         self.metric = (kinds, ks,
-                       np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array(value_kinds, np.int64), np.int64(max(cover, default=0)))
+                       np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array(value_kinds, np.int64), np.array(self.cover_ks, np.int64))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.preds: list[tuple] = []  # long shape, per kernel call: (slots, block-local lines, line offset, item codes)
@@ -131,9 +132,9 @@ class ShapeKernel(RowKernel):
                     kept[-1].message = message  # the id_type templates speak of items in one row
             report.count_only(number, count - min(count, self.max_per_code))
 
-    def coverage(self) -> float:
-        """Share of the truth's items found in a top-k list of a row (NaN for an empty catalogue)."""
-        return float(self.covered.mean()) if len(self.covered) else float("nan")
+    def coverage(self) -> dict[int, float]:
+        """Per coverage@K: the share of the truth's items found in a top-K list of a row (NaN for an empty catalogue)."""
+        return {k: float(covered.mean()) if covered.size else float("nan") for k, covered in zip(self.cover_ks, self.covered)}
 
     def slot_name(self, slot: int) -> str:
         return self.ids.name(slot)

@@ -65,23 +65,26 @@ def parse_float(buf, start, end):
         i += 1
     mantissa = np.int64(0)
     scale = 0
-    digits = 0
+    digits = 0  # significant digits in the mantissa: leading zeros do not use up its 18
+    any_digit = False
     while i < end and 48 <= buf[i] <= 57:
+        any_digit = True
         if digits < 18:
             mantissa = mantissa * 10 + (buf[i] - 48)
+            digits += mantissa > 0
         else:
             scale -= 1
-        digits += 1
         i += 1
     if i < end and buf[i] == 46:
         i += 1
         while i < end and 48 <= buf[i] <= 57:
+            any_digit = True
             if digits < 18:
                 mantissa = mantissa * 10 + (buf[i] - 48)
                 scale += 1
-            digits += 1
+                digits += mantissa > 0
             i += 1
-    if digits == 0:
+    if not any_digit:
         return 0.0, False
     exponent = 0
     if i < end and (buf[i] == 101 or buf[i] == 69):
@@ -110,6 +113,15 @@ def parse_float(buf, start, end):
 
 
 @njit(cache=True, nogil=True)
+def _cover(covered, cover_ks, code, rank):
+    """Mark the truth item code as seen at 0-based rank for every coverage@K with rank < K (cover_ks ascending)."""
+    for c in range(cover_ks.shape[0] - 1, -1, -1):
+        if rank >= cover_ks[c]:
+            break
+        covered[c, code] = True  # the same value from any thread: no lock needed
+
+
+@njit(cache=True, nogil=True)
 def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits, scratch,
                         row_ints, row_values, preds, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends, row_ints is full or (long shape) preds is full.
@@ -119,7 +131,8 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
     """
     id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table, covered = tables
     indptr, truth_items, truth_grades, sorted_grades = truth
-    kinds, ks, kmax, discount, ideal, value_kinds, cover_k = metric
+    kinds, ks, kmax, discount, ideal, value_kinds, cover_ks = metric
+    cover_k = cover_ks[-1] if cover_ks.shape[0] else 0
     max_line_bytes, max_per_code = limits
     items, relevant, gains, starts, ends, bounds, first_words, second_words, seen = scratch
     n_ids = id_starts.shape[0]
@@ -243,7 +256,7 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
                             if code < 0:
                                 code = -1 - np.int64(h >> np.uint64(1))
                             elif r < cover_k:
-                                covered[code] = True  # the same value from any thread: no lock needed
+                                _cover(covered, cover_ks, code, r)
                             items[r] = code
                 if t_start == t_end:
                     row_ints[n_rows, 4] = 0
@@ -304,7 +317,7 @@ def long_state(kmax: int) -> tuple:
 
 
 @njit(cache=True, nogil=True)
-def _take(code, line, state, items, relevant, covered, cover_k, kmax, too_many, duplicates):
+def _take(code, line, state, items, relevant, covered, cover_ks, kmax, too_many, duplicates):
     """The open slot's next prediction: past kmax only counted (its first such row noted), else ranked, a repeated
     item noted and kept as a miss."""
     n_items = state[N_ITEMS]
@@ -322,8 +335,8 @@ def _take(code, line, state, items, relevant, covered, cover_k, kmax, too_many, 
             if state[N_DUPS] < duplicates.shape[0]:
                 duplicates[state[N_DUPS]] = line
             state[N_DUPS] += 1
-        if code >= 0 and n_items < cover_k:
-            covered[code] = True
+        if code >= 0:
+            _cover(covered, cover_ks, code, n_items)
         items[n_items] = code
         relevant[n_items] = first
         state[N_ITEMS] = n_items + 1
@@ -334,7 +347,7 @@ def _take(code, line, state, items, relevant, covered, cover_k, kmax, too_many, 
 def _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits):
     """Score the open slot's ranked list and start afresh."""
     indptr, truth_items, truth_grades, sorted_grades = truth
-    kinds, ks, kmax, discount, ideal, value_kinds, cover_k = metric
+    kinds, ks, kmax, discount, ideal, value_kinds, cover_ks = metric
     slot = state[SLOT]
     slot_line[slot] = state[FIRST_LINE]
     t_start, t_end = indptr[slot], indptr[slot + 1]
@@ -357,14 +370,14 @@ def finish_long(offsets, lines, item_codes, running, truth, metric, covered, slo
     line order. too_many / duplicates receive the lines of the first rows past kmax and of the first repeated
     items (as many as they hold); running (long_state(kmax)) counts them all.
     """
-    kmax, cover_k = metric[2], metric[6]
+    kmax, cover_ks = metric[2], metric[6]
     state, items, relevant, gains = running
     for slot in range(offsets.shape[0] - 1):
         if offsets[slot] == offsets[slot + 1]:
             continue
         state[SLOT], state[FIRST_LINE] = slot, lines[offsets[slot]]
         for h in range(offsets[slot], offsets[slot + 1]):
-            _take(item_codes[h], lines[h], state, items, relevant, covered, cover_k, kmax, too_many, duplicates)
+            _take(item_codes[h], lines[h], state, items, relevant, covered, cover_ks, kmax, too_many, duplicates)
         _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits)
 
 
@@ -376,7 +389,7 @@ def finish_long_runs(slots, lines, line_offset, item_codes, skipped, last, runni
     chunk's end); the rows of `skipped` slots are left out. An empty `lines`: the chunk's predictions are on
     consecutive lines, the first at line_offset. running (long_state(kmax)) carries the open slot from
     chunk to chunk."""
-    kmax, cover_k = metric[2], metric[6]
+    kmax, cover_ks = metric[2], metric[6]
     state, items, relevant, gains = running
     for i in range(slots.shape[0]):
         if skipped[slots[i]]:
@@ -386,6 +399,6 @@ def finish_long_runs(slots, lines, line_offset, item_codes, skipped, last, runni
             if state[SLOT] >= 0:
                 _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits)
             state[SLOT], state[FIRST_LINE] = slots[i], line
-        _take(item_codes[i], line, state, items, relevant, covered, cover_k, kmax, too_many, duplicates)
+        _take(item_codes[i], line, state, items, relevant, covered, cover_ks, kmax, too_many, duplicates)
     if last and state[SLOT] >= 0:
         _close(state, items, relevant, gains, truth, metric, slot_line, slot_values, slot_hits)

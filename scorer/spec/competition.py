@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from scorer.errors import ConfigError
+from scorer.file_formats import not_a_regular_file
 from scorer.spec.metrics import Metric, parse_metric
 
 
@@ -83,10 +84,7 @@ def load_competition(name: str | None = None, path: str | Path | None = None) ->
     """Load a bundled competition by name ("otto") or any TOML file by path."""
     if path is not None:
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"cannot read config {path}: {error}") from None
+        text = _config_text(path)
         source = str(path)
     else:
         name = name or "otto"
@@ -104,6 +102,50 @@ def load_competition(name: str | None = None, path: str | Path | None = None) ->
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
     return competition_from_dict(data, source)
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a competition config is a few hundred bytes; /dev/zero or a data file given by mistake is not
+
+
+def _config_text(path: Path) -> str:
+    """The text of a config file: a regular file (a FIFO would block), at most MAX_CONFIG_BYTES, UTF-8."""
+    kind = not_a_regular_file(path)
+    if kind is not None:
+        raise ConfigError(f"cannot read config {path}: {kind}; give a TOML file")
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config {path} is over {MAX_CONFIG_BYTES:,} bytes: not a competition config (a TOML file of a few lines)")
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"cannot read config {path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read config {path}: {error.strerror or error}") from None
+
+
+def _refuse_unknown(table: dict[str, Any], known, source: str, section: str = "") -> None:
+    """A key the config format does not have is an error (a misspelt one would silently take its default)."""
+    import difflib  # only for this message
+
+    for key in table:
+        if key not in known:
+            where = f"{section}.{key}" if section else key
+            guess = "".join(f"; did you mean {close!r}?" for close in difflib.get_close_matches(key, list(known), n=1))
+            place = f"under [{section}]" if section else "at the top level"
+            raise ConfigError(f"{source}: unknown key {where!r}{guess} (known {place}: {', '.join(known)})")
+
+
+def _check_id_fields(id_pattern: str, source: str) -> None:
+    """An id pattern names only {session} and {type}; any other {field} (or a stray brace) is an error."""
+    import difflib  # only for this message
+
+    rest = id_pattern.replace("{session}", "").replace("{type}", "")
+    if "{" in rest or "}" in rest:
+        fields = [field for field in re.findall(r"\{([^{}]*)\}", id_pattern) if field not in ("session", "type")]
+        named = f"unknown field {{{fields[0]}}}" if fields else "a stray brace"
+        guess = "".join(f"; did you mean {{{close}}}?" for close in difflib.get_close_matches(fields[0], ["session", "type"], n=1)) if fields else ""
+        raise ConfigError(f"{source}: key 'submission.id_pattern' has {named}{guess} (it takes {{session}} and {{type}}), got {id_pattern!r}")
 
 
 def _get(table: dict[str, Any], key: str, kind, source: str, default=None, section: str = ""):
@@ -129,16 +171,16 @@ def _string_list(table: dict[str, Any], key: str, source: str, section: str, def
 
 def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Competition:
     """Check every key of a parsed config; a bad one raises ConfigError naming key and value."""
-    known = {"name", "title", "submission", "scoring", "limits"}
-    for key in data:
-        if key not in known:
-            raise ConfigError(f"{source}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits"), source)
     name = _get(data, "name", str, source)
     title = _get(data, "title", str, source, default=name)
     submission = _get(data, "submission", dict, source)
     scoring = _get(data, "scoring", dict, source)
     limits_table = _get(data, "limits", dict, source, default={})
 
+    _refuse_unknown(submission, ("header", "shape", "id_pattern", "item_separator", "empty_token"), source, "submission")
+    _refuse_unknown(scoring, ("types", "weights", "k", "metric", "diagnostics"), source, "scoring")
+    _refuse_unknown(limits_table, tuple(Limits.__dataclass_fields__), source, "limits")
     header = _string_list(submission, "header", source, "submission")
     if len(header) != 2:
         raise ConfigError(f"{source}: key 'submission.header' must name 2 columns (id, items), got {list(header)!r}")
@@ -153,6 +195,7 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         raise ConfigError(f"{source}: key 'submission.empty_token' needs shape 'list' and a token without spaces or commas, got {empty_token!r}")
     if id_pattern.count("{session}") != 1 or id_pattern.count("{type}") > 1:
         raise ConfigError(f"{source}: key 'submission.id_pattern' must hold {{session}} once and {{type}} at most once, got {id_pattern!r}")
+    _check_id_fields(id_pattern, source)
     separator = _get(submission, "item_separator", str, source, default=" ", section="submission")
     if separator != " ":
         raise ConfigError(f"{source}: key 'submission.item_separator' supports only ' ' for now, got {separator!r}")
@@ -204,9 +247,6 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         if not math.isfinite(value) or value <= 0:  # nan compares false with everything: it would turn the limit off
             raise ConfigError(f"{source}: key 'limits.{field_name}' must be a finite positive number, got {value!r}")
         limit_values[field_name] = value
-    for key in limits_table:
-        if key not in limit_values:
-            raise ConfigError(f"{source}: unknown key 'limits.{key}' (known: {', '.join(limit_values)})")
 
     return Competition(
         name=name, title=title, header=header, id_pattern=id_pattern, item_separator=separator,

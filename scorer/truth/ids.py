@@ -257,39 +257,40 @@ def _read_jsonl_lines(path: Path, types: tuple[str, ...]) -> Truth:
 
 
 def read_table(path: Path, types: tuple[str, ...]) -> Truth:
-    """A long table with columns session, type, aid (or item): Parquet or CSV."""
+    """A long table with columns session, type, aid (or item): Parquet or CSV.
+
+    Ids are read as nullable integers (never through float64, which would round ids above 2^53 when a cell is empty);
+    a type is a name of the config's types or its index among them.
+    """
     import pandas as pd
 
+    integers = {"session": "Int64", "aid": "Int64", "item": "Int64"}
     try:
         if is_parquet(path):
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(path, dtype_backend="numpy_nullable")
         else:
-            frame = pd.read_csv(path, dtype={"type": "string"}, keep_default_na=True)
+            frame = pd.read_csv(path, dtype={"type": "string", **integers}, keep_default_na=True)
+    except OverflowError:
+        raise TruthError(f"cannot read truth file {path}: an id is out of range (0 to 2^63-1)") from None
     except Exception as error:  # pandas/pyarrow raise many kinds; the message is what matters
         raise TruthError(f"cannot read truth file {path}: {error}") from None
     item_column = "aid" if "aid" in frame.columns else "item"
     missing = {"session", "type", item_column} - set(frame.columns)
     if missing:
         raise TruthError(f"truth file {path}: missing column(s) {', '.join(sorted(missing))}; expected session, type, aid")
-    labelled = frame[item_column].notna() & frame["type"].notna()
-    type_column = frame["type"]
-    if pd.api.types.is_integer_dtype(type_column.dtype) or (pd.api.types.is_float_dtype(type_column.dtype)):
-        codes = type_column.fillna(0).astype(np.int64).to_numpy()
-        bad = labelled.to_numpy() & ((codes < 0) | (codes >= len(types)))
-    else:
-        names = type_column.astype("string")
-        codes = names.map({name: index for index, name in enumerate(types)}).fillna(-1).astype(np.int64).to_numpy()
-        bad = labelled.to_numpy() & (codes < 0)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise TruthError(f"truth file {path}, row {row + 1}: unknown type {type_column.iloc[row]!r} (the config's types: {', '.join(types)})")
+    labelled = (frame[item_column].notna() & frame["type"].notna()).to_numpy(np.bool_)
+    codes = _type_codes(frame["type"], labelled, types, path)
+    if frame["session"].isna().any():
+        raise TruthError(f"truth file {path}, row {int(np.flatnonzero(frame['session'].isna())[0]) + 1}: no session")
     for column in ("session", item_column):
         values = frame[column][labelled] if column == item_column else frame[column]
-        if not pd.api.types.is_integer_dtype(values.dtype) and not (values.empty or (values % 1 == 0).all()):
+        integral = pd.api.types.is_integer_dtype(values.dtype) or (
+            pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype) and (values % 1 == 0).all())
+        if not (values.empty or integral):
             raise TruthError(f"truth file {path}: column {column!r} must hold integers")
     session = frame["session"].to_numpy(np.int64)
-    item = np.where(labelled, frame[item_column].fillna(-1), -1).astype(np.int64)
-    if (session < 0).any() or (item[labelled.to_numpy()] < 0).any():
+    item = np.where(labelled, frame[item_column].fillna(-1).to_numpy(np.int64), -1)
+    if (session < 0).any() or (item[labelled] < 0).any():
         raise TruthError(f"truth file {path}: negative session or item id")
     truth = from_long(session, np.where(labelled, codes, 0), item, types, str(path))
     usage_column = next((name for name in frame.columns if str(name).lower() == "usage"), None)
@@ -297,6 +298,26 @@ def read_table(path: Path, types: tuple[str, ...]) -> Truth:
         values = [value if isinstance(value, str) else None for value in frame[usage_column].tolist()]
         truth = attach_usage(truth, session, values, "row")
     return truth
+
+
+def _type_codes(type_column, labelled: np.ndarray, types: tuple[str, ...], path: Path) -> np.ndarray:
+    """Each row's type index: the column holds the config's type names or their indices (as numbers or as text)."""
+    import pandas as pd
+
+    if pd.api.types.is_integer_dtype(type_column.dtype) or pd.api.types.is_float_dtype(type_column.dtype):
+        codes = type_column.fillna(0).to_numpy(np.float64)
+        bad = labelled & ((codes < 0) | (codes >= len(types)) | (codes % 1 != 0))
+    else:
+        names = type_column.astype("string")
+        by_name = {name: index for index, name in enumerate(types)}
+        by_name.update({str(index): index for index in range(len(types)) if str(index) not in by_name})
+        codes = names.map(by_name).fillna(-1).to_numpy(np.float64)
+        bad = labelled & (codes < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise TruthError(f"truth file {path}, row {row + 1}: unknown type {type_column.iloc[row]!r} "
+                         f"(the config's types: {', '.join(types)}, or their indices 0 to {len(types) - 1})")
+    return codes.astype(np.int64)
 
 
 def empty_truth(types) -> Truth:

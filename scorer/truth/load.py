@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from scorer.errors import TruthError
-from scorer.file_formats import format_of
+from scorer.file_formats import format_of, not_a_regular_file
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import read_compiled
 from scorer.truth.ids import Truth, read_jsonl, read_table
@@ -19,8 +21,12 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
     rebuilt from the file, while a compiled .truth.npz given directly that fails them is a TruthError.
     """
     path, types = Path(path), tuple(types)
-    if not path.is_file():
-        raise TruthError(f"truth file not found: {path}")
+    check_truth_path(path)
+    with read_errors(path):
+        return _load(path, types, use_cache)
+
+
+def _load(path: Path, types: tuple[str, ...], use_cache: bool) -> Truth:
     if path.name.endswith(COMPILED_SUFFIX):
         return read_compiled(path, types, use_memo=use_cache)
     cached = cache_path(path, list(types)) if use_cache else None
@@ -36,3 +42,21 @@ def load_truth(path: str | Path, types: tuple[str, ...] | list[str], use_cache: 
         raise TruthError(f"truth file {path}: unknown format {suffix!r} (use .jsonl, .parquet, .csv or {COMPILED_SUFFIX})")
     save_to_cache(truth, cached, path, list(types))
     return truth
+
+
+def check_truth_path(path: Path) -> None:
+    """A truth path must name a regular file: a FIFO would block the read, a device never end it."""
+    kind = not_a_regular_file(path)
+    if kind == "not found":
+        raise TruthError(f"truth file not found: {path}")
+    if kind is not None:
+        raise TruthError(f"truth file {path} is {kind}: give a regular file")
+
+
+@contextmanager
+def read_errors(path: Path) -> Iterator[None]:
+    """An OS error while the truth is read (permission denied, an I/O error) is a truth error naming the file."""
+    try:
+        yield
+    except OSError as error:
+        raise TruthError(f"cannot read truth file {path}: {error.strerror or error}") from None

@@ -22,6 +22,7 @@ from scorer.file_formats import format_of, is_parquet
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import check_compiled
 from scorer.truth.ids import Truth
+from scorer.truth.load import check_truth_path, read_errors
 from scorer.truth.npz import CACHE_VERSION, map_file, read_npz, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
@@ -179,18 +180,18 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
     """Read a truth file for shape 'list', 'long' or 'value' (see the module docstring), through the
     compiled cache (see scorer.truth.load.load_truth): the second load of the same file reads arrays only."""
     path = Path(path)
-    if not path.is_file():
-        raise TruthError(f"truth file not found: {path}")
-    if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
-        return read_compiled_strings(path, shape, use_memo=use_cache)
-    what = ["strings", shape, type_name]
-    cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
-    hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))
-    if hit is not None:
-        return hit
-    truth = _read_strings(path, shape, type_name)
-    save_to_cache(truth, cached, path, what, STRINGS_SUFFIX)
-    return truth
+    check_truth_path(path)
+    with read_errors(path):
+        if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
+            return read_compiled_strings(path, shape, use_memo=use_cache)
+        what = ["strings", shape, type_name]
+        cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
+        hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))
+        if hit is not None:
+            return hit
+        truth = _read_strings(path, shape, type_name)
+        save_to_cache(truth, cached, path, what, STRINGS_SUFFIX)
+        return truth
 
 
 def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringTruth:
