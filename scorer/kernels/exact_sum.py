@@ -12,12 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-OFFSET = 1100  # frexp's exponent of a finite float64 is in [-1073, 1024]
-BUCKETS = 2200
-LOW_BITS = 26
-SCALE = OFFSET + 53  # bucket b holds units of 2^(b - SCALE)
-NAN_COUNT, POSITIVE_INF, NEGATIVE_INF = 0, 1, 2
-SPECIALS = 3  # acc[0, SPECIALS - 1 ...]: the counts live in the low row's first three cells, below any finite bucket
+from scorer.kernels.exact_layout import LOW_BITS, NAN_COUNT, NEGATIVE_INF, OFFSET, POSITIVE_INF
 
 
 @njit(cache=True, nogil=True, inline="always")
