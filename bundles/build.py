@@ -5,8 +5,10 @@
     python bundles/build.py evalai OUT.zip
 
 --image names the grader image (docker/Dockerfile, built and pushed), written into the competition file;
---truth replaces the demo truth of codabench/reference_data (a compiled .truth.npz loads fastest). The
-EvalAI zip holds no truth of yours: with remote evaluation the truth stays on your machine.
+--truth replaces the demo truth of codabench/reference_data. The truth goes into the bundle compiled
+(`scorer compile-truth`: a .truth.npz loads in milliseconds, where the grader's read-only cache would compile a
+JSONL truth again for every submission); a compiled truth is shipped as it is. The EvalAI zip holds no truth of
+yours: with remote evaluation the truth stays on your machine.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -42,11 +46,19 @@ def _zipped(entries: list[tuple[Path, str]]) -> bytes:
     return buffer.getvalue()
 
 
-def reference_files(truth: Path | None) -> list[tuple[Path, str]]:
-    """(file, name inside reference_data): the truth given, else the demo truth."""
-    if truth is not None:
-        return [(truth, truth.name)]
-    return _entries(HERE / "codabench" / "reference_data")
+COMPILED = (".truth.npz", ".strings.npz")
+
+
+def reference_files(truth: Path | None, work: Path) -> list[tuple[Path, str]]:
+    """(file, name inside reference_data): the truth given, else the demo truth, compiled into the folder work."""
+    source = truth if truth is not None else HERE / "codabench" / "reference_data" / "test_labels.jsonl"
+    if source.name.endswith(COMPILED):
+        return [(source, source.name)]
+    compiled = work / (source.name.split(".", 1)[0] + COMPILED[0])
+    done = subprocess.run([sys.executable, "-m", "scorer", "compile-truth", str(source), "-o", str(compiled)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bundles/build.py: cannot compile the truth {source}: {done.stderr.strip() or done.stdout.strip()}")
+    return [(compiled, compiled.name)]
 
 
 def _with_line(text: str, after: str, line: str) -> str:
@@ -59,24 +71,24 @@ def _with_line(text: str, after: str, line: str) -> str:
 def codabench(out: Path, image: str, truth: Path | None = None) -> None:
     source = HERE / "codabench"
     competition = _with_line((source / "competition.yaml").read_text(encoding="utf-8"), "version:", f"docker_image: {image}")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, tempfile.TemporaryDirectory() as work:
         archive.writestr("competition.yaml", competition)
         archive.write(source / "logo.png", "logo.png")
         _add(archive, _entries(source / "pages", "pages/"))
         _add(archive, _entries(source / "scoring_program", "scoring_program/"))
-        _add(archive, [(path, f"reference_data/{name}") for path, name in reference_files(truth)])
+        _add(archive, [(path, f"reference_data/{name}") for path, name in reference_files(truth, Path(work))])
 
 
 def codalab(out: Path, image: str, truth: Path | None = None) -> None:
     source = HERE / "codalab"
     competition = _with_line((source / "competition.yaml").read_text(encoding="utf-8"), "title:", f"competition_docker_image: {image}")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, tempfile.TemporaryDirectory() as work:
         archive.writestr("competition.yaml", competition)
         archive.write(HERE / "codabench" / "logo.png", "logo.png")
         for page in sorted(source.glob("*.html")):
             archive.write(page, page.name)
         archive.writestr("scoring_program.zip", _zipped(_entries(source / "scoring_program")))
-        archive.writestr("reference_data.zip", _zipped(reference_files(truth)))
+        archive.writestr("reference_data.zip", _zipped(reference_files(truth, Path(work))))
 
 
 def evalai(out: Path, image: str | None = None, truth: Path | None = None) -> None:
