@@ -5,7 +5,9 @@ appended to its ENTRYPOINT, here as the hardened worker does: no network, a read
 dropped, no new privileges, input/ mounted read-only and output/ a root-owned 0755 folder. On the bundle's
 reference data (bundles/build.py, the compiled truth): a good submission scores as on this host, a bad one exits 1
 with the participant's sentence, a symlink in res/ is refused. The Kaggle metric and the EvalAI remote evaluation
-run once inside the image too. Skipped, saying why, where no Docker engine answers (CI has none).
+run once inside the image too, as hosting.md runs a job on a read-only root: with a tmpfs on /tmp (they load
+numba's kernels, which need a writable cache folder; the Codabench job on the compiled truth never loads numba).
+Skipped, saying why, where no Docker engine answers (CI has none).
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ def test_kaggle_metric_in_the_image_gives_this_hosts_score(image, bundle, tmp_pa
             "solution, submission = pd.read_csv(sys.argv[1] + '/solution.csv'), pd.read_csv(sys.argv[1] + '/submission.csv')\n"
             "print(repr([score(solution[solution.Usage == u].drop(columns='Usage'), submission, 'session_type') for u in ('Public', 'Private')]))")
     host = subprocess.run([sys.executable, "-c", code, str(data)], capture_output=True, text=True, check=True).stdout
-    inside = subprocess.run(["docker", "run", "--rm", *WORKER, "-v", f"{data}:/data:ro", "--entrypoint", "python", image, "-c", code, "/data"],
+    inside = subprocess.run(["docker", "run", "--rm", *WORKER, "--tmpfs", "/tmp", "-v", f"{data}:/data:ro", "--entrypoint", "python", image,
+                             "-c", code, "/data"],
                             capture_output=True, text=True, timeout=300)
     assert inside.returncode == 0 and inside.stdout == host, inside.stdout + inside.stderr
 
