@@ -57,10 +57,6 @@ def prepare() -> None:
                               "point $NUMBA_CACHE_DIR at a folder of your own")
         print(f"scorer: warning: {where} is not used: {refusal}; the kernels are compiled into {root} instead. "
               "Point $NUMBA_CACHE_DIR at a folder of your own, or remove that one.", file=sys.stderr)
-    elif root is None:  # nothing writable at all (a read-only root without a /tmp): numba could not even load a kernel
-        raise ConfigError("no folder numba can cache its kernels in: its cache folders cannot be written (a read-only "
-                          "file system?) and no private folder can be made ($SCORER_CACHE_DIR/numba or a temporary "
-                          "one): give the process a writable /tmp (docker run --tmpfs /tmp) or $NUMBA_CACHE_DIR")
     if root is not None:
         _copy(used[1] if used else "", names, os.path.join(root, _SUBPATH))
         _point_numba_at(root)

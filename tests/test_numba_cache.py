@@ -218,17 +218,3 @@ def test_a_refused_cache_without_any_private_folder_is_a_clear_error(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("scorer: error: numba's cache"), done.stderr
     assert "writable by others" in done.stderr and "Traceback" not in done.stderr
-
-
-def test_nothing_writable_at_all_is_a_clear_error(monkeypatch):
-    """A read-only root without a writable /tmp (`docker run --read-only` alone): numba could load no kernel
-    (before: its RuntimeError "cannot cache function ...: no locator available", a traceback); now exit 2, saying why."""
-    from scorer import numba_cache
-    from scorer.errors import ConfigError
-
-    monkeypatch.setattr(numba_cache, "_prepared", False)
-    monkeypatch.setattr(numba_cache, "_writable", lambda folder: False)
-    monkeypatch.setattr(numba_cache, "_private_root", lambda: None)
-    with pytest.raises(ConfigError, match="no folder numba can cache its kernels in.*--tmpfs /tmp"):
-        numba_cache.prepare()
-    assert numba_cache._prepared is False
