@@ -491,7 +491,8 @@ def test_a_read_only_root_file_system_scores_with_a_temporary_numba_cache(tmp_pa
     from numba.core.caching import UserProvidedCacheLocator
 
     frozen = tmp_path / "ro"
-    shutil.copytree(ROOT / "scorer", frozen / "site" / "scorer", ignore=shutil.ignore_patterns("__pycache__"))
+    # without the module compiled with an editable install: these runs are of numba's kernels and their cache
+    shutil.copytree(ROOT / "scorer", frozen / "site" / "scorer", ignore=shutil.ignore_patterns("__pycache__", "prebuilt"))
     kernels = frozen / "site" / "scorer" / "kernels"
     warm = frozen / "numba-cache" / UserProvidedCacheLocator.get_suitable_cache_subpath(str(kernels / "parse.py"))
     warm.mkdir(parents=True)
@@ -523,7 +524,8 @@ def test_a_read_only_root_file_system_scores_with_a_temporary_numba_cache(tmp_pa
 def test_without_numba_cache_dir_a_read_only_package_and_home_get_a_temporary_cache(tmp_path):
     """pip-installed on a read-only root file system: numba would look beside the package and in ~/.cache."""
     frozen = tmp_path / "ro"
-    shutil.copytree(ROOT / "scorer", frozen / "site" / "scorer", ignore=shutil.ignore_patterns("__pycache__"))
+    # without the module compiled with an editable install: these runs are of numba's kernels and their cache
+    shutil.copytree(ROOT / "scorer", frozen / "site" / "scorer", ignore=shutil.ignore_patterns("__pycache__", "prebuilt"))
     (frozen / "home").mkdir()
     scratch = tmp_path / "tmp"
     scratch.mkdir()
