@@ -11,7 +11,8 @@ this one run, makes a fresh venv in each:
 Then, on empty caches each time: the first `scorer score fixtures/otto_submission.csv --truth
 fixtures/otto_truth.jsonl` and the second; and at OTTO size (bench/make_otto.py's data, truth cache warm): the
 default install without `scorer warmup`, the pure install on numba's warm JIT cache, and the pure install after
-`scorer warmup` (the cache's ahead-of-time module): wall time (best of --runs) and peak RSS, as subprocesses.
+`scorer warmup` (the cache's ahead-of-time module): wall time (best of --runs, the three interleaved) and peak
+RSS, as subprocesses.
 """
 
 from __future__ import annotations
@@ -102,13 +103,18 @@ def otto(args, folder: Path, installs: dict[str, Path]) -> None:
         subprocess.run([sys.executable, str(HERE / "make_otto.py"), "--out", str(args.data)], check=True)
     print(f"OTTO size: {submission} ({submission.stat().st_size / 1e6:.0f} MB), truth {truth}")
     command = ["score", str(submission), "--truth", str(truth), "--format", "json", "--no-progress"]
-    default_env, pure_env = fresh_caches(folder, "otto-default"), fresh_caches(folder, "otto-pure")
-    timed_child([str(installs["default"]), *command], default_env)  # fills the truth cache
-    default = [timed_child([str(installs["default"]), *command], default_env) for _ in range(args.runs)]
-    timed_child([str(installs["pure"]), *command], pure_env)  # fills the truth cache; numba compiles, once
-    jit = [timed_child([str(installs["pure"]), *command], pure_env) for _ in range(args.runs)]
-    subprocess.run([str(installs["pure"]), "warmup", "--competition", "otto", "--quiet"], env=pure_env, check=True)
-    warm = [timed_child([str(installs["pure"]), *command], pure_env) for _ in range(args.runs)]
+    setups = {"default install, no `scorer warmup`": (installs["default"], fresh_caches(folder, "otto-default")),
+              "pure install, numba's warm JIT cache": (installs["pure"], fresh_caches(folder, "otto-jit")),
+              "pure install after `scorer warmup`": (installs["pure"], fresh_caches(folder, "otto-warm"))}
+    for scorer, env in setups.values():
+        timed_child([str(scorer), *command], env)  # fills the truth cache (and numba's, on the pure install)
+    pure, warm_env = setups["pure install after `scorer warmup`"]
+    subprocess.run([str(pure), "warmup", "--competition", "otto", "--quiet"], env=warm_env, check=True)
+    runs: dict[str, list] = {label: [] for label in setups}
+    for _ in range(args.runs):  # interleaved, so that the shared machine's load weighs on each alike
+        for label, (scorer, env) in setups.items():
+            runs[label].append(timed_child([str(scorer), *command], env))
+    default, jit, warm = runs.values()
     scores = {json.loads(run[2])["score"] for run in default + jit + warm}
     print(f"default install, no `scorer warmup`: {best(default)}")
     print(f"pure install, numba's warm JIT cache: {best(jit)}")
