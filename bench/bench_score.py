@@ -87,7 +87,8 @@ def main(argv=None) -> None:
 
     command = [sys.executable, "-m", "scorer.cli", "score", str(submission), "--truth", str(truth), "--format", "json", "--no-progress"]
     with tempfile.TemporaryDirectory() as numba_cache, tempfile.TemporaryDirectory() as scorer_cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=numba_cache, SCORER_CACHE_DIR=scorer_cache)
+        # SCORER_AOT=cache: numba's JIT, then the module warmup builds (not one compiled with an editable install)
+        env = dict(os.environ, NUMBA_CACHE_DIR=numba_cache, SCORER_CACHE_DIR=scorer_cache, SCORER_AOT="cache")
         fill = f"from scorer.truth.load import load_truth; load_truth({str(truth)!r}, ('clicks', 'carts', 'orders'))"
         truth_seconds, _, _ = timed_child([sys.executable, "-c", fill], env)
         print(f"truth cache filled (JSONL read once, not part of any figure below): {truth_seconds:.1f} s")

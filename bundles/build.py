@@ -7,9 +7,11 @@
 --image names the grader image (docker/Dockerfile, built and pushed), written into the competition file;
 --competition (a bundled config, default otto) or --config (any config TOML, shipped in the scoring program)
 decides what the scoring program scores, the competition's title and its leaderboard columns (the weighted
-score, then the scored metric of each type); --truth replaces the demo truth of codabench/reference_data (a
-compiled .truth.npz loads fastest) and needs --competition or --config, so that no truth is bundled with
-another competition's config: it must read as that competition's truth. The EvalAI zip holds no truth of
+score, then the scored metric of each type); --truth replaces the demo truth of codabench/reference_data and
+needs --competition or --config, so that no truth is bundled with another competition's config: it must read as
+that competition's truth. The truth goes into the bundle compiled (`scorer compile-truth` for that competition:
+a .truth.npz or .strings.npz loads in milliseconds, where the grader's read-only cache would compile a JSONL
+truth again for every submission); a compiled truth is shipped as it is. The EvalAI zip holds no truth of
 yours: with remote evaluation the truth stays on your machine.
 """
 
@@ -18,7 +20,9 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import NamedTuple
@@ -44,11 +48,22 @@ def _zipped(entries: list[tuple[Path, str]]) -> bytes:
     return _zipped_files([(name, path.read_bytes()) for path, name in entries])
 
 
-def reference_files(truth: Path | None) -> list[tuple[Path, str]]:
-    """(file, name inside reference_data): the truth given, else the demo truth."""
-    if truth is not None:
-        return [(truth, truth.name)]
-    return _entries(HERE / "codabench" / "reference_data")
+COMPILED = (".truth.npz", ".strings.npz")
+
+
+def reference_files(truth: Path | None, work: Path, chosen: Chosen) -> list[tuple[Path, str]]:
+    """(file, name inside reference_data): the truth given, else the demo truth, compiled for the chosen competition
+    into the folder work."""
+    source = truth if truth is not None else HERE / "codabench" / "reference_data" / "test_labels.jsonl"
+    if source.name.endswith(COMPILED):
+        return [(source, source.name)]
+    compiled = work / (source.name.split(".", 1)[0] + COMPILED[chosen.load().shape != "id_type"])
+    which = ["--config", str(chosen.config)] if chosen.config is not None else ["--competition", chosen.name]
+    done = subprocess.run([sys.executable, "-m", "scorer", "compile-truth", str(source), "-o", str(compiled), *which],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bundles/build.py: cannot compile the truth {source}: {done.stderr.strip() or done.stdout.strip()}")
+    return [(compiled, compiled.name)]
 
 
 def _with_line(text: str, after: str, line: str) -> str:
@@ -158,13 +173,13 @@ def codabench(out: Path, image: str, truth: Path | None = None, chosen: Chosen =
     text = _described((source / "competition.yaml").read_text(encoding="utf-8"), competition)
     text = text[: text.index("\nleaderboards:") + 1] + _codabench_columns(competition)
     text = _with_line(text, "version:", f"docker_image: {image}")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, tempfile.TemporaryDirectory() as work:
         archive.writestr("competition.yaml", text)
         archive.write(source / "logo.png", "logo.png")
         _add(archive, _entries(source / "pages", "pages/"))
         for name, data in _program(source / "scoring_program", "scoring_program/", chosen, "/app/program"):
             archive.writestr(name, data)
-        _add(archive, [(path, f"reference_data/{name}") for path, name in reference_files(truth)])
+        _add(archive, [(path, f"reference_data/{name}") for path, name in reference_files(truth, Path(work), chosen)])
 
 
 def codalab(out: Path, image: str, truth: Path | None = None, chosen: Chosen = Chosen()) -> None:
@@ -173,13 +188,13 @@ def codalab(out: Path, image: str, truth: Path | None = None, chosen: Chosen = C
     text = _described((source / "competition.yaml").read_text(encoding="utf-8"), competition)
     text = text[: text.index("\n  columns:") + 1] + _codalab_columns(competition)
     text = _with_line(text, "title:", f"competition_docker_image: {image}")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, tempfile.TemporaryDirectory() as work:
         archive.writestr("competition.yaml", text)
         archive.write(HERE / "codabench" / "logo.png", "logo.png")
         for page in sorted(source.glob("*.html")):
             archive.write(page, page.name)
         archive.writestr("scoring_program.zip", _zipped_files(_program(source / "scoring_program", "", chosen, "$program")))
-        archive.writestr("reference_data.zip", _zipped(reference_files(truth)))
+        archive.writestr("reference_data.zip", _zipped(reference_files(truth, Path(work), chosen)))
 
 
 def evalai(out: Path, image: str | None = None, truth: Path | None = None, chosen: Chosen = Chosen()) -> None:

@@ -25,15 +25,17 @@ class Untrusted(Exception):
     """A folder or file that is not this user's alone; the message says why."""
 
 
-def check(status: os.stat_result, what: str, folder: bool, root_too: bool = False, others: int = 0o022) -> None:
-    """Untrusted unless a folder (or regular file) of this user's (with root_too, or root's) without the write
-    bits `others` (group and world: 0o022); the group's write bit is no concern when the group is this user's
-    alone (own_group)."""
+def check(status: os.stat_result, what: str, folder: bool, root_too: bool = False, others: int = 0o022,
+          owners: frozenset[int] = frozenset()) -> None:
+    """Untrusted unless a folder (or regular file) of this user's (with root_too, or root's; or of one of `owners`)
+    without the write bits `others` (group and world: 0o022); the group's write bit is no concern when the group
+    is this user's alone (own_group)."""
     if not (stat.S_ISDIR if folder else stat.S_ISREG)(status.st_mode):
         raise Untrusted(f"{what} is not a {'folder' if folder else 'regular file'}")
-    if status.st_uid != os.geteuid() and not (root_too and status.st_uid == 0):
+    if status.st_uid != os.geteuid() and not (root_too and status.st_uid == 0) and status.st_uid not in owners:
+        also = "".join(f" or uid {uid}" for uid in sorted(owners - {os.geteuid(), 0}))
         raise Untrusted(f"{what} is owned by uid {status.st_uid}, not by this user (uid {os.geteuid()})"
-                        f"{' or root' if root_too and os.geteuid() else ''}")
+                        f"{' or root' if root_too and os.geteuid() else ''}{also}")
     if status.st_mode & others & 0o020 and own_group(status.st_gid):
         others &= ~0o020  # the group is this user's alone (a umask of 002): its write bit lets nobody else in
     if status.st_mode & others:
@@ -62,9 +64,10 @@ def _not_a_link(error: OSError, what: str, kind: str) -> Exception:
 
 
 @contextmanager
-def opened_folder(path: Path, create: bool = False):
+def opened_folder(path: Path, create: bool = False, **trusted):
     """The private folder's descriptor; with create, made (0700) if missing and closed to others if it was not.
-    FileNotFoundError when it is not there (and not create), Untrusted when it is not private."""
+    FileNotFoundError when it is not there (and not create), Untrusted when it is not private. `trusted`:
+    check()'s root_too and owners, for a folder others than this user may own (a package's, installed by root)."""
     if not hasattr(os, "geteuid"):
         raise Untrusted("no file owners to check on this system")
     if create:
@@ -78,7 +81,7 @@ def opened_folder(path: Path, create: bool = False):
     except OSError as error:
         raise _not_a_link(error, f"the folder {path}", "folder") from None
     try:
-        check(os.fstat(fd), f"the folder {path}", folder=True)
+        check(os.fstat(fd), f"the folder {path}", folder=True, **trusted)
         if create:
             os.fchmod(fd, 0o700)  # one made by an older scorer is 0755: nobody else need read it either
         yield fd
@@ -87,14 +90,15 @@ def opened_folder(path: Path, create: bool = False):
 
 
 @contextmanager
-def opened_file(folder: int, name: str):
-    """The descriptor of the file `name` in the folder, checked; FileNotFoundError when it is not there."""
+def opened_file(folder: int, name: str, **trusted):
+    """The descriptor of the file `name` in the folder, checked (`trusted`: as for opened_folder); FileNotFoundError
+    when it is not there."""
     try:
         fd = os.open(name, _READ, dir_fd=folder)
     except OSError as error:
         raise _not_a_link(error, name, "regular file") from None
     try:
-        check(os.fstat(fd), name, folder=False)
+        check(os.fstat(fd), name, folder=False, **trusted)
         yield fd
     finally:
         os.close(fd)

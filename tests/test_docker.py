@@ -67,7 +67,11 @@ def test_the_venv_imports_the_test_environments_packages(tmp_path):
 def test_dockerfile_rules():
     steps = instructions()
     names = [step for step, _ in steps]
-    assert all(re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}( AS \w+)?", rest) for step, rest in steps if step == "FROM")
+    bases = {k: v for step, rest in steps[:names.index("FROM")] if step == "ARG" for k, _, v in [rest.partition("=")]}
+    for key in bases:  # BUILDER_IMAGE=${BASE_IMAGE}
+        bases[key] = re.sub(r"\$\{(\w+)\}", lambda m: bases[m.group(1)], bases[key])
+    assert all(re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}( AS \w+)?", re.sub(r"\$\{(\w+)\}", lambda m: bases[m.group(1)], rest))
+               for step, rest in steps if step == "FROM")
     args = {k: v for step, rest in steps if step == "ARG" for k, _, v in [rest.partition("=")]}
     user = [re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], rest) for step, rest in steps if step == "USER"]
     assert user and user[-1].split(":")[0] == "0", "root by default: Codabench mounts its output root-owned, DAC_OVERRIDE dropped"
@@ -81,7 +85,7 @@ def test_dockerfile_rules():
     assert json.loads(dict(steps)["ENTRYPOINT"]) == ["scorer"]
     assert "NUMBA_CACHE_DIR" in env_of(steps)
     copied = {Path(part).name for step, rest in steps if step == "COPY" for part in rest.split()[:-1]}
-    assert {"pyproject.toml", "README.md", "scorer"} <= copied
+    assert {"pyproject.toml", "setup.py", "README.md", "scorer"} <= copied
 
 
 @pytest.mark.slow
@@ -90,9 +94,9 @@ def test_install_and_warmup_steps_in_a_fresh_venv(tmp_path):
     # the build context as the Dockerfile copies it
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "scorer", source / "scorer", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "scorer", source / "scorer", ignore=shutil.ignore_patterns("__pycache__", "prebuilt"))
     venv = tmp_path / "venv"
     python, scorer = venv_seeing_these_packages(venv), venv / "bin" / "scorer"
 

@@ -15,6 +15,13 @@ A module runs inside the scorer, so only one this user built is imported: the fo
 the import the file is checked (a regular file of this user's, not writable by others) and hashed. Anything
 else (a planted or altered file, a foreign or open folder) is not imported: the JIT kernels serve, and the
 process says why once, on stderr.
+
+The package's own build compiles the module too, where a C compiler is there (setup.py; a wheel then is a
+platform wheel, and `pip install -e .` builds it in place): scorer/engine/prebuilt/, named for the kernels'
+source, the interpreter's ABI, numpy's major version and the CPU it was compiled for. It is tried first, and
+trusted as the package's own code is: its folder and file must be root's, this user's or the owner's of this
+very file (whoever can write those could as well edit aot.py), not writable by others, not symlinks, and the
+file must have the SHA-256 its build recorded beside it. SCORER_AOT=cache skips it (only warmup's module).
 """
 
 from __future__ import annotations
@@ -37,11 +44,17 @@ NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
 SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py",
            "kernels/string_ids.py", "kernels/strings.py", "kernels/frame_rows.py", "kernels/rows.py", "kernels/beyond.py",
            "engine/beyond.py", "engine/aot.py", "engine/aot_build.py")  # engine/beyond.py: the types of parse_block's `side`
+PREBUILT = Path(__file__).parent / "prebuilt"  # the module the package's build compiled, if any
+_OWN_CODE = __file__  # whose owner may have written the prebuilt module: the package's own code
 _tried: dict[Path, object] = {}
 
 
 def enabled() -> bool:
     return os.environ.get("SCORER_AOT", "1") != "0"
+
+
+def _prebuilt_wanted() -> bool:
+    return os.environ.get("SCORER_AOT", "1") not in ("0", "cache")
 
 
 def _cpu() -> str:
@@ -68,24 +81,47 @@ def _version_stamp(module: str) -> str:
     return f"{spec.origin}:{stat.st_size}:{int(stat.st_mtime)}"  # whole seconds: image layers keep no more
 
 
-def module_path() -> Path:
-    """Where the build for this source, these libraries and this CPU lives."""
+def _named(*parts: str) -> str:
+    """The module's file name for the kernels' source and these parts (versions, CPU): NAME-key.<ABI suffix>."""
     digest = hashlib.sha256()
     root = Path(__file__).parent.parent  # scorer/
     for name in SOURCES:
         digest.update((root / name).read_bytes())
+    for part in parts:
+        digest.update(part.encode())
+    return f"{NAME}-{digest.hexdigest()[:20]}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+
+
+def module_path() -> Path:
+    """Where the build for this source, these libraries and this CPU lives."""
     import numpy
 
-    for part in (sys.version, numpy.__version__, _version_stamp("numba"), _version_stamp("llvmlite"), _cpu_identity()):
-        digest.update(part.encode())
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return cache_dir() / "aot" / f"{NAME}-{digest.hexdigest()[:20]}{suffix}"
+    return cache_dir() / "aot" / _named(sys.version, numpy.__version__, _version_stamp("numba"), _version_stamp("llvmlite"), _cpu_identity())
 
 
-def _recorded_hash(folder: int, name: str) -> str:
+def prebuilt_name(cpu: str | None = None) -> str:
+    """The file name of the module the package's build compiles for cpu (default: this host's identity, or
+    NUMBA_CPU_NAME): it runs wherever the source, the ABI and numpy's major version are the same (numba is not
+    needed to run it, so its version is no part of the name)."""
+    import numpy
+
+    return _named(sys.implementation.cache_tag, "numpy" + numpy.__version__.split(".")[0], cpu or _cpu_identity())
+
+
+def prebuilt_paths() -> list[Path]:
+    """Where a module the package's build compiled for this host would be: built for this CPU, or for any (generic)."""
+    return [PREBUILT / name for name in dict.fromkeys((prebuilt_name(), prebuilt_name("generic")))]
+
+
+def package_trust() -> dict:
+    """Whose prebuilt module is trusted: root's, this user's, or that of the owner of this file (the package's code)."""
+    return {"root_too": True, "owners": frozenset({os.stat(_OWN_CODE).st_uid})}
+
+
+def _recorded_hash(folder: int, name: str, **trusted) -> str:
     """The SHA-256 recorded when the module `name` was built, from its checked .sha256 file beside it."""
     try:
-        with private_files.opened_file(folder, name + ".sha256") as fd:
+        with private_files.opened_file(folder, name + ".sha256", **trusted) as fd:
             fields = private_files.read_all(fd, 4096).decode("ascii", "replace").split()
     except FileNotFoundError:
         raise Untrusted(f"{name} has no recorded SHA-256 (made by an older scorer, or not by `scorer warmup`)") from None
@@ -94,15 +130,16 @@ def _recorded_hash(folder: int, name: str) -> str:
     return fields[0]
 
 
-def _verified(path: Path, stack: ExitStack) -> int | None:
+def _verified(path: Path, stack: ExitStack, **trusted) -> int | None:
     """The private folder's descriptor (open until stack closes) once the module in it passed every check; None
-    when no module is built. Raises Untrusted (or OSError) saying why a module that is there must not be imported."""
+    when no module is built. Raises Untrusted (or OSError) saying why a module that is there must not be imported.
+    `trusted`: whose folder and files pass besides this user's (private_files.check; the prebuilt module's)."""
     try:
-        folder = stack.enter_context(private_files.opened_folder(path.parent))
-        module = stack.enter_context(private_files.opened_file(folder, path.name))
+        folder = stack.enter_context(private_files.opened_folder(path.parent, **trusted))
+        module = stack.enter_context(private_files.opened_file(folder, path.name, **trusted))
     except FileNotFoundError:
         return None
-    recorded = _recorded_hash(folder, path.name)
+    recorded = _recorded_hash(folder, path.name, **trusted)
     if not hmac.compare_digest(private_files.sha256(private_files.read_all(module)), recorded):
         raise Untrusted(f"{path.name} is not the file built here: its SHA-256 differs from the recorded one")
     return folder
@@ -135,27 +172,45 @@ def tip() -> str | None:
     path = _enabled_path()
     if path is None or path.is_file() or path.with_name(path.name + ".failed").is_file():
         return None
+    if _prebuilt_wanted() and any(prebuilt.is_file() for prebuilt in prebuilt_paths()):
+        return None
     return "run `scorer warmup` once: it compiles the hot kernels ahead of time, and every later run starts without numba"
 
 
 def load():
-    """The compiled module if it is built for this source and machine and passes the checks, else None (the JIT
-    kernels serve; a module that is there but fails a check is named on stderr, once per process)."""
+    """The compiled module if one is built for this source and machine and passes the checks (the package's own
+    first, then the cache's), else None (the JIT kernels serve; a module that is there but fails a check is named
+    on stderr, once per process)."""
     path = _enabled_path()
     if path is None:
         return None
+    places = [(prebuilt, package_trust()) for prebuilt in prebuilt_paths() if os.path.lexists(prebuilt)] if _prebuilt_wanted() else []
+    for where, trusted in [*places, (path, {})]:
+        module = _load_once(where, trusted)
+        if module is not None:
+            return module
+    return None
+
+
+def _load_once(path: Path, trusted: dict):
+    """The module at path once it passed the checks, else None (a refusal said on stderr, once per process)."""
     if path in _tried:
         return _tried[path]
     module = None
     with ExitStack() as stack:
         try:
-            folder = _verified(path, stack)
+            folder = _verified(path, stack, **trusted)
             if folder is not None:
                 module = _import(path, folder)
         except (Untrusted, ImportError, OSError) as error:
             reason = str(error) if isinstance(error, Untrusted) else one_line(error)
-            print(f"scorer: warning: the ahead-of-time kernels in {path.parent} were not loaded: {reason}; "
-                  "the JIT kernels serve (`scorer warmup` builds them again)", file=sys.stderr)
+            if trusted:
+                print(f"scorer: warning: the ahead-of-time kernels installed with the package in {path.parent} were not loaded: "
+                      f"{reason}; the ones `scorer warmup` builds, else the JIT kernels, serve (reinstalling the package builds "
+                      "them again)", file=sys.stderr)
+            else:
+                print(f"scorer: warning: the ahead-of-time kernels in {path.parent} were not loaded: {reason}; "
+                      "the JIT kernels serve (`scorer warmup` builds them again)", file=sys.stderr)
     _tried[path] = module
     return module
 

@@ -1,14 +1,28 @@
 """Building the ahead-of-time module (scorer.engine.aot loads it): the exported kernels, their argument types (those
-the engine's passes use) and the pycc compile into the private cache folder, written whole with its SHA-256."""
+the engine's passes use) and the pycc compile into the private cache folder (`scorer warmup`) or into the package
+(scorer/engine/prebuilt, by setup.py's build), written whole with its SHA-256."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
 from scorer import private_files
-from scorer.engine.aot import NAME, _cpu, _keep, _tried, _verified, enabled, module_path
+from scorer.engine.aot import (
+    NAME,
+    _cpu,
+    _keep,
+    _prebuilt_wanted,
+    _tried,
+    _verified,
+    enabled,
+    module_path,
+    package_trust,
+    prebuilt_name,
+    prebuilt_paths,
+)
 from scorer.errors import one_line
 from scorer.private_files import Untrusted
 
@@ -17,6 +31,13 @@ def ensure_built() -> str:
     """Build the module for this source and machine unless it is there (and passes the checks); say what happened."""
     if not enabled():
         return "turned off (SCORER_AOT=0)"
+    for prebuilt in prebuilt_paths() if _prebuilt_wanted() else []:
+        try:
+            with ExitStack() as stack:
+                if _verified(prebuilt, stack, **package_trust()) is not None:
+                    return f"ready (compiled with the package): {prebuilt}"
+        except (Untrusted, OSError):
+            pass  # refused (load() says why): the cache's module is built
     path = module_path()
     try:
         with ExitStack() as stack:
@@ -105,11 +126,33 @@ def _string_kernel():
 def build(path: Path) -> None:
     """Compile the module into path (written whole or not at all, with its SHA-256 beside it)."""
     with private_files.opened_folder(path.parent, create=True) as folder:  # not private: Untrusted, before compiling
-        _compile(folder, path.name)
+        data = _compile()
+        private_files.write(folder, path.name, data)  # the module first, then its hash: never a hash without it
+        private_files.write(folder, path.name + ".sha256", f"{private_files.sha256(data)}  {path.name}\n".encode())
 
 
-def _compile(folder: int, filename: str) -> None:
-    """Compile the module with pycc in a temporary folder of its own; write it, then its hash, as `filename` in the folder."""
+def build_into_package(folder: Path) -> Path:
+    """Compile the module into the package's folder scorer/engine/prebuilt (of a build, or of the source tree for an
+    editable install) unless it is there with its hash; any other build there is removed. Readable by all (0644):
+    the package is. Raises whatever stops the build (no C compiler: the caller builds a pure wheel)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / prebuilt_name()
+    recorded = target.with_name(target.name + ".sha256")
+    if target.is_file() and recorded.is_file() and recorded.read_text().split() == [private_files.sha256(target.read_bytes()), target.name]:
+        return target
+    data = _compile()
+    for old in folder.glob(NAME + "-*"):
+        old.unlink()
+    for path, content in ((target, data), (recorded, f"{private_files.sha256(data)}  {target.name}\n".encode())):
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(content)
+        temporary.chmod(0o644)
+        os.replace(temporary, path)
+    return target
+
+
+def _compile() -> bytes:
+    """Compile the module with pycc in a temporary folder of its own; its bytes."""
     import warnings
 
     with warnings.catch_warnings():
@@ -144,6 +187,4 @@ def _compile(folder: int, filename: str) -> None:
         finally:
             pycc_compiler.Flags = plain
         (built,) = Path(work).glob(f"{NAME}*")
-        data = built.read_bytes()
-        private_files.write(folder, filename, data)  # the module first, then its hash: never a hash without it
-        private_files.write(folder, filename + ".sha256", f"{private_files.sha256(data)}  {filename}\n".encode())
+        return built.read_bytes()
