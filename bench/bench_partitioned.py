@@ -89,13 +89,12 @@ def make_scale(out: Path, sessions: int, parts: int) -> tuple[Path, Path, Path]:
         make_otto.write_submission(full, rng, ids, labels)
     if not directory.exists():
         directory.mkdir()
-        with open(full, "rb") as source:
+        rows_per_part = -(-3 * sessions // parts)
+        with open(full, "rb") as source:  # streamed: a part's rows at a time
             header = source.readline()
-            rows = source.readlines()
-        step = -(-len(rows) // parts)
-        for index in range(parts):
-            (directory / f"part-{index:04d}.csv").write_bytes(header + b"".join(rows[index * step : (index + 1) * step]))
-        del rows
+            for index in range(parts):
+                rows = [row for _, row in zip(range(rows_per_part), source)]  # range first: no row is read past the part
+                (directory / f"part-{index:04d}.csv").write_bytes(header + b"".join(rows))
     return truth, full, directory
 
 
@@ -109,7 +108,7 @@ def main(argv=None) -> None:
     parser.add_argument("--base", type=int, default=208_975)
     parser.add_argument("--scales", default="1,4,8")
     parser.add_argument("--part-mb", type=int, default=16, help="the submission is split in part files of about this size")
-    parser.add_argument("--partitions", type=int, default=0, help="session partitions per scale (default: 4 × the scale)")
+    parser.add_argument("--partitions", type=int, default=0, help="session partitions per scale (default: one per 52,000 sessions)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="3GB")
     parser.add_argument("--out", type=Path, default=HERE / "data" / "partitioned")
@@ -131,7 +130,7 @@ def main(argv=None) -> None:
         for scale in (int(s) for s in args.scales.split(",")):
             sessions = scale * args.base
             truth, full, directory = make_scale(args.out / f"x{scale}", sessions, max(1, round(sessions * 3 * 164 / (args.part_mb << 20))))
-            partitions = args.partitions or 4 * scale
+            partitions = args.partitions or -(-sessions // 52_000)
             dataset = args.out / f"x{scale}" / "truth-parts"
             prepared = run_json(PREPARE, address, str(truth), str(partitions), str(dataset))
             single = run_json(SINGLE, str(full), str(truth))
