@@ -10,6 +10,7 @@ rates), split into CSV part files of about --part-mb by line ranges (not by our 
 
 The cluster is started by hand as a platform would: `dask scheduler` and `dask worker --nworkers N
 --memory-limit L` as subprocesses on loopback. For each scale, measured in the same run:
+Both run OTTO's config with its upload limits lifted (8x OTTO is a 6.6 GB file, over its 4 GB limit).
 - single: `scorer.score(submission.csv, truth)` in a fresh process: wall time, peak RSS (VmHWM), the score;
 - partitioned: `scorer score PARTS_DIR --engine dask --scheduler ...` in a fresh client process: wall time, the
   client's peak RSS, each worker's peak RSS (workers restarted before each scale), the score, and whether
@@ -47,7 +48,7 @@ SINGLE = PEAK + """
 import json, sys, time
 import scorer
 started = time.perf_counter()
-result = scorer.score(sys.argv[1], sys.argv[2], threads=2)
+result = scorer.score(sys.argv[1], sys.argv[2], scorer.load_competition("otto", sys.argv[3]), threads=2)
 print(json.dumps({"seconds": time.perf_counter() - started, "score": result.score, "rss_mb": peak_mb()}))
 """
 
@@ -58,7 +59,7 @@ from scorer.dask.dataset import score_dataset
 client = Client(sys.argv[1])
 client.restart()  # fresh worker processes: their peak memory is this run's
 started = time.perf_counter()
-result = score_dataset(sys.argv[2], sys.argv[3], client=client, partitions=int(sys.argv[4]), truth_parts=sys.argv[5])
+result = score_dataset(sys.argv[2], sys.argv[3], config=sys.argv[6], client=client, partitions=int(sys.argv[4]), truth_parts=sys.argv[5])
 seconds = time.perf_counter() - started
 workers = client.run(peak_mb)
 print(json.dumps({"seconds": seconds, "score": result.score, "problems": result.report.counts, "workers_rss_mb": sorted(workers.values()),
@@ -113,6 +114,12 @@ def main(argv=None) -> None:
     parser.add_argument("--memory-limit", default="3GB")
     parser.add_argument("--out", type=Path, default=HERE / "data" / "partitioned")
     args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    config = args.out / "otto-unlimited.toml"  # OTTO's config without its 4 GB upload limit: 8x OTTO is 6.6 GB
+    text = (HERE.parent / "configs" / "otto.toml").read_text()
+    config.write_text(text.replace("max_file_bytes = 4_000_000_000", "max_file_bytes = 1_000_000_000_000")
+                      .replace("max_decompressed_bytes = 8_000_000_000", "max_decompressed_bytes = 1_000_000_000_000")
+                      .replace("max_seconds = 600", "max_seconds = 100_000"))
     port = 8790
     address = f"tcp://127.0.0.1:{port}"
     log = open(args.out.parent / "partitioned-cluster.log", "w") if args.out.parent.exists() else subprocess.DEVNULL
@@ -133,8 +140,8 @@ def main(argv=None) -> None:
             partitions = args.partitions or -(-sessions // 52_000)
             dataset = args.out / f"x{scale}" / "truth-parts"
             prepared = run_json(PREPARE, address, str(truth), str(partitions), str(dataset))
-            single = run_json(SINGLE, str(full), str(truth))
-            dask_run = run_json(CLIENT, address, str(directory), str(truth), str(partitions), str(dataset))
+            single = run_json(SINGLE, str(full), str(truth), str(config))
+            dask_run = run_json(CLIENT, address, str(directory), str(truth), str(partitions), str(dataset), str(config))
             same = dask_run["score"] == single["score"]
             print(f"{scale:>5} {sessions:>10,} {3 * sessions:>10,} {full.stat().st_size / 1e6:>6.0f} | {single['seconds']:>8.2f} "
                   f"{single['rss_mb']:>7.0f} | {dask_run['seconds']:>7.2f} {dask_run['rss_mb']:>9.0f} "

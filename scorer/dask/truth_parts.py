@@ -37,10 +37,11 @@ def part_file(folder: str | Path, index: int) -> Path:
 def dataset_folder(truth_path: str, competition: Competition, parts: int, root: str | Path | None = None) -> Path:
     """Where the dataset of this truth's content, types and partition count lives."""
     from scorer.private_files import cache_dir
-    from scorer.truth.cache import content_key
+    from scorer.truth.cache import handle_key
     from scorer.truth.npz import CACHE_VERSION
 
-    content = content_key(Path(truth_path))
+    with open(truth_path, "rb") as handle:  # read in blocks, not mapped: a worker's memory holds no truth-sized mapping
+        content = handle_key(handle, mapped=False)
     if content is None:
         from scorer.errors import TruthError
 
