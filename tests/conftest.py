@@ -21,6 +21,16 @@ def _private_cache(tmp_path_factory):
     os.environ["SCORER_CACHE_DIR"] = str(tmp_path_factory.mktemp("scorer-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _blas_probe_undone():
+    """The CLI's main() stubs scipy.linalg.cython_blas out of sys.modules (scorer.cli.main._skip_blas_probe: a process of
+    its own needs no BLAS); in the one test process that stub would make scipy, and so scikit-learn, ranx and implicit,
+    unimportable for every later test (their comparisons then skipped as "not installed"). Undone after each test."""
+    yield
+    if "scipy.linalg.cython_blas" in sys.modules and sys.modules["scipy.linalg.cython_blas"] is None:
+        del sys.modules["scipy.linalg.cython_blas"]
+
+
 def truth_lines(truth: dict[int, dict[str, list[int] | int]]) -> str:
     return "".join(json.dumps({"session": s, "labels": labels}) + "\n" for s, labels in truth.items())
 
