@@ -41,7 +41,8 @@ def grade_one(submission: str, truth_path: str, competition: Competition, strict
         result = score(submission, truth, competition, strict=strict, max_per_code=max_per_code, threads=threads, untrusted=untrusted)
         out = result.to_dict()
         record.update((key, out[key]) for key in RECORD_KEYS)
-        record["receipt"] = make_receipt(result, competition, submission)  # `scorer verify` proves the score later
+        # `scorer verify` proves the score later; the key read above is the receipt's submission hash too
+        record["receipt"] = make_receipt(result, competition, submission, submission_key=record["content_key"])
     except ScorerError as error:
         record.update(valid=False, score=None, error=str(error))
     record["status"] = "failed" if "error" in record else "scored" if record["score"] is not None else "invalid"

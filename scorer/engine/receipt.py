@@ -91,9 +91,10 @@ def figures_of(result: Result) -> dict:
 
 
 def make_receipt(result: Result, competition: Competition, submission=None, *, split: dict | None = None,
-                 bootstrap: dict | None = None, analytics: dict | None = None) -> dict:
+                 bootstrap: dict | None = None, analytics: dict | None = None, submission_key: str | None = None) -> dict:
     """The receipt of a scored Result. split: {"public": F, "seed": S} or {"usage": true}; bootstrap:
-    {"resamples": N, "seed": S, "level": L}; analytics: the split and bootstrap figures, when those ran."""
+    {"resamples": N, "seed": S, "level": L}; analytics: the split and bootstrap figures, when those ran;
+    submission_key: the submission's content key when the caller has it already (not hashed again)."""
     figures = figures_of(result)
     if analytics:
         figures.update({key: analytics[key] for key in ("split", "bootstrap") if key in analytics})
@@ -103,7 +104,7 @@ def make_receipt(result: Result, competition: Competition, submission=None, *, s
         "competition": {"name": competition.name, "config": config_hash(competition),
                         "metrics": [str(m) for m in competition.metrics]},
         "truth": truth_hash(result.truth) if result.truth is not None else None,
-        "submission": submission_hash(result.submission if submission is None else submission),
+        "submission": submission_key or submission_hash(result.submission if submission is None else submission),
         "mode": "strict" if result.strict else "lenient",
         "split": split,
         "bootstrap": bootstrap,
