@@ -98,21 +98,18 @@ def build(truth_path: str, competition: Competition, parts: int, root: str | Non
     """The dataset's folder, made if it is not there yet (run as one task: it reads the whole truth once)."""
     from scorer.api import resolve_truth
 
-    folder = dataset_folder(truth_path, competition, parts, root)
-    if (folder / "manifest.json").is_file():
-        return str(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    truth = resolve_truth(truth_path, competition)
-    scratch = Path(tempfile.mkdtemp(prefix=".partial-", dir=folder.parent))
+    folder, scratch = _start(truth_path, competition, parts, root)
+    if scratch is None:
+        return folder
     try:
+        truth = resolve_truth(truth_path, competition)
         sessions = []
         for index, part in enumerate(split_truth(truth, parts)):
             part.save(part_file(scratch, index))
             sessions.append(part.n_sessions)
-        _finish(scratch, folder, parts, competition, truth_path, sessions)
+        return _finish(scratch, folder, parts, competition, truth_path, sessions)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return str(folder)
 
 
 def load(folder: str, index: int, competition: Competition) -> Truth:
