@@ -167,12 +167,19 @@ def _zipped_files(files: list[tuple[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
-def codabench(out: Path, image: str, truth: Path | None = None, chosen: Chosen = Chosen()) -> None:
-    source = HERE / "codabench"
+def _competition_file(source: Path, chosen: Chosen, columns_at: str, columns, after: str, image_line: str) -> str:
+    """The platform's competition.yaml for the chosen competition: its title and description, the leaderboard
+    columns (everything from `columns_at` on is replaced by columns(competition)), and `image_line` after the first
+    line that starts with `after`."""
     competition = chosen.load()
     text = _described((source / "competition.yaml").read_text(encoding="utf-8"), competition)
-    text = text[: text.index("\nleaderboards:") + 1] + _codabench_columns(competition)
-    text = _with_line(text, "version:", f"docker_image: {image}")
+    text = text[: text.index(columns_at) + 1] + columns(competition)
+    return _with_line(text, after, image_line)
+
+
+def codabench(out: Path, image: str, truth: Path | None = None, chosen: Chosen = Chosen()) -> None:
+    source = HERE / "codabench"
+    text = _competition_file(source, chosen, "\nleaderboards:", _codabench_columns, "version:", f"docker_image: {image}")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, tempfile.TemporaryDirectory() as work:
         archive.writestr("competition.yaml", text)
         archive.write(source / "logo.png", "logo.png")
@@ -184,10 +191,7 @@ def codabench(out: Path, image: str, truth: Path | None = None, chosen: Chosen =
 
 def codalab(out: Path, image: str, truth: Path | None = None, chosen: Chosen = Chosen()) -> None:
     source = HERE / "codalab"
-    competition = chosen.load()
-    text = _described((source / "competition.yaml").read_text(encoding="utf-8"), competition)
-    text = text[: text.index("\n  columns:") + 1] + _codalab_columns(competition)
-    text = _with_line(text, "title:", f"competition_docker_image: {image}")
+    text = _competition_file(source, chosen, "\n  columns:", _codalab_columns, "title:", f"competition_docker_image: {image}")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, tempfile.TemporaryDirectory() as work:
         archive.writestr("competition.yaml", text)
         archive.write(HERE / "codabench" / "logo.png", "logo.png")
