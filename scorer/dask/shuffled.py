@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from scorer.dask.futures import failure, settle
-from scorer.dask.statistics import ORDER_BITS, Statistics, merge, of_result, to_result
-from scorer.engine.problems import Code, Report
+from scorer.dask.statistics import ORDER_BITS, Statistics, merge, of_result, part_and_line, to_result
+from scorer.engine.problems import Code
 from scorer.errors import ScorerError, UsageError, one_line
 from scorer.spec.competition import Competition
 
@@ -73,12 +73,12 @@ def read_part(index: int, path: str, name: str, competition: Competition, parts:
         table = _as_text(table, header)
     except UsageError as error:
         table, bad_rows = None, []
-        _problem(stats, competition, Code.BAD_HEADER, f"{name}: {error}", (index, 1))
+        _problem(stats, Code.BAD_HEADER, f"{name}: {error}", (index, 1))
     except Exception as error:  # pyarrow and the file system raise many kinds; the message says what is wrong
         table, bad_rows = None, []
-        _problem(stats, competition, Code.UNREADABLE, f"{name}: cannot read the part: {one_line(error)}", (index, 0))
+        _problem(stats, Code.UNREADABLE, f"{name}: cannot read the part: {one_line(error)}", (index, 0))
     for line, text in bad_rows:
-        _problem(stats, competition, Code.WRONG_FIELD_COUNT, f"{name}: line {line} does not have the {len(header)} fields "
+        _problem(stats, Code.WRONG_FIELD_COUNT, f"{name}: line {line} does not have the {len(header)} fields "
                  f"{', '.join(header)}: {text[:80]!r}", (index, line))
     stats.counts = {"rows_read": len(bad_rows), "rows_with_errors": len(bad_rows)}
     if table is None:
@@ -113,14 +113,13 @@ def _as_text(table, header: list[str]):
     return pa.table(dict(zip(header, columns)))
 
 
-def _problem(stats: Statistics, competition, code: Code, message: str, where: tuple[int, int]) -> None:
+def _problem(stats: Statistics, code: Code, message: str, where: tuple[int, int]) -> None:
+    """Record one problem of reading a part (where: its part index and line) in the part's statistics."""
     from scorer.dask.statistics import Kept
     from scorer.engine.problems import Problem, kind
 
-    report = Report(strict=True)
-    entry = kind(code)
-    severity = report.severity(code)
-    key = entry.code
+    entry = kind(code)  # none of these codes is a warning in lenient mode: the catalogue's severity holds
+    key, severity = entry.code, entry.severity
     stats.problem_counts[key] = stats.problem_counts.get(key, 0) + 1
     stats.covered[key] = stats.covered.get(key, 0) + 1
     stats.kept.setdefault(key, []).append(Kept((where[0], where[1], key), Problem(key, severity, message, where[1] or None)))
@@ -240,8 +239,10 @@ def score_partition(frame, index: int, folder: str, competition: Competition, na
     known = _known(frame, truth, competition)
     unknown = np.flatnonzero(~known)[:SHOWN_IDS]
     ids = frame[competition.header[0]]
-    stats.unknown = [(int(order[row] >> ORDER_BITS), int(order[row] & ((1 << ORDER_BITS) - 1)) + 2, _session_name(frame, row, competition),
-                      names[int(order[row] >> ORDER_BITS)]) for row in unknown if ids.iloc[row] is not None]
+    for row in unknown:
+        if ids.iloc[row] is not None:
+            part, line = part_and_line(int(order[row]))
+            stats.unknown.append((part, line, _session_name(frame, row, competition), names[part]))
     return stats
 
 
@@ -312,7 +313,7 @@ def score_partitioned(directory: str | Path, truth_path: str | Path, competition
             raise failed  # a bad truth (TruthError, exit 2) or config, raised in a task
         if failed is not None:  # a task failed on every attempt, or was cancelled
             total = Statistics()
-            _problem(total, competition, Code.UNREADABLE, f"the partitioned scoring could not finish on any attempt: {one_line(failed)}",
+            _problem(total, Code.UNREADABLE, f"the partitioned scoring could not finish on any attempt: {one_line(failed)}",
                      (0, 0))
         else:
             level = futures

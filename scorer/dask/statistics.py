@@ -98,24 +98,26 @@ def of_result(result, competition: Competition, order: np.ndarray, names: list[s
     return stats
 
 
-def _located(problem: Problem, order: np.ndarray, names: list[str]) -> Kept:
-    """A frame row's problem as a problem of its part and line (line 1 is a part's header, its row r line r + 2)."""
-    import re
+def part_and_line(order: int) -> tuple[int, int]:
+    """(part index, line) of a row's global order (line 1 is a part's header, its 0-based row r line r + 2)."""
+    return order >> ORDER_BITS, (order & ((1 << ORDER_BITS) - 1)) + 2
 
-    def where(row: int) -> tuple[int, int]:
-        at = int(order[row])
-        return at >> ORDER_BITS, (at & ((1 << ORDER_BITS) - 1)) + 2
+
+def _located(problem: Problem, order: np.ndarray, names: list[str]) -> Kept:
+    """A frame row's problem as a problem of its part and line; rows its message names become parts' lines."""
+    import re
 
     if problem.row is None:
         return Kept((-1, 0, problem.code), problem)
-    part, line = where(problem.row)
-    message = re.sub(r"\brow (\d+)", lambda m: "{} line {}".format(*_named(where(int(m.group(1))), names)), problem.message)
+
+    def named(match) -> str:
+        part, line = part_and_line(int(order[int(match.group(1))]))
+        return f"{names[part]} line {line}"
+
+    part, line = part_and_line(int(order[problem.row]))
+    message = re.sub(r"\brow (\d+)", named, problem.message)
     located = Problem(problem.code, problem.severity, f"{names[part]}: {message}", line, None, None, None, None, problem.field)
     return Kept((part, line, problem.code), located)
-
-
-def _named(where: tuple[int, int], names: list[str]) -> tuple[str, int]:
-    return names[where[0]], where[1]
 
 
 def to_result(stats: Statistics, competition: Competition, strict: bool, max_per_code: int, submission: str, seconds: float):
