@@ -1,11 +1,12 @@
 """Benchmark partitioned scoring on a hand-started Dask cluster as the data grows: client and worker memory, time,
 and the score against the single-machine score of the same rows.
 
-    python bench/bench_partitioned.py [--base 208975] [--scales 1,4,8] [--part-mb 16] [--workers 2] [--memory-limit 3GB]
+    python bench/bench_partitioned.py [--base 208975] [--scales 1,4,8] [--part-mb 16,96,384] [--workers 2] [--memory-limit 3GB]
 
 Data (bench/data/partitioned/, gitignored): for each scale m, a truth of m × --base sessions and a submission of
 them, made with bench/make_otto.py's generator (OTTO's shape: 3 rows a session, 20 items a row, realistic hit
-rates), split into CSV part files of about --part-mb by line ranges (not by our partition function: the run shuffles them).
+rates), split into CSV part files of about each --part-mb by line ranges (not by our partition function: the run
+shuffles them), so the client's memory is seen against the size of a part as well as of the data.
 --base 208975 is an eighth of OTTO, so scale 8 is OTTO's size.
 
 The cluster is started by hand as a platform would: `dask scheduler` and `dask worker --nworkers N
@@ -53,17 +54,21 @@ print(json.dumps({"seconds": time.perf_counter() - started, "score": result.scor
 """
 
 CLIENT = PEAK + """
-import json, sys, time
+import contextlib, io, json, sys, time
 from distributed import Client
-from scorer.dask.dataset import score_dataset
+from scorer.cli.main import main
 client = Client(sys.argv[1])
 client.restart()  # fresh worker processes: their peak memory is this run's
 started = time.perf_counter()
-result = score_dataset(sys.argv[2], sys.argv[3], config=sys.argv[6], client=client, partitions=int(sys.argv[4]), truth_parts=sys.argv[5])
+out = io.StringIO()
+with contextlib.redirect_stdout(out):  # the command as a user runs it, JSON with its receipt (which hashes every part)
+    main(["score", sys.argv[2], "--truth", sys.argv[3], "--config", sys.argv[6], "--engine", "dask", "--scheduler", sys.argv[1],
+          "--partitions", sys.argv[4], "--truth-parts", sys.argv[5], "--format", "json", "--no-progress"])
 seconds = time.perf_counter() - started
+result = json.loads(out.getvalue())
 workers = client.run(peak_mb)
-print(json.dumps({"seconds": seconds, "score": result.score, "problems": result.report.counts, "workers_rss_mb": sorted(workers.values()),
-                  "rss_mb": peak_mb()}))
+print(json.dumps({"seconds": seconds, "score": result["score"], "problems": result["problem_counts"],
+                  "workers_rss_mb": sorted(workers.values()), "rss_mb": peak_mb()}))
 """
 
 PREPARE = PEAK + """
@@ -80,8 +85,9 @@ print(json.dumps({"seconds": time.perf_counter() - started, "workers_rss_mb": so
 
 
 def make_scale(out: Path, sessions: int, parts: int) -> tuple[Path, Path, Path]:
+    """The truth and submission of `sessions` sessions in `out`, and the submission cut into `parts` part files."""
     out.mkdir(parents=True, exist_ok=True)
-    truth, full, directory = out / "labels.jsonl", out / "submission.csv", out / "parts"
+    truth, full, directory = out / "labels.jsonl", out / "submission.csv", out / f"parts-{parts}"
     if not (truth.exists() and full.exists()):
         rng = np.random.default_rng(0)
         ids = np.arange(make_otto.FIRST_SESSION, make_otto.FIRST_SESSION + sessions, dtype=np.int64)
@@ -108,7 +114,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=int, default=208_975)
     parser.add_argument("--scales", default="1,4,8")
-    parser.add_argument("--part-mb", type=int, default=16, help="the submission is split in part files of about this size")
+    parser.add_argument("--part-mb", default="16,96,384", help="the submission is split in part files of about each of these sizes")
     parser.add_argument("--partitions", type=int, default=0, help="session partitions per scale (default: one per 52,000 sessions)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="3GB")
@@ -132,24 +138,28 @@ def main(argv=None) -> None:
         time.sleep(5)
         print(f"cluster: `dask scheduler` + `dask worker --nworkers {args.workers} --nthreads 1 --memory-limit {args.memory_limit}`"
               f" (started by hand, loopback); {os.cpu_count()} CPUs, shared machine")
-        print(f"{'scale':>5} {'sessions':>10} {'rows':>10} {'MB':>6} | {'single s':>8} {'RSS MB':>7} | {'dask s':>7} {'client MB':>9} "
-              f"{'worker MB':>13} {'P':>3} | same score")
+        print(f"{'scale':>5} {'sessions':>10} {'rows':>10} {'MB':>6} | {'single s':>8} {'RSS MB':>7} | {'parts':>5} {'part MB':>7} "
+              f"{'dask s':>7} {'client MB':>9} {'worker MB':>13} {'P':>3} | same score")
         for scale in (int(s) for s in args.scales.split(",")):
             sessions = scale * args.base
-            truth, full, directory = make_scale(args.out / f"x{scale}", sessions, max(1, round(sessions * 3 * 164 / (args.part_mb << 20))))
+            truth, full, _ = make_scale(args.out / f"x{scale}", sessions, 1)
             partitions = args.partitions or -(-sessions // 52_000)
             dataset = args.out / f"x{scale}" / "truth-parts"
             prepared = run_json(PREPARE, address, str(truth), str(partitions), str(dataset))
             single = run_json(SINGLE, str(full), str(truth), str(config))
-            dask_run = run_json(CLIENT, address, str(directory), str(truth), str(partitions), str(dataset), str(config))
-            same = dask_run["score"] == single["score"]
             print(f"{scale:>5} {sessions:>10,} {3 * sessions:>10,} {full.stat().st_size / 1e6:>6.0f} | {single['seconds']:>8.2f} "
-                  f"{single['rss_mb']:>7.0f} | {dask_run['seconds']:>7.2f} {dask_run['rss_mb']:>9.0f} "
-                  f"{'/'.join(f'{w:.0f}' for w in dask_run['workers_rss_mb']):>13} {partitions:>3} | {same} "
-                  f"({dask_run['score']!r}; truth partitioned once in {prepared['seconds']:.1f} s, "
+                  f"{single['rss_mb']:>7.0f} | (truth partitioned once in {prepared['seconds']:.1f} s, "
                   f"workers {'/'.join(f'{w:.0f}' for w in prepared['workers_rss_mb'])} MB)")
-            if not same:
-                print(f"  MISMATCH: single {single['score']!r}, partitioned {dask_run['score']!r}, problems {dask_run['problems']}")
+            for part_mb in (int(mb) for mb in args.part_mb.split(",")):
+                count = max(1, round(full.stat().st_size / (part_mb << 20)))
+                _, _, directory = make_scale(args.out / f"x{scale}", sessions, count)
+                dask_run = run_json(CLIENT, address, str(directory), str(truth), str(partitions), str(dataset), str(config))
+                same = dask_run["score"] == single["score"]
+                print(f"{'':>5} {'':>10} {'':>10} {'':>6} | {'':>8} {'':>7} | {count:>5} {full.stat().st_size / count / 1e6:>7.0f} "
+                      f"{dask_run['seconds']:>7.2f} {dask_run['rss_mb']:>9.0f} "
+                      f"{'/'.join(f'{w:.0f}' for w in dask_run['workers_rss_mb']):>13} {partitions:>3} | {same} ({dask_run['score']!r})")
+                if not same:
+                    print(f"  MISMATCH: single {single['score']!r}, partitioned {dask_run['score']!r}, problems {dask_run['problems']}")
     finally:
         workers.terminate()
         scheduler.terminate()

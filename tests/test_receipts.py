@@ -240,3 +240,21 @@ def test_verify_reads_grade_lines_and_refuses_what_holds_no_receipt(case, capsys
     (folder / "empty.json").write_text("{}")
     assert main(["verify", str(folder / "empty.json"), str(submission), "--truth", str(truth)]) == 2
     assert "no receipt found" in capsys.readouterr().err
+
+
+def test_a_submission_is_hashed_in_blocks_never_mapped(tmp_path, monkeypatch):
+    """A mapped file counts in the process's resident memory: a partitioned score's client grew by the size of the largest
+    part when it hashed the parts for its receipt. The key is the same as the mapped one's."""
+    from scorer.truth import cache
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for index in range(2):
+        (parts / f"part-{index}.csv").write_text(submission_text([(index, "clicks", [1, 2])]))
+    mapped = {str(path): cache.content_key(path) for path in parts.iterdir()}
+    maps = []
+    real_mmap = cache.mmap.mmap
+    monkeypatch.setattr(cache.mmap, "mmap", lambda *args, **kwargs: maps.append(args) or real_mmap(*args, **kwargs))
+    key = receipts.submission_hash(parts)
+    one = receipts.submission_hash(parts / "part-0.csv")
+    assert maps == [] and key.startswith("parts-") and one == mapped[str(parts / "part-0.csv")]

@@ -72,14 +72,15 @@ def truth_hash(truth) -> str:
 
 def submission_hash(submission) -> str | None:
     """The content key of a submission file, or of a folder of parts (each part's name and key, in name order);
-    None for a data frame or what is no regular file."""
+    None for a data frame or what is no regular file. Read in blocks, not mapped: the process's memory does not grow
+    by the size of the file or of the largest part (a partitioned score's client holds no part)."""
     path = Path(submission)
     try:
         if path.is_dir():
             parts = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
-            listing = json.dumps([[p.relative_to(path).as_posix(), content_key(p)] for p in parts])
+            listing = json.dumps([[p.relative_to(path).as_posix(), content_key(p, mapped=False)] for p in parts])
             return "parts-" + hashlib.sha256(listing.encode()).hexdigest()
-        return content_key(path)
+        return content_key(path, mapped=False)
     except (OSError, TypeError, ValueError):
         return None
 

@@ -35,13 +35,14 @@ def bytes_key(data) -> str:
     return f"{name}-{len(data)}-{digest.hexdigest()}"
 
 
-def content_key(path: Path) -> str | None:
+def content_key(path: Path, mapped: bool = True) -> str | None:
     """A hash of the file's bytes, mapped rather than read (xxh3: ~10 ms for OTTO's 113 MB from the page cache,
-    bench/bench_truth_key.py); None for what is not a regular file or says it is empty (as /proc's): never cached."""
+    bench/bench_truth_key.py); None for what is not a regular file or says it is empty (as /proc's): never cached.
+    Not `mapped`: read in blocks (see handle_key), for files as large as a submission."""
     if not stat.S_ISREG(os.stat(path).st_mode):
         return None  # a FIFO or device: opening it could block, and its bytes can change under the key
-    with open(path, "rb") as handle:
-        return handle_key(handle)
+    with open(path, "rb", buffering=0) as handle:
+        return handle_key(handle, mapped)
 
 
 def handle_key(handle, mapped: bool = True) -> str | None:
