@@ -1,0 +1,111 @@
+"""Issue 29, a newcomer's frictions: a small truth read without pyarrow, ..."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorer.errors import TruthError
+from scorer.truth import ids
+
+ROOT = Path(__file__).resolve().parent.parent
+TYPES = ("clicks", "carts", "orders")
+
+
+# -- 1. a small JSONL truth: the line reader, with the large path's verdicts -------------------------------------------
+TRUTHS = {
+    "plain": '{"session": 3, "labels": {"orders": [3, 1], "clicks": 2}}\n{"session": 1, "labels": {"carts": [9, 9]}}\n',
+    "empty labels and none": '{"session": 1, "labels": {}}\n{"session": 2}\n',
+    "crlf and blank lines": '{"session": 1}\r\n\r\n   \n{"session": 2}\r\n',
+    "no final newline": '{"session": 1, "labels": {"clicks": 4}}',
+    "a BOM": '\ufeff{"session": 1}\n',
+    "usage": '{"session": 1, "usage": " PRIVATE "}\n{"session": 2, "usage": "Pub\\u006cic"}\n',
+    "an extra key": '{"session": 1, "x": 2}\n',
+    "empty lists": '{"session": 1, "labels": {"clicks": []}}\n',
+    "empty file": "",
+    "a null label next to a good one": '{"session": 1, "labels": {"clicks": null}}\n{"session": 2, "labels": {"clicks": 5}}\n',
+    "null labels next to good ones": '{"session": 1, "labels": null}\n{"session": 2, "labels": {"clicks": 5}}\n',
+    "a null in a list": '{"session": 1, "labels": {"clicks": [1, null]}}\n',
+    "two objects on a line": '{"session": 1} {"session": 2}\n',
+    "a tab between objects": '{"session": 1}\t{"session": 2}\n',
+    "lone CRs": '{"session": 1}\r{"session": 2}\r',
+    "one object over lines": '{\n "session": 1\n}\n',
+    "bad UTF-8 in usage": b'{"session": 1, "usage": "Pub\xfflic"}\n',
+    "a repeated session": '{"session": 1}\n{"session": 1}\n',
+    "an unknown type": '{"session": 1, "labels": {"views": [2]}}\n',
+    "a float item": '{"session": 1, "labels": {"clicks": 5.0}}\n',
+    "an int and a list": '{"session": 1, "labels": {"clicks": 5}}\n{"session": 2, "labels": {"clicks": [5]}}\n',
+    "a negative session": '{"session": -1}\n',
+    "a session past int64": '{"session": 9223372036854775808}\n',
+    "usage on some lines": '{"session": 1, "usage": "Public"}\n{"session": 2}\n',
+    "a bad usage": '{"session": 1, "usage": "Nope"}\n',
+    "trailing garbage": '{"session": 1} x\n',
+    "NaN": '{"session": NaN}\n',
+    "a list for labels": '{"session": 1, "labels": [1]}\n',
+}
+
+
+def _verdict(read, path: Path):
+    try:
+        truth = read(path, TYPES)
+    except TruthError as error:
+        return str(error)
+    usage = None if truth.usage is None else truth.usage.tolist()
+    return truth.sessions.tolist(), truth.indptr.tolist(), truth.items.tolist(), usage
+
+
+def _write(tmp_path: Path, content: str | bytes) -> Path:
+    path = tmp_path / "truth.jsonl"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+@pytest.mark.parametrize("content", TRUTHS.values(), ids=TRUTHS.keys())
+def test_the_small_and_the_large_truth_path_agree(tmp_path, content):
+    path = _write(tmp_path, content)
+    assert _verdict(ids._read_jsonl_lines, path) == _verdict(ids._read_jsonl_large, path)
+
+
+def test_the_large_path_reads_a_plain_file_with_pyarrow(tmp_path):
+    path = _write(tmp_path, TRUTHS["plain"])
+    lines = ids._lines_without_null(path)
+    assert lines == 2 and ids._read_jsonl_arrow(path, TYPES, lines) is not None  # the agreement above is not all fallback
+
+
+_PIECES = [b'{"session": 1', b'{"session": 2', b', "labels": {', b'"clicks": 5', b'"carts": [1, 2]', b'"orders": []', b"null",
+           b', "usage": "public"', b"}", b"}", b"\n", b"\n", b"\r", b"\t", b" ", b"[", b"]", b",", b"3", b'"x"', b"\xff"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=24))
+def test_the_two_paths_agree_on_any_arrangement(tmp_path_factory, pieces):
+    path = _write(tmp_path_factory.mktemp("truth"), b"".join(pieces))
+    assert _verdict(ids._read_jsonl_lines, path) == _verdict(ids._read_jsonl_large, path)
+
+
+def test_a_small_truth_takes_the_line_reader(tmp_path, monkeypatch):
+    path = _write(tmp_path, TRUTHS["plain"])
+    monkeypatch.setattr(ids, "_read_jsonl_large", lambda *a: pytest.fail("a small truth went the large path"))
+    assert ids.read_jsonl(path, TYPES).n_sessions == 2
+    monkeypatch.setattr(ids, "SMALL_JSONL_BYTES", path.stat().st_size - 1)
+    with pytest.raises(pytest.fail.Exception):
+        ids.read_jsonl(path, TYPES)
+
+
+def test_a_fixture_score_imports_neither_pyarrow_nor_pandas(tmp_path):
+    code = ("import json, sys; from scorer.cli.main import main\n"
+            "for _ in range(2):  # an empty cache, then the compiled one\n"
+            "    assert main(['score', 'fixtures/otto_submission.csv', '--truth', 'fixtures/otto_truth.jsonl']) == 0\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'pandas'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "SCORER_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert list((tmp_path / "cache").glob("*.npz")), "the truth was not compiled into the empty cache"
