@@ -109,3 +109,66 @@ def test_a_fixture_score_imports_neither_pyarrow_nor_pandas(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
     assert list((tmp_path / "cache").glob("*.npz")), "the truth was not compiled into the empty cache"
+
+
+# -- 2. the shared options mean the same in every command -----------------------------------------------------------
+def _options_by_command() -> dict[str, dict]:
+    """Each command's options as --help shows them (an old spelling kept for scripts is left out)."""
+    import argparse
+
+    from scorer.cli.main import build_parser
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    return {name: {option: action for option, action in command._option_string_actions.items() if action.help != argparse.SUPPRESS}
+            for name, command in commands.items()}
+
+
+def _accepts(action, text: str) -> bool:
+    import argparse
+
+    try:
+        value = action.type(text) if action.type else text
+    except argparse.ArgumentTypeError:
+        return False
+    return action.choices is None or value in action.choices
+
+
+@pytest.mark.parametrize("option, good, bad", [
+    ("--max-per-code", ["0", "20", "10000"], ["-1", "10001", "x"]),
+    ("--threads", ["1", "64"], ["0", "65", "x"]),
+    ("--format", ["text", "json"], ["csv", "parquet"]),
+    ("--seed", ["0", str(2**63 - 1)], ["-1", str(2**63)]),
+])
+def test_a_shared_option_takes_the_same_values_in_every_command(option, good, bad):
+    holders = {name: options[option] for name, options in _options_by_command().items() if option in options}
+    assert len(holders) >= 3, holders
+    for name, action in holders.items():
+        assert [_accepts(action, text) for text in good + bad] == [True] * len(good) + [False] * len(bad), name
+        assert action.metavar in (None, "N"), name
+
+
+def test_the_shared_options_have_one_default_everywhere():
+    by_command = _options_by_command()
+    for option in ("--max-per-code", "--format", "--no-progress", "--untrusted", "--level"):
+        defaults = {name: options[option].default for name, options in by_command.items() if option in options}
+        assert len(defaults) >= 2 and len(set(defaults.values())) == 1, (option, defaults)
+
+
+def _candidate_table(tmp_path, repeats: int) -> Path:
+    path = tmp_path / "candidates.csv"
+    path.write_text("session,aid\n" + "".join(f"1,{item}\n1,{item}\n" for item in range(repeats)))
+    return path
+
+
+def test_candidates_takes_max_per_code_as_score_does(tmp_path, capsys):
+    from scorer.cli.common import WARNING_EXAMPLES
+    from scorer.cli.main import main
+
+    repeats = WARNING_EXAMPLES + 2  # one S014 warning per repeated item
+    table = _candidate_table(tmp_path, repeats)
+    truth = ROOT / "fixtures" / "otto_truth.jsonl"
+    for options, shown in (([], WARNING_EXAMPLES), (["--max-per-code", "0"], 0), (["--max-per-code", str(repeats - 1)], repeats - 1)):
+        assert main(["candidates", str(table), "--truth", str(truth), *options]) == 0
+        out = capsys.readouterr().out
+        assert f"S014 warning: duplicate items in a row — {repeats} in all" in out
+        assert out.count("appears twice in the row") == shown, options

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from scorer.cli.common import add_competition, add_output, positive_int
+from scorer.cli.common import add_competition, add_max_per_code, add_output, add_progress, add_threads, positive_int, whole_number
 from scorer.cli.grade_report import RERUN, leaderboard, line
 
 USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]"
@@ -32,11 +32,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--wait-workers", type=positive_int, default=60, metavar="SECONDS",
                         help="wait this long for a first worker, and give up on a run left without any (default: 60)")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict, as a grader)")
-    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N", help="problems kept per code (default: 20)")
-    parser.add_argument("--threads", type=positive_int, default=1, metavar="N", help="engine threads per task (default: 1)")
-    parser.add_argument("--retries", type=int, default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
+    add_max_per_code(parser, " in each record")
+    add_threads(parser, 1, "engine threads per task")
+    parser.add_argument("--retries", type=whole_number(0, what="a number of re-runs"), default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
                         "a task whose worker dies is rescheduled by Dask in any case")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
+    add_progress(parser)
 
 
 def say(message: str) -> None:
@@ -51,8 +51,6 @@ def run(args) -> int:
     require()
     competition = resolve_competition(args.competition, args.config)
     resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
-    if args.retries < 0:
-        raise UsageError(f"--retries must be 0 or more, got {args.retries}")
     if args.resume and not args.output:
         raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
     results = _open_results(args.output) if args.output else None

@@ -179,6 +179,7 @@ class CandidatePass:
         truth = self.truth
         n_slots = len(truth.indptr) - 1
         report = Report(strict=False, max_per_code=self.max_per_code)
+        per_code = report.max_per_code  # 1 when 0 was asked for: the first of each code still carries its count
         slot_candidates = np.zeros(n_slots, np.int64)
         base, table = truth.lookup
         truth_arrays = (truth.sessions, np.int64(base), table, truth.indptr, truth.items)
@@ -202,7 +203,7 @@ class CandidatePass:
             views = _views(piece)
             kept = []
             counts = np.zeros(codes.N_CODES, np.int64)
-            found = np.zeros((self.max_per_code * codes.N_CODES, 3), np.int64)
+            found = np.zeros((per_code * codes.N_CODES, 3), np.int64)
             hits, unknown = mine["hits"], mine["unknown"]
             out_hits, out_unknown = [], []
             row, stop = 0, len(piece)
@@ -210,7 +211,7 @@ class CandidatePass:
                 hits[3][0] = 0
                 unknown[1][:] = 0
                 row, n_found = candidate_runs(row, stop, np.int64(piece.start), views, truth_arrays, np.int64(self.n_types),
-                                              np.int64(self.max_per_code), mine["tables"], mine["scratch"], slot_candidates,
+                                              np.int64(per_code), mine["tables"], mine["scratch"], slot_candidates,
                                               mine["runs"], hits, unknown, found, counts)
                 kept.extend(map(tuple, found[:n_found].tolist()))
                 n_hits = int(hits[3][0])

@@ -183,7 +183,9 @@ class CandidateResult:
             "seconds": round(self.seconds, 3),
         }
 
-    def text(self) -> str:
+    def text(self, warning_examples: int | None = None) -> str:
+        """The figures per K and type, the lists' spread, the hit ranks, the warnings and the problems (with
+        warning_examples, at most that many examples of each warning or note code, as Result.to_text)."""
         def number(value, digits=4):
             return "-" if value is None else f"{value:.{digits}f}"
 
@@ -210,7 +212,7 @@ class CandidateResult:
             lines.append(f"warning: {warning}")
         from scorer.engine.result import render_problems
 
-        problems = render_problems(self.report)
+        problems = render_problems(self.report, warning_examples)
         if problems:
             lines += ["", problems]
         return "\n".join(lines)
