@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import run_cli
 from scorer.errors import TruthError
 from scorer.truth import ids
 
@@ -172,3 +173,75 @@ def test_candidates_takes_max_per_code_as_score_does(tmp_path, capsys):
         out = capsys.readouterr().out
         assert f"S014 warning: duplicate items in a row — {repeats} in all" in out
         assert out.count("appears twice in the row") == shown, options
+
+
+# -- 3. another bundled competition's file: named, and counts that agree --------------------------------------------
+FIXTURE_OF = {"otto": ("otto_submission.csv", "otto_truth.jsonl"), "hm": ("hm/submission.csv", "hm/truth.csv")}
+
+
+def _counts_agree(counts: dict) -> bool:
+    """Counts of rows are parts of the rows read (or expected): a line that gives no row is in none of them."""
+    read = counts["rows_read"]
+    return (counts["rows_with_duplicate_items"] <= read and counts["rows_cut_at_k"] <= read and counts["rows_with_errors"] <= read
+            and counts["rows_scored"] + counts["rows_missing"] == counts["rows_expected"])
+
+
+@pytest.mark.parametrize("given, scored_as", [("hm", "otto"), ("otto", "hm")])
+def test_another_competitions_file_is_named_and_counted_alike(given, scored_as):
+    submission, _ = FIXTURE_OF[given]
+    _, truth = FIXTURE_OF[scored_as]
+    code, out, _ = run_cli("score", ROOT / "fixtures" / submission, "--truth", ROOT / "fixtures" / truth, "--competition", scored_as,
+                           "--format", "json")
+    result = json.loads(out)
+    header = next(p for p in result["problems"] if p["code"] == "S002")
+    assert code == 1 and header["message"].endswith(f"(this looks like a `--competition {given}` submission)")
+    assert _counts_agree(result["counts"]), result["counts"]
+
+
+def test_a_frame_of_another_competition_is_named():
+    import pandas as pd
+
+    import scorer
+    from scorer.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"this looks like a `--competition hm` submission"):
+        scorer.score(pd.DataFrame({"customer_id": ["a"], "prediction": ["1 2"]}), ROOT / "fixtures" / "otto_truth.jsonl")
+
+
+def test_a_wrong_header_of_no_bundled_competition_gets_no_such_hint():
+    code, out, _ = run_cli("validate", _bad_fixture("S002_header_wrong.csv"))
+    assert code == 1 and "S002" in out and "--competition" not in out
+
+
+def _bad_fixture(name: str) -> Path:
+    return ROOT / "fixtures" / "bad" / name
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in (ROOT / "fixtures" / "bad").glob("*.csv")))
+def test_a_bad_files_counts_agree(name):
+    code, out, _ = run_cli("score", _bad_fixture(name), "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--format", "json")
+    assert code in (0, 1) and _counts_agree(json.loads(out)["counts"])
+
+
+def test_a_line_with_a_bad_id_counts_no_repeated_or_cut_items(tmp_path):
+    path = tmp_path / "sub.csv"
+    items = " ".join(["5"] * 30)  # repeats, and more than K
+    path.write_text(f"session_type,labels\n1_clicks,{items}\nx_clicks,{items}\n1_views,{items}\n")
+    code, out, _ = run_cli("score", path, "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--format", "json")
+    counts = json.loads(out)["counts"]
+    assert counts["rows_read"] == 1 and counts["rows_with_duplicate_items"] == 1 and counts["rows_cut_at_k"] == 1
+
+
+@pytest.mark.parametrize("form", ["id_labels", "long lists"])
+def test_a_frame_row_with_a_bad_id_counts_no_repeated_or_cut_items(form):
+    import pandas as pd
+
+    import scorer
+
+    items = [5] * 30
+    if form == "id_labels":
+        frame = pd.DataFrame({"session_type": ["1_clicks", "x_clicks", "1_views"], "labels": [items] * 3})
+    else:
+        frame = pd.DataFrame({"session": pd.array([1, None, -4], dtype="Int64"), "type": ["clicks"] * 3, "labels": [items] * 3})
+    counts = scorer.score(frame, ROOT / "fixtures" / "otto_truth.jsonl").counts
+    assert counts["rows_read"] == 1 and counts["rows_with_duplicate_items"] == 1 and counts["rows_cut_at_k"] == 1, counts

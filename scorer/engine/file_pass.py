@@ -27,7 +27,7 @@ from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, Lim
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
 from scorer.kernels import codes
-from scorer.spec.competition import Competition
+from scorer.spec.competition import Competition, other_competition_hint
 from scorer.truth.ids import Truth
 
 BOM = b"\xef\xbb\xbf"
@@ -153,7 +153,7 @@ class Pass:
             return f" ({TAB_SEPARATED})"
         if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
             return " (this looks like a truth file, not a submission: arguments swapped?)"
-        return ""
+        return other_competition_hint(fields, self.competition)
 
     def _swapped(self) -> str:
         id_name, labels_name = self.competition.header
