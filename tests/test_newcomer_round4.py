@@ -20,6 +20,19 @@ ROOT = Path(__file__).resolve().parent.parent
 TYPES = ("clicks", "carts", "orders")
 
 
+def run_main(*argv) -> tuple[int, str, str]:
+    """run_cli for the commands that draw no progress bar (and take no --no-progress)."""
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from scorer.cli.main import main
+
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(map(str, argv)))
+    return code, out.getvalue(), err.getvalue()
+
+
 # -- 1. a small JSONL truth: the line reader, with the large path's verdicts -------------------------------------------
 TRUTHS = {
     "plain": '{"session": 3, "labels": {"orders": [3, 1], "clicks": 2}}\n{"session": 1, "labels": {"carts": [9, 9]}}\n',
@@ -245,3 +258,83 @@ def test_a_frame_row_with_a_bad_id_counts_no_repeated_or_cut_items(form):
         frame = pd.DataFrame({"session": pd.array([1, None, -4], dtype="Int64"), "type": ["clicks"] * 3, "labels": [items] * 3})
     counts = scorer.score(frame, ROOT / "fixtures" / "otto_truth.jsonl").counts
     assert counts["rows_read"] == 1 and counts["rows_with_duplicate_items"] == 1 and counts["rows_cut_at_k"] == 1, counts
+
+
+# -- 4. binary formats are named, and no message carries raw bytes ------------------------------------------------------
+def _frame_files(tmp_path) -> dict[str, Path]:
+    import gzip
+    import zipfile
+
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"session_type": [f"{s}_clicks" for s in range(50)], "labels": ["1 2"] * 50})
+    made = {"a Parquet file": tmp_path / "sub.parquet", "an Arrow IPC (Feather v2) file": tmp_path / "sub.feather",
+            "a Python pickle": tmp_path / "sub.pkl", "a NumPy .npz archive": tmp_path / "sub.npz"}
+    frame.to_parquet(made["a Parquet file"])
+    frame.to_feather(made["an Arrow IPC (Feather v2) file"])
+    frame.to_pickle(made["a Python pickle"])
+    np.savez(made["a NumPy .npz archive"], ids=np.arange(3))
+    made["the gzip file's content is a Parquet file"] = tmp_path / "sub.parquet.gz"
+    made["the gzip file's content is a Parquet file"].write_bytes(gzip.compress(made["a Parquet file"].read_bytes()))
+    made["the zip file's content is a Parquet file"] = tmp_path / "sub.zip"
+    with zipfile.ZipFile(made["the zip file's content is a Parquet file"], "w") as archive:
+        archive.write(made["a Parquet file"], "submission.csv")
+    made["an Excel workbook (.xlsx)"] = tmp_path / "sub.xlsx"
+    with zipfile.ZipFile(made["an Excel workbook (.xlsx)"], "w") as archive:
+        for name in ("[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/worksheets/sheet1.xml"):
+            archive.writestr(name, "<x/>")
+    return made
+
+
+def _one_sentence(code: int, out: str, what: str) -> None:
+    problems = json.loads(out)["problems"]
+    assert code == 1 and [p["code"] for p in problems] == ["S026"], problems
+    assert what in problems[0]["message"] and "not CSV text" in problems[0]["message"]
+
+
+def test_a_data_file_given_as_the_submission_is_named(tmp_path):
+    for what, path in _frame_files(tmp_path).items():
+        code, out, _ = run_cli("validate", path, "--format", "json")
+        _one_sentence(code, out, what)
+
+
+@pytest.mark.parametrize("magic", sorted(__import__("scorer.file_formats").file_formats.BINARY_FORMATS))
+def test_every_binary_format_we_know_is_named(tmp_path, magic):
+    from scorer.file_formats import BINARY_FORMATS
+
+    path = tmp_path / "sub.csv"
+    path.write_bytes(magic + bytes(range(256)) * 4)
+    _one_sentence(*run_cli("validate", path, "--format", "json")[:2], BINARY_FORMATS[magic])
+
+
+def test_an_orc_file_is_named_and_a_header_starting_orc_is_not(tmp_path):
+    path = tmp_path / "sub.csv"
+    path.write_bytes(b"ORC\x0a\x06\x08\x00\x10\x00" + bytes(600))
+    _one_sentence(*run_cli("validate", path, "--format", "json")[:2], "an ORC file")
+    path.write_text("ORCA,labels\n1_clicks,1\n")
+    code, out, _ = run_cli("validate", path, "--format", "json")
+    assert "S026" not in out and "S002" in out
+
+
+def test_no_message_prints_a_raw_byte(tmp_path):
+    path = tmp_path / "sub.csv"
+    path.write_bytes(b"session_type,labels\n1_clicks,1 \x1b[31mred\xc2\x9b2J \xe2\x80\xae \x7f\n\x1b]0;title\x07_clicks,1\n")
+    code, out, _ = run_cli("validate", path)
+    assert code == 1 and "S008" in out and "S006" in out  # the bad items, and the session id of the escapes
+    assert all(line.isprintable() for line in out.splitlines()), [line for line in out.splitlines() if not line.isprintable()]
+
+
+@pytest.mark.parametrize("command", ["score", "candidates"])
+def test_a_data_file_given_as_truth_or_candidates_is_named(tmp_path, command):
+    made = _frame_files(tmp_path)
+    disguised = tmp_path / "labels.jsonl"
+    disguised.write_bytes(made["a Parquet file"].read_bytes())
+    fixtures = ROOT / "fixtures"
+    if command == "score":
+        code, _, err = run_cli("score", fixtures / "otto_submission.csv", "--truth", disguised)
+    else:
+        table = tmp_path / "candidates.csv"
+        table.write_bytes(made["a Parquet file"].read_bytes())
+        code, _, err = run_main("candidates", table, "--truth", fixtures / "otto_truth.jsonl")
+    assert code in (1, 2) and "a Parquet file, not text (name it .parquet to read it as Parquet)" in err, err

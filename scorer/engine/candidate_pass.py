@@ -478,7 +478,7 @@ class FileSource:
     """A Parquet file (read row group by row group) or a CSV file (read block by block) as record batches."""
 
     def __init__(self, path: str | Path, candidate_pass: CandidatePass):
-        from scorer.file_formats import format_of
+        from scorer.file_formats import format_of, not_text
 
         self.path = Path(path)
         self.description = str(path)
@@ -496,6 +496,9 @@ class FileSource:
             columns = self.parquet.schema_arrow.names
         elif self.kind == "csv":
             import pyarrow.csv as pv
+
+            if found := not_text(self.path):
+                raise SubmissionError(f"the candidates {path} are {found}")
 
             try:
                 with pv.open_csv(self.path) as reader:

@@ -58,13 +58,17 @@ def _text(raw: bytes, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-_VISIBLE = {c: "\ufffd" for c in range(32)}  # control bytes (NUL, tab, CR) shown one column wide
+def _shown(raw: bytes) -> str:
+    """Bytes of a line as text a terminal shows as it is: every character that is not printable (NUL, tab, CR, ESC, DEL,
+    a C1 control, a bidirectional override) and every byte that is not UTF-8 becomes one U+FFFD, one column wide."""
+    text = raw.decode("utf-8", "replace")
+    return text if text.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in text)
 
 
 def _context(line: bytes, start: int, end: int) -> dict:
     """A window of the line around bytes [start, end) and the caret under them, in characters."""
     window = max(0, start - 60)
-    shown = lambda raw: raw.decode("utf-8", "replace").translate(_VISIBLE)  # noqa: E731
+    shown = _shown
     before, bad = shown(line[window:start]), shown(line[start:end])
     after = shown(line[end : window + 160].rstrip(b"\r"))
     return {"context": before + bad + after, "caret": (len(before), max(1, len(bad)))}

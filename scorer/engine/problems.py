@@ -95,7 +95,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.FILE_TOO_LARGE, ERROR, "file too large", "{value}"),
         ProblemKind(Code.DECOMPRESSED_TOO_LARGE, ERROR, "decompressed size too large", "{value}"),
         ProblemKind(Code.ZIP_NOT_ONE_FILE, ERROR, "zip archive not of one file", "{value}"),
-        ProblemKind(Code.UNKNOWN_COMPRESSION, ERROR, "unknown compression", "{value}"),
+        ProblemKind(Code.UNKNOWN_COMPRESSION, ERROR, "unsupported compression or file format", "{value}"),
         ProblemKind(Code.UNREADABLE, ERROR, "unreadable file", "{value}"),
         ProblemKind(Code.TIME_LIMIT, ERROR, "time limit", "{value}"),
         ProblemKind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),

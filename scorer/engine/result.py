@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.problems import Problem, Report
+from scorer.errors import printable
 
 
 def finite_or_none(value) -> float | None:
@@ -119,7 +120,7 @@ def render_problems(report: Report, warning_examples: int | None = None) -> str:
         more = f" (showing {len(kept)})" if row["count"] > shown and kept else ""
         out.append(f"{row['code']} {row['severity']}: {row['title']} — {row['count']:,} in all{more}")
         for problem in kept:
-            out.append(f"  {problem.where}: {problem.message}")
+            out.append(f"  {problem.where}: {printable(problem.message)}")
             if problem.context is not None and problem.caret is not None:
                 start, width = problem.caret
                 out.append(f"    | {problem.context}")
