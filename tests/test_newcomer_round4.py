@@ -338,3 +338,35 @@ def test_a_data_file_given_as_truth_or_candidates_is_named(tmp_path, command):
         table.write_bytes(made["a Parquet file"].read_bytes())
         code, _, err = run_main("candidates", table, "--truth", fixtures / "otto_truth.jsonl")
     assert code in (1, 2) and "a Parquet file, not text (name it .parquet to read it as Parquet)" in err, err
+
+
+# -- 5. a file that is not there: one line -------------------------------------------------------------------------
+def _receipt(tmp_path) -> Path:
+    code, out, _ = run_cli("score", ROOT / "fixtures" / "otto_submission.csv", "--truth", ROOT / "fixtures" / "otto_truth.jsonl",
+                           "--format", "json")
+    path = tmp_path / "receipt.json"
+    path.write_text(out)
+    return path
+
+
+@pytest.mark.parametrize("argv, expected_code", [
+    (["score", "{missing}", "--truth", "{truth}"], 1),
+    (["score", "{missing}", "--truth", "{truth}", "--bootstrap", "10", "--split", "public=0.5"], 1),
+    (["score", "{missing}", "--truth", "{truth}", "--strict"], 1),
+    (["validate", "{missing}"], 1),
+    (["compare", "{missing}", "{submission}", "--truth", "{truth}"], 1),
+    (["explain", "{missing}", "--truth", "{truth}"], 1),
+    (["verify", "{receipt}", "{missing}", "--truth", "{truth}"], 1),
+    (["candidates", "{missing}", "--truth", "{truth}"], 1),
+    (["score", "{submission}", "--truth", "{missing}"], 2),
+    (["prepare", "{missing}", "-o", "{folder}"], 2),
+    (["compile-truth", "{missing}", "-o", "{folder}/t.truth.npz"], 2),
+])
+def test_a_missing_file_is_said_in_one_line(tmp_path, argv, expected_code):
+    fixtures = ROOT / "fixtures"
+    names = {"missing": tmp_path / "nosuch.csv", "truth": fixtures / "otto_truth.jsonl", "submission": fixtures / "otto_submission.csv",
+             "receipt": _receipt(tmp_path) if "{receipt}" in argv else "", "folder": tmp_path / "out"}
+    code, out, err = run_main(*(part.format(**names) for part in argv))
+    lines = [line for line in (out + err).splitlines() if line.strip()]
+    assert code == expected_code and len(lines) == 1, lines
+    assert "nosuch.csv" in lines[0] and ("No such file" in lines[0] or "not found" in lines[0] or "no such file" in lines[0]), lines

@@ -198,10 +198,9 @@ def _rows_text(first: list) -> str:
 
 def render_text(explanation: Explanation) -> str:
     result = explanation.result
+    if result.unread is not None:
+        return f"explain: {result.submission} could not be read: {result.unread}"
     out = [f"explain: {result.submission} (K = {explanation.k}); rules and sources: {DOCS}"]
-    if result.outcome is None:
-        out.append("the submission could not be read: " + "; ".join(p.message for p in result.report.problems[:1]))
-        return "\n".join(out)
     if result.score is not None:
         out.append(f"score (ours): {result.score:.6f}")
     if not result.valid:

@@ -27,6 +27,8 @@ def run(args) -> int:
     if args.format == "json":
         out = result.to_dict()
         print(json.dumps({key: out[key] for key in ("submission", "competition", "mode", "valid", "counts", "problem_counts", "problems")}, indent=2))
+    elif result.unread is not None:
+        print(f"INVALID: {args.submission}: {result.unread}")
     else:
         summary = result.report.summary()
         tally = ", ".join(f"{sum(r['count'] for r in summary if r['severity'] == s):,} {s}s" for s in ("error", "warning", "note"))

@@ -64,6 +64,15 @@ class Result:
     def problems(self) -> list[Problem]:
         return self.report.problems
 
+    @property
+    def unread(self) -> str | None:
+        """Why nothing of the file could be scored, in one line ("S027 error: cannot open submission x.csv: No such file or
+        directory"), None when it was read."""
+        if self.outcome is not None:
+            return None
+        first = next((kept[0] for kept in self.report.kept.values() if kept and kept[0].severity == "error"), None)
+        return printable(f"{first.code} error: {first.message}") if first is not None else "the submission could not be read"
+
     def to_dict(self) -> dict:
         # NaN only: an infinite figure (rmse of a prediction such as 1e200) is written as such
         clean = lambda value: None if value is None or (isinstance(value, float) and math.isnan(value)) else value  # noqa: E731
@@ -88,6 +97,8 @@ class Result:
     def to_text(self, warning_examples: int | None = None) -> str:
         """The score, the metrics table, the counts and the problems (with warning_examples, at most that many examples
         of each warning or note code: all are counted)."""
+        if self.unread is not None:  # nothing read: no table of dashes, the reason in one line
+            return f"score  none: {self.unread}"
         lines = []
         if self.score is not None:
             lines.append(f"score  {self.score:.6f}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
