@@ -30,10 +30,3 @@ def one_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
-
-def printable(text: str) -> str:
-    """The text with every character a terminal would not show as itself (control bytes such as ESC, DEL, C1 controls,
-    bidirectional overrides) escaped as Python writes it ('\\x1b'): a message never carries raw bytes of a file."""
-    if text.isprintable():
-        return text
-    return "\n".join("".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in text.split("\n"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -370,3 +371,39 @@ def test_a_missing_file_is_said_in_one_line(tmp_path, argv, expected_code):
     lines = [line for line in (out + err).splitlines() if line.strip()]
     assert code == expected_code and len(lines) == 1, lines
     assert "nosuch.csv" in lines[0] and ("No such file" in lines[0] or "not found" in lines[0] or "no such file" in lines[0]), lines
+
+
+# -- 6. strict wording: nothing scores under strict -------------------------------------------------------------------
+SCORING_WORDS = re.compile(r"\bscores? 0\b|\bis not scored\b|truth \(ignored\)|\bthe last one counts\b")  # a blank line is ignored in both modes
+
+
+def _messages(path: Path, *mode: str) -> list[tuple[str, str]]:
+    code, out, _ = run_cli("validate", path, "--truth", ROOT / "fixtures" / "otto_truth.jsonl", *mode, "--format", "json")
+    return [(p["code"], p["message"]) for p in json.loads(out)["problems"]]
+
+
+def test_strict_messages_do_not_speak_of_scoring(tmp_path):
+    said = []
+    for path in sorted((ROOT / "fixtures" / "bad").glob("S0*.csv")):
+        said += [(code, message) for code, message in _messages(path) if SCORING_WORDS.search(message)]
+    assert said == []
+
+
+def test_lenient_messages_say_what_scores(tmp_path):
+    path = tmp_path / "sub.csv"
+    path.write_bytes(b"session_type,labels\n1_clicks,10\n9_clicks,1\n2_clicks,1 \xff\n")
+    lenient = dict(_messages(path, "--lenient"))
+    strict = dict(_messages(path))
+    assert "(they score 0)" in lenient["S011"] and "(ignored)" in lenient["S012"] and "the line scores 0" in lenient["S016"]
+    assert "every row of the truth must be there" in strict["S011"] and "must name a session of the truth" in strict["S012"]
+    assert strict["S016"] == "invalid UTF-8 byte 0xff"
+
+
+def test_one_missing_row_is_one_row():
+    from scorer.engine.problems import Report, report_missing_rows, report_unknown_rows
+
+    report = Report()
+    report_missing_rows(report, 1, "1_clicks")
+    report_unknown_rows(report, 1, "9 (line 3)", 3)
+    assert [p.message for p in report.problems] == ["1 row is missing (it scores 0); first: 1_clicks",
+                                                     "1 row names a session that is not in the truth (ignored); first: 9 (line 3)"]

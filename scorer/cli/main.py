@@ -109,7 +109,8 @@ def _say(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from scorer.errors import ScorerError, printable
+    from scorer.errors import ScorerError
+    from scorer.wording import printable
 
     _any_encoding()
     parser = build_parser()

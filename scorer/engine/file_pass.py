@@ -22,7 +22,7 @@ from scorer.engine import kernel_set
 from scorer.engine.figures import SlotFigures
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
-from scorer.engine.problems import Code, Report, report_repeated_rows
+from scorer.engine.problems import Code, Report, report_missing_rows, report_repeated_rows, report_unknown_rows
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
@@ -330,12 +330,11 @@ class Pass:
             sessions, lines = self.unknown.T
             first = min(self.n_unknown, SHOWN_IDS, len(sessions))  # rows past n_unknown are unused
             shown = ", ".join(self.kernel.unknown_name(s, n) for s, n in zip(sessions[:first], lines[:first]))
-            report.add(Code.UNKNOWN_SESSIONS, f"{self.n_unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
-                       line=int(lines[0]), column=1, count=self.n_unknown)
+            report_unknown_rows(report, self.n_unknown, shown, int(lines[0]))
         missing = np.flatnonzero(self.slot_line == 0) if self.has_truth else np.empty(0, np.int64)
         if len(missing):
             shown = ", ".join(self.kernel.slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
-            report.add(Code.MISSING_ROWS, f"{len(missing):,} rows are missing (they score 0); first: {shown}", count=len(missing))
+            report_missing_rows(report, len(missing), shown)
         counts = {
             "sessions_in_truth": self.truth.n_sessions,
             "rows_expected": len(self.slot_line),

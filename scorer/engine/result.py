@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.problems import Problem, Report
-from scorer.errors import printable
+from scorer.wording import printable
 
 
 def finite_or_none(value) -> float | None:
@@ -71,7 +71,9 @@ class Result:
         if self.outcome is not None:
             return None
         first = next((kept[0] for kept in self.report.kept.values() if kept and kept[0].severity == "error"), None)
-        return printable(f"{first.code} error: {first.message}") if first is not None else "the submission could not be read"
+        if first is None:
+            return "the submission could not be read"
+        return printable(f"{first.code} error{'' if first.where == 'file' else ' at ' + first.where}: {first.message}")
 
     def to_dict(self) -> dict:
         # NaN only: an infinite figure (rmse of a prediction such as 1e200) is written as such
