@@ -407,3 +407,22 @@ def test_one_missing_row_is_one_row():
     report_unknown_rows(report, 1, "9 (line 3)", 3)
     assert [p.message for p in report.problems] == ["1 row is missing (it scores 0); first: 1_clicks",
                                                      "1 row names a session that is not in the truth (ignored); first: 9 (line 3)"]
+
+
+# -- 7. prepare names the labels it wrote, and the command that scores against them ------------------------------------
+@pytest.mark.parametrize("log, output_format", [("events.jsonl", None), ("events.parquet", None), ("events.parquet", "jsonl")])
+def test_prepare_prints_the_score_command_with_the_labels_it_wrote(tmp_path, log, output_format):
+    from test_prepare import random_sessions, write_jsonl, write_parquet
+
+    write = write_jsonl if log.endswith(".jsonl") else write_parquet
+    events = write(tmp_path / log, random_sessions(3, n=300))
+    given = ["--output-format", output_format] if output_format else []
+    code, out, _ = run_cli("prepare", events, "-o", tmp_path / "split", "--days", "4", *given)
+    command = out.splitlines()[-1].removeprefix("next: ").split()
+    assert code == 0 and command[:3] == ["scorer", "score", "SUBMISSION.csv"] and command[3] == "--truth"
+    labels = Path(command[4])
+    assert labels.parent == tmp_path / "split" and labels.suffix == "." + (output_format or log.rsplit(".", 1)[1])
+    submission = tmp_path / "submission.csv"
+    submission.write_text("session_type,labels\n")
+    code, out, err = run_cli(*command[1:2], submission, *command[3:])
+    assert code == 0 and "score  0.000000" in out, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from scorer.cli.common import PREPARE_SEED, add_aliased, add_output, add_progress, add_seed
@@ -34,6 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_progress(parser)
 
 
+def next_command(folder: str, labels: str) -> str:
+    """The command that scores a submission against the labels just written (their real name: .jsonl or .parquet)."""
+    import shlex
+
+    return f"scorer score SUBMISSION.csv --truth {shlex.quote(os.path.join(folder, labels))}"
+
+
 def run(args: argparse.Namespace) -> int:
     from scorer.errors import UsageError
     from scorer.prepare.pipeline import format_summary, prepare
@@ -56,4 +64,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"scorer prepare: {note}", file=sys.stderr)
         print(format_summary(summary))
         print(f"wrote {', '.join(summary['outputs'].values())} to {args.output}")
+        print(f"next: {next_command(args.output, summary['outputs']['test_labels'])}")
     return 0
