@@ -426,3 +426,37 @@ def test_prepare_prints_the_score_command_with_the_labels_it_wrote(tmp_path, log
     submission.write_text("session_type,labels\n")
     code, out, err = run_cli(*command[1:2], submission, *command[3:])
     assert code == 0 and "score  0.000000" in out, err
+
+
+# -- 8. a candidate table from the generated data -----------------------------------------------------------------------
+def _bench_module(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("log", ["events.jsonl", "events.parquet"])
+def test_the_candidate_recipe_makes_a_table_scorer_candidates_reads(tmp_path, log):
+    from test_prepare import random_sessions, write_jsonl, write_parquet
+
+    sessions = random_sessions(5, n=400, items=300)
+    events = (write_jsonl if log.endswith(".jsonl") else write_parquet)(tmp_path / log, sessions)
+    assert run_cli("prepare", events, "-o", tmp_path / "split", "--days", "4")[0] == 0
+    recipe = _bench_module("make_candidates")
+    per_session = 30
+    table_path = tmp_path / "candidates.parquet"
+    recipe.main([str(tmp_path / "split"), "-o", str(table_path), "--per-session", str(per_session)])
+    import pandas as pd
+
+    table = pd.read_parquet(table_path)
+    own = recipe.history(tmp_path / "split")
+    assert (table.groupby("session").size() == per_session).all()
+    first = table.groupby("session").head(1).merge(own[own["rank"] == 0], on=["session", "aid"])
+    assert len(first) == table["session"].nunique()  # each list starts with the session's latest item
+    labels = next((tmp_path / "split").glob("test_labels.*"))
+    code, out, err = run_main("candidates", table_path, "--truth", labels, "--k", f"5,{per_session}", "--format", "json")
+    recall = [json.loads(out)["at_k"][k]["weighted"]["recall"] for k in ("5", str(per_session))]
+    assert code == 0 and 0 < recall[0] <= recall[1], (recall, err)
