@@ -460,3 +460,24 @@ def test_the_candidate_recipe_makes_a_table_scorer_candidates_reads(tmp_path, lo
     code, out, err = run_main("candidates", table_path, "--truth", labels, "--k", f"5,{per_session}", "--format", "json")
     recall = [json.loads(out)["at_k"][k]["weighted"]["recall"] for k in ("5", str(per_session))]
     assert code == 0 and 0 < recall[0] <= recall[1], (recall, err)
+
+
+# -- 9. grade counts the workers that graded, in the right number --------------------------------------------------------
+def test_grade_counts_the_workers_its_tasks_ran_on():
+    from scorer.cli.grade_report import ran, workers_that_graded
+
+    records = [{"workers": ["tcp://a"]}, {"workers": ["tcp://a"]}, {"workers": ["tcp://b", "tcp://a"]}]
+    assert workers_that_graded(records) == 2 and workers_that_graded(records[:2]) == 1
+    assert workers_that_graded([*records, {"workers": None}]) is None  # the scheduler did not count: grade asks it instead
+    assert ran(3, 2, 1.0, 0) == "graded 3 submissions on 2 workers in 1.0 s (180.0 per minute)"
+    assert ran(1, 1, 2.0, 4).startswith("graded 1 submission on 1 worker in 2.0 s") and ran(1, 1, 2.0, 4).endswith("(4 skipped: already graded)")
+
+
+@pytest.mark.slow
+def test_grade_on_a_cluster_that_is_still_starting_counts_the_workers_that_graded(tmp_path):
+    pytest.importorskip("distributed")
+    results = tmp_path / "results.jsonl"
+    code, _, err = run_cli("grade", ROOT / "fixtures" / "otto_submission.csv", ROOT / "fixtures" / "hm" / "submission.csv",
+                           "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--workers", "2", "-o", results)
+    graded_on = {worker for line in results.read_text().splitlines() for worker in json.loads(line)["workers"]}
+    assert code == 1 and f"graded 2 submissions on {len(graded_on)} worker{'s' if len(graded_on) > 1 else ''} in" in err

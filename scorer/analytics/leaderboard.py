@@ -19,6 +19,7 @@ from scorer.analytics.mde import linearized, mde
 from scorer.analytics.multiple_testing import METHODS
 from scorer.analytics.standings import rank_change, standings
 from scorer.engine.result import finite_or_none
+from scorer.wording import counted
 
 
 def collect(entries: Iterable, capacity: int) -> tuple[SessionColumns | None, list[str], list[dict]]:
@@ -179,16 +180,16 @@ def render_text(board: dict) -> str:
     if n:
         level = f"{100 * board['level']:g}%"
         control = board["control"]
-        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
-                     f"{n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
+        lines.append(f"{counted(len(board['submissions']), 'submission')} ranked on {counted(board['sessions'], 'session')} by "
+                     f"{board['metric']}; {n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
         lines.append(f"tiers: {control['name']}, α = {control['alpha']:g}, over all {control['comparisons']:,} pairwise "
                      "comparisons (z-tests on the paired bootstrap standard error);")
         lines.append("  a tier ends where a submission is significantly below the tier's first")
     elif board.get("note"):
         lines.append(board["note"])
     else:
-        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
-                     "no resamples (--bootstrap 0): no intervals, p_first or tiers")
+        lines.append(f"{counted(len(board['submissions']), 'submission')} ranked on {counted(board['sessions'], 'session')} by "
+                     f"{board['metric']}; no resamples (--bootstrap 0): no intervals, p_first or tiers")
     lines.append("")
     top = board.get("top_k", 3)
     header = (f"{'rank':>4} {'interval':>9} {'tier':>4} {'score':>9} " + "".join(f"{t[:9]:>10}" for t in types)

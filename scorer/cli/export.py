@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scorer.cli.common import add_competition, add_output, add_seed
+from scorer.wording import counted
 
 USAGE = "scorer export kaggle-solution TRUTH -o FILE [options]"
 EXAMPLES = ("scorer export kaggle-solution test_labels.jsonl -o solution.csv",
@@ -40,6 +41,6 @@ def run(args) -> int:
         summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels)
     except OSError as error:
         raise UsageError(f"cannot write {error.filename or args.output}: {error.strerror or error}") from None
-    print(f"wrote {args.output} ({summary['rows']:,} rows; {summary['public_sessions']:,} sessions Public, "
+    print(f"wrote {args.output} ({counted(summary['rows'], 'row')}; {counted(summary['public_sessions'], 'session')} Public, "
           f"{summary['private_sessions']:,} Private) and {sample}")
     return 0

@@ -7,7 +7,8 @@ import sys
 import time
 
 from scorer.cli.common import add_competition, add_max_per_code, add_output, add_progress, add_threads, positive_int, whole_number
-from scorer.cli.grade_report import RERUN, leaderboard, line
+from scorer.cli.grade_report import RERUN, leaderboard, line, ran, workers_that_graded
+from scorer.wording import counted
 
 USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]"
 EXAMPLES = ("scorer grade uploads/*.csv --truth test_labels.jsonl -o results.jsonl",
@@ -111,19 +112,18 @@ def _grade(args, competition, results, done: dict[int, dict]) -> int:
     if results is not None and sum(1 for r in records if status(r) == "scored") > 1:
         say(f"rank intervals and tiers of statistically tied submissions: scorer leaderboard --results {results.path} --truth {args.truth}")
     tally = {kind: sum(1 for r in records if status(r) == kind) for kind in ("scored", "invalid", "failed", "retryable")}
-    graded = len(todo) - tally["retryable"]
-    skipped = f" ({len(done)} skipped: already graded)" if done else ""
-    ran = (f"graded {graded} submissions on {workers} workers in {seconds:.1f} s ({60 * graded / max(seconds, 1e-9):.1f} per minute)"
-           f"{skipped}" if todo else "nothing left to grade")
-    say(f"{ran}; all {len(records)}: " + ", ".join(f"{n} {kind}" for kind, n in tally.items() if n or kind != "retryable"))
+    summary = ran(len(todo) - tally["retryable"], workers, seconds, len(done)) if todo else "nothing left to grade"
+    say(f"{summary}; all {len(records)}: " + ", ".join(f"{n} {kind}" for kind, n in tally.items() if n or kind != "retryable"))
     if grading is not None:
         _say_reruns(grading, [r for r in records if (r.get("attempts") or 1) > 1])
     if grading is not None and grading.stopped:
         again = f" (recorded as retryable): {RERUN}" if results is not None else ": run it again, with -o FILE so that --resume can go on"
-        say(f"the run stopped early: {grading.stopped}; {tally['retryable']} submission(s) were not graded{again}")
+        were = "was" if tally["retryable"] == 1 else "were"
+        say(f"the run stopped early: {grading.stopped}; {counted(tally['retryable'], 'submission')} {were} not graded{again}")
         return 2
     if tally["retryable"]:
-        say(f"{tally['retryable']} submission(s) were cancelled on the cluster and not graded: {RERUN}")
+        were = "was" if tally["retryable"] == 1 else "were"
+        say(f"{counted(tally['retryable'], 'submission')} {were} cancelled on the cluster and not graded: {RERUN}")
         return 2
     return 0 if tally["scored"] == len(records) else 1
 
@@ -141,28 +141,31 @@ def _on_cluster(args, competition, results, todo: list[int], records: list[dict]
         if not wait_for_workers(client, args.wait_workers, say):
             raise UsageError(f"no Dask worker joined the scheduler at {client.scheduler.address} within {args.wait_workers} s: "
                              f"start workers (dask worker {client.scheduler.address}), then run again")
-        workers = worker_count(client)
         started = time.monotonic()
         grading = Grading(client, [args.submissions[index] for index in todo], args.truth, competition, strict=not args.lenient,
                           max_per_code=args.max_per_code, threads=args.threads, retries=args.retries,
                           no_worker_seconds=args.wait_workers)
+        new: list[dict] = []
         with _Bar(len(todo), enabled=not args.no_progress and sys.stderr.isatty()) as bar:
             for record in grading:
+                new.append(record)
                 record["index"] = todo[record["index"]]
                 records.append(record)
                 bar.write(line(record))
                 if results is not None:
                     results.append(record)
                 bar.update()
-        return grading, time.monotonic() - started, workers
+        seconds = time.monotonic() - started
+        workers = workers_that_graded(new)  # grading starts when the first worker joins: the others may come later
+        return grading, seconds, worker_count(client) if workers is None else workers
 
 
 def _say_reruns(grading, rerun: list[dict]) -> None:
     if not grading.counting:
         say("re-runs not counted: the scheduler could not load scorer's plugin (install scorer where the scheduler runs)")
     elif rerun or grading.lost_workers:
-        lost = f"{len(grading.lost_workers)} worker(s) lost during the run; " if grading.lost_workers else ""
-        say(f"{lost}{len(rerun)} task(s) re-run: " + ", ".join(f"{r['file']} ({r['attempts']} runs)" for r in rerun))
+        lost = f"{counted(len(grading.lost_workers), 'worker')} lost during the run; " if grading.lost_workers else ""
+        say(f"{lost}{counted(len(rerun), 'task')} re-run: " + ", ".join(f"{r['file']} ({r['attempts']} runs)" for r in rerun))
     else:
         say("no task was re-run")
 

@@ -24,6 +24,7 @@ from scorer import frames
 from scorer.engine.problems import Code, Report
 from scorer.errors import SubmissionError, UsageError
 from scorer.kernels import codes
+from scorer.wording import counted
 
 PIECE_ROWS = 1 << 20  # rows per kernel job
 HIT_CAPACITY = 1 << 16  # hits one kernel call writes before it returns for the caller to keep them
@@ -309,8 +310,10 @@ class CandidatePass:
             return
         outcome.unknown_sessions = len(np.unique(keys))
         examples = ", ".join(f"row {_original(int(row), order)}" for row in rows[:5])
-        outcome.report.add(Code.UNKNOWN_SESSIONS, f"{outcome.unknown_rows:,} candidate rows of {outcome.unknown_sessions:,} "
-                           f"sessions the truth does not hold are left out (first rows: {examples})", field=names["session"],
+        are = "is" if outcome.unknown_rows == 1 else "are"
+        outcome.report.add(Code.UNKNOWN_SESSIONS, f"{counted(outcome.unknown_rows, 'candidate row')} of "
+                           f"{counted(outcome.unknown_sessions, 'session')} the truth does not hold {are} left out "
+                           f"(first rows: {examples})", field=names["session"],
                            count=outcome.unknown_rows)
 
     def _missing(self, outcome: CandidateOutcome) -> None:
@@ -320,8 +323,9 @@ class CandidatePass:
         missing = np.flatnonzero(labelled & (outcome.session_runs == 0))
         if len(missing):
             examples = ", ".join(repr(_session_name(truth, int(index))) for index in missing[:5])
-            outcome.report.add(Code.MISSING_ROWS, f"{len(missing):,} sessions of the truth have no candidates (their truth counts as "
-                               f"missed), e.g. {examples}", count=len(missing))
+            have = "has" if len(missing) == 1 else "have"
+            outcome.report.add(Code.MISSING_ROWS, f"{counted(len(missing), 'session')} of the truth {have} no candidates (their truth "
+                               f"counts as missed), e.g. {examples}", count=len(missing))
 
 
 def _original(row: int, order) -> int:

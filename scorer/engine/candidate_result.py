@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from scorer.engine.problems import Report
+from scorer.wording import counted
 
 RANK_BINS = (1, 2, 6, 11, 21, 51, 101, 201, 501, 1001)  # left edges of the hit-rank histogram's bins (1-based ranks)
 
@@ -189,7 +190,7 @@ class CandidateResult:
         def number(value, digits=4):
             return "-" if value is None else f"{value:.{digits}f}"
 
-        lines = [f"candidates: {self.source} ({self.rows:,} rows), competition {self.competition}",
+        lines = [f"candidates: {self.source} ({counted(self.rows, 'row')}), competition {self.competition}",
                  f"ceiling: {self.metric} of a perfect reranker of the first K candidates" + (f" ({self.ceiling_note})" if self.ceiling_note else "")]
         names = [*self.per_type, "weighted"]
         header = f"{'K':>6}  {'type':<10}{'recall':>9}{'recall(min)':>13}{'hit rate':>10}{'ceiling':>10}"
