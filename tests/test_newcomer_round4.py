@@ -481,3 +481,83 @@ def test_grade_on_a_cluster_that_is_still_starting_counts_the_workers_that_grade
                            "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--workers", "2", "-o", results)
     graded_on = {worker for line in results.read_text().splitlines() for worker in json.loads(line)["workers"]}
     assert code == 1 and f"graded 2 submissions on {len(graded_on)} worker{'s' if len(graded_on) > 1 else ''} in" in err
+
+
+# -- 10. the leaderboard: small figures, ties explained, a key, colours that say what they are -------------------------
+def test_a_small_figure_never_reads_as_zero():
+    from scorer.wording import fixed, significant
+
+    assert fixed(4.15e-7) == "4.15e-07" and fixed(-4.15e-7, sign="+") == "-4.15e-07" and fixed(0.0) == "0.000000"
+    assert fixed(0.34) == "0.340000" and fixed(None) == "-" and fixed(float("nan")) == "-"
+    assert significant(4.15e-06) == "4.15e-06" and significant(0.012345) == "0.0123" and significant(None) == "-"
+
+
+def _ranked(tmp_path, count: int = 3) -> list[Path]:
+    """count submissions of the fixture's truth, each missing one more of its hits."""
+    rows = ["1_clicks,10", "1_carts,20", "1_orders,30 31 32 33", "2_clicks,11", "2_carts,", "2_orders,0", "3_clicks,", "3_carts,",
+            "3_orders,"]
+    paths = []
+    for n in range(count):
+        path = tmp_path / f"sub{n}.csv"
+        path.write_text("session_type,labels\n" + "\n".join(row.split(",")[0] + "," if i < n else row for i, row in enumerate(rows)) + "\n")
+        paths.append(path)
+    return paths
+
+
+def test_the_mde_of_many_sessions_is_printed_in_significant_figures(tmp_path):
+    code, out, _ = run_main("leaderboard", *_ranked(tmp_path), "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--bootstrap", "50",
+                            "--mde", 10**12)
+    mde_lines = [line for line in out.splitlines() if "MDE" in line]
+    assert code == 0 and mde_lines and not any("0.000000" in line for line in mde_lines), mde_lines
+    assert re.search(r"MDE \d(\.\d+)?e-\d\d", "\n".join(mde_lines)), mde_lines
+
+
+def _board(tiers: list[int], intervals: list[tuple[int, int]], adjusted: float = 0.24) -> dict:
+    names = [f"s{i}.csv" for i in range(len(tiers))]
+    submissions = [{"name": name, "score": 0.5 - i / 100, "rank": i + 1, "rank_low": low, "rank_high": high, "tier": tier,
+                    "p_first": 0.0, "p_top": 0.0, "score_low": 0.4, "score_high": 0.6, "figures": {"clicks": 0.5}}
+                   for i, (name, tier, (low, high)) in enumerate(zip(names, tiers, intervals))]
+    pairs = [{"a": a, "b": b, "difference": 0.01, "p_value": 0.012, "p_adjusted": adjusted, "significant": False}
+             for i, a in enumerate(names) for b in names[i + 1:]]
+    return {"metric": "recall@20", "types": ["clicks"], "sessions": 100, "resamples": 1000, "seed": 0, "level": 0.95, "top_k": 3,
+            "control": {"method": "holm", "name": "Holm (family-wise error rate)", "alpha": 0.05, "comparisons": len(pairs)},
+            "submissions": submissions, "unranked": [], "pairs": pairs}
+
+
+def test_a_tier_whose_rank_intervals_are_apart_says_why_it_is_tied():
+    from scorer.analytics.leaderboard import render_text
+
+    text = render_text(_board([1, 1, 2], [(1, 1), (2, 3), (3, 3)]))
+    assert "tier 1: s1.csv (ranks 2-3) is tied with s0.csv (ranks 1-1) although their rank intervals do not overlap" in text
+    assert "adjusted p = 0.24 > α = 0.05" in text
+    assert "although" not in render_text(_board([1, 1, 2], [(1, 2), (1, 3), (3, 3)]))  # overlapping intervals: nothing to explain
+
+
+def test_every_column_of_the_leaderboard_has_a_key(tmp_path):
+    code, out, _ = run_main("leaderboard", *_ranked(tmp_path), "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--bootstrap", "50",
+                            "--split", "public=0.5")
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("rank"))
+    keyed = {line[5:].split()[0] for line in lines[lines.index(next(line for line in lines if line.startswith("key:"))):]
+             if line.startswith(("key:", "     ")) and line[5:].strip()}
+    columns = set(header.split()) - {"name", "clicks", "carts", "orders"}  # the types: 'score ... then each type's'
+    assert code == 0 and columns <= keyed, columns - keyed
+
+
+@pytest.mark.parametrize("tiers", [8, 25])
+def test_the_plot_gives_each_tier_its_own_colour_and_says_which(tiers):
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    from scorer.analytics.leaderboard_plot import LEGEND_TIERS, leaderboard_figure
+
+    board = _board(list(range(1, tiers + 1)), [(i + 1, i + 1) for i in range(tiers)], adjusted=0.001)
+    figure = leaderboard_figure(board)
+    ranks = figure.axes[0]
+    dots = [line for line in ranks.lines if line.get_marker() == "o"]
+    assert len({to_hex(line.get_color()) for line in dots}) == tiers  # no two tiers share a colour
+    legend = figure.axes[1].get_legend()
+    if tiers <= LEGEND_TIERS:
+        assert [text.get_text() for text in legend.get_texts()] == [f"tier {t}" for t in range(1, tiers + 1)]
+    else:
+        assert legend is None and any(ax.get_ylabel() == "tier (1 = top)" for ax in figure.axes[2:])  # a colour bar

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.problems import Problem, Report
-from scorer.wording import printable
+from scorer.wording import fixed, printable
 
 
 def finite_or_none(value) -> float | None:
@@ -103,7 +103,7 @@ class Result:
             return f"score  none: {self.unread}"
         lines = []
         if self.score is not None:
-            lines.append(f"score  {self.score:.6f}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
+            lines.append(f"score  {fixed(self.score)}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
         else:
             lines.append("score  none: the submission is not valid" + (" (strict mode)" if self.strict else ""))
         names = list(next(iter(self.metrics.values())).keys()) if self.metrics else []
@@ -111,7 +111,7 @@ class Result:
         header = f"{'type':<10}" + "".join(f"{name:>{w}}" for name, w in zip(names, widths)) + f"{'sessions':>12}"
         lines += ["", header, "-" * len(header)]
         for type_name, values in self.metrics.items():
-            cells = "".join(f"{'-' if v is None or math.isnan(v) else f'{v:.6f}':>{w}}" for v, w in zip(values.values(), widths))
+            cells = "".join(f"{fixed(v):>{w}}" for v, w in zip(values.values(), widths))
             lines.append(f"{type_name:<10}{cells}{self.truth_sessions.get(type_name, 0):>12,}")
         lines.append("")
         lines.append("  ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in self.counts.items()))
