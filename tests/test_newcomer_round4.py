@@ -561,3 +561,67 @@ def test_the_plot_gives_each_tier_its_own_colour_and_says_which(tiers):
         assert [text.get_text() for text in legend.get_texts()] == [f"tier {t}" for t in range(1, tiers + 1)]
     else:
         assert legend is None and any(ax.get_ylabel() == "tier (1 = top)" for ax in figure.axes[2:])  # a colour bar
+
+
+# -- 11. the score report and the candidate plot: scales that show what is there -----------------------------------------
+def _axis():
+    pytest.importorskip("matplotlib")
+    from scorer.analytics.plots import _pyplot
+
+    return _pyplot().subplots()
+
+
+def test_the_interval_panel_shows_intervals_of_a_thousandth():
+    from scorer.analytics.plots import _intervals
+
+    def figure(value):
+        return {"value": value, "low": value - 0.001, "high": value + 0.001, "se": 0.0005}
+
+    subsets = {name: {"score": figure(0.5 + shift), "metrics": {t: {"recall@20": figure(0.3 + shift)} for t in TYPES}}
+               for name, shift in (("public", 0.002), ("private", -0.002), ("all", 0.0))}
+    figure_, ax = _axis()
+    assert _intervals(ax, {"bootstrap": {"subsets": subsets, "level": 0.95, "resamples": 100}})
+    low, high = ax.get_ylim()
+    assert high - low < 0.02  # on a 0-1 scale a 0.002 interval is a dot
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["score\n0.5000", *(f"{t}\n0.3000" for t in TYPES)]
+
+
+def test_where_the_hits_are_starts_at_zero():
+    from scorer.analytics.plots import _ranks
+
+    counts = [485 + (r % 3) * 10 for r in range(20)]  # shares of about 0.0485-0.0512: noise
+    figure_, ax = _axis()
+    _ranks(ax, {"k": 20, "hit_ranks": {"clicks": counts}})
+    assert ax.get_ylim()[0] == 0
+
+
+def test_an_html_report_has_one_title(tmp_path):
+    pytest.importorskip("matplotlib")
+    from scorer.analytics.plots import report_figure
+
+    code, _, _ = run_cli("score", ROOT / "fixtures" / "otto_submission.csv", "--truth", ROOT / "fixtures" / "otto_truth.jsonl",
+                         "--bootstrap", "20", "--report", tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert code == 0 and page.count("<h1>") == 1
+    summary, analytics = {"submission": "s.csv", "score": 0.5}, {"breakdown": None}
+    assert report_figure(summary, analytics, title=False)._suptitle is None  # the page's heading says it
+    assert report_figure(summary, analytics)._suptitle.get_text() == "s.csv: score 0.500000"
+
+
+def test_the_candidate_hit_ranks_are_a_density_over_bins_of_unequal_width(tmp_path):
+    pytest.importorskip("matplotlib")
+    import numpy as np
+
+    import scorer
+    from scorer.analytics.candidate_plot import candidate_figure
+
+    table = tmp_path / "candidates.csv"  # the fixture's hits at ranks 1, 3 and 60
+    items = {1: [10, 5, 30, *range(100, 156), 31], 2: [7, 8, 11], 3: [1]}
+    table.write_text("session,aid\n" + "".join(f"{s},{item}\n" for s, row in items.items() for item in row))
+    result = scorer.candidates(table, ROOT / "fixtures" / "otto_truth.jsonl", k=(20, 100))
+    histogram = candidate_figure(result).axes[2]
+    [clicks, carts, orders] = [patch for patch in histogram.patches]
+    values, edges, _ = orders.get_data()
+    assert list(edges) == [1, 2, 6, 11, 21, 51, 101]
+    counts = np.array([result.per_type["orders"]["hit_ranks"][label] for label in result.rank_labels()])
+    assert np.allclose(values * np.diff(edges), counts / counts.sum())  # a bar's area is its share

@@ -3,11 +3,10 @@ FILE.html (the plot embedded, the table as text). matplotlib: pip install 'recsy
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
-from scorer.analytics.plots import COLOURS, _integer_ticks, _pyplot, _write, check_name
+from scorer.analytics.plots import COLOURS, _integer_ticks, _pyplot, _write, check_name, png_of
 
 
 def _label(name: str, width: int = 36) -> str:
@@ -91,12 +90,7 @@ def _tier_key(fig, ax, colours: list) -> None:
 
 def leaderboard_png(board: dict, dpi: int = 110) -> bytes:
     """leaderboard_figure as PNG bytes."""
-    plt = _pyplot()
-    fig = leaderboard_figure(board)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_of(leaderboard_figure(board), dpi)
 
 
 def write_leaderboard_report(path, board: dict) -> Path:
