@@ -159,7 +159,7 @@ def test_a_shared_option_takes_the_same_values_in_every_command(option, good, ba
     assert len(holders) >= 3, holders
     for name, action in holders.items():
         assert [_accepts(action, text) for text in good + bad] == [True] * len(good) + [False] * len(bad), name
-        assert action.metavar in (None, "N"), name
+        assert action.metavar in (None, "N", "SEED"), name
 
 
 def test_the_shared_options_have_one_default_everywhere():
@@ -625,3 +625,27 @@ def test_the_candidate_hit_ranks_are_a_density_over_bins_of_unequal_width(tmp_pa
     assert list(edges) == [1, 2, 6, 11, 21, 51, 101]
     counts = np.array([result.per_type["orders"]["hit_ranks"][label] for label in result.rank_labels()])
     assert np.allclose(values * np.diff(edges), counts / counts.sum())  # a bar's area is its share
+
+
+# -- 12. explain lists what moves a figure, the rest on request ---------------------------------------------------------
+def test_explain_lists_the_rules_that_move_a_figure_and_the_rest_with_all():
+    from scorer.analytics.explain import explain
+
+    fixtures = ROOT / "fixtures" / "explain"
+    explanation = explain(fixtures / "submission.csv", fixtures / "truth.jsonl", against="trec_eval")
+    moving = [rule for entry in explanation.conventions[0]["metrics"] for rule in entry["rules"]
+              if rule["rows"] and rule["change"] and rule["rule"] == "repeats collapsed"]
+    assert len(moving) >= 2
+    moving[0]["change"], moving[1]["change"] = 0.0, 4.15e-7  # as 23 rows of an OTTO-size file: no move, and a tiny one
+    text = explanation.to_text()
+    assert "+4.15e-07" in text and "+0.000000" not in text and ", 0.000000" not in text
+    assert text.count("repeats collapsed") == len(moving) - 1
+    assert "note: 1 more rule touches rows without moving a figure (--all lists it)" in text
+    everything = explanation.to_text(all_rules=True)
+    assert everything.count("repeats collapsed") == len(moving) and "--all lists" not in everything
+
+
+def test_explain_with_show_0_lists_no_rows(tmp_path):
+    code, out, _ = run_main("explain", ROOT / "fixtures" / "explain" / "submission.csv", "--truth",
+                            ROOT / "fixtures" / "explain" / "truth.jsonl", "--show", "0", "--all")
+    assert code == 0 and "first:" not in out and "repeats collapsed: 1 row, +" in out

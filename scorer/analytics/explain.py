@@ -21,6 +21,7 @@ from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels.conventions import N_ROWS, N_TOUCHED, RULE_PER_ROW_MEAN, SUM_DEN, SUM_NUM, SUM_RATIO, convention_sums
 from scorer.kernels.explain_rows import MAX_RANKS
+from scorer.wording import counted, fixed
 
 SHOWN = 5  # rows listed per rule
 
@@ -42,8 +43,9 @@ class Explanation:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def to_text(self) -> str:
-        return render_text(self)
+    def to_text(self, all_rules: bool = False) -> str:
+        """The text (all_rules: also the rules that touch rows without moving a figure)."""
+        return render_text(self, all_rules)
 
 
 def choose(names: str | None, types: tuple[str, ...]) -> list[Convention]:
@@ -184,25 +186,24 @@ def _key_errors(result: Result, truth, n_types: int, shown: int, name_row) -> di
     return {"rows": int(len(slots)), "first": [name_row(slot) for slot in slots[:shown]]}
 
 
-def _count(rows: int) -> str:
-    return f"{rows:,} row" + ("" if rows == 1 else "s")
-
-
 def _figure(value) -> str:
-    return f"{value:10.6f}" if value is not None else f"{'-':>10}"
+    return f"{fixed(value):>10}"
 
 
 def _rows_text(first: list) -> str:
     return ", ".join(f"{r['row']} (line {r['line']})" if r["line"] else f"{r['row']} (missing)" for r in first)
 
 
-def render_text(explanation: Explanation) -> str:
+def render_text(explanation: Explanation, all_rules: bool = False) -> str:
+    """The conventions' tables; under each metric the rules that move its figure (all_rules: every rule that touches
+    rows, also those whose change is 0), their rows and the first of them."""
     result = explanation.result
     if result.unread is not None:
         return f"explain: {result.submission} could not be read: {result.unread}"
     out = [f"explain: {result.submission} (K = {explanation.k}); rules and sources: {DOCS}"]
     if result.score is not None:
-        out.append(f"score (ours): {result.score:.6f}")
+        out.append(f"score (ours): {fixed(result.score)}")
+    still = 0  # rules that touch rows but move no figure, not listed
     if not result.valid:
         out.append("the file has errors (scorer validate lists them): a line with an error counts as a row with no items")
     for convention in explanation.conventions:
@@ -213,15 +214,23 @@ def render_text(explanation: Explanation) -> str:
                        f"   vs {entry['ours_metric']}")
             for rule in entry["rules"]:
                 regrouped_alike = rule["rule"] == RULES[RULE_PER_ROW_MEAN][0] and rule["change"] == 0.0  # rows of one denominator
-                if rule["rows"] and not regrouped_alike:
-                    out.append(f"      {rule['rule']}: {_count(rule['rows'])}, {rule['change']:+.6f}; first: {_rows_text(rule['first'])}")
+                if not rule["rows"] or regrouped_alike:
+                    continue
+                if rule["change"] == 0.0 and not all_rules:
+                    still += 1
+                    continue
+                first = f"; first: {_rows_text(rule['first'])}" if rule["first"] else ""
+                out.append(f"      {rule['rule']}: {counted(rule['rows'], 'row')}, {fixed(rule['change'], 6, '+')}{first}")
         if "total" in convention:
             total = convention["total"]
             out.append(f"  {'total':<14} {'weighted':<8} {_figure(total['ours'])} {_figure(total['theirs'])} {_figure(total['gap'])}")
             if convention["stops"]["rows"]:
-                out.append(f"  evaluate.py would stop with a KeyError: {_count(convention['stops']['rows'])} missing from sessions that "
+                out.append(f"  evaluate.py would stop with a KeyError: {counted(convention['stops']['rows'], 'row')} missing from sessions that "
                            f"have other rows; first: {_rows_text(convention['stops']['first'])}")
         if convention["note"]:
             out.append(f"  note: {convention['note']}")
     out += [f"note: {note}" for note in explanation.notes]
+    if still:
+        which = "rule touches" if still == 1 else "rules touch"
+        out.append(f"note: {still:,} more {which} rows without moving a figure (--all lists {'it' if still == 1 else 'them'})")
     return "\n".join(out)

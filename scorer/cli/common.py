@@ -105,9 +105,10 @@ def add_untrusted(parser) -> None:
 seed_value = whole_number(0, 2**63 - 1, "a seed")
 
 
-def add_seed(parser, default: int = DEFAULT_SEED, what: str = "seed of --split public=F") -> None:
-    note = "" if default == DEFAULT_SEED else f", this command's own: the others default to {DEFAULT_SEED}"
-    parser.add_argument("--seed", type=seed_value, default=default, metavar="N", help=f"{what} (default {default}{note})")
+def add_seed(parser, default: int = DEFAULT_SEED, what: str = "seed of --split public=F", own: str = "") -> None:
+    """--seed; own: the command whose default is its own (prepare's 42), said in --help."""
+    note = f", {own}'s own: the other commands default to {DEFAULT_SEED}" if own else ""
+    parser.add_argument("--seed", type=seed_value, default=default, metavar="SEED", help=f"{what} (default {default}{note})")
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:

@@ -26,6 +26,8 @@ def add_arguments(parser) -> None:
                         + ", ".join(CONVENTION_NAMES) + f"; rules in {DOCS}")
     add_format(parser)
     parser.add_argument("--show", type=example_count, default=5, metavar="N", help="rows listed per rule (0: only the counts; default: 5)")
+    parser.add_argument("--all", action="store_true", help="also list the rules that touch rows without moving a figure "
+                        "(the text lists only those that move one; JSON holds every rule)")
     add_threads(parser)
     add_untrusted(parser)
 
@@ -35,6 +37,6 @@ def run(args) -> int:
 
     explanation = explain(args.submission, args.truth, args.competition, config=args.config, against=args.against,
                           threads=args.threads, untrusted=args.untrusted, shown=args.show)
-    print(explanation.to_json() if args.format == "json" else explanation.to_text())
+    print(explanation.to_json() if args.format == "json" else explanation.to_text(all_rules=args.all))
     result = explanation.result
     return 1 if result.outcome is None or not result.valid else 0

@@ -20,7 +20,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sample", metavar="FILE", help="the sample submission to write (default: sample_submission.csv beside the solution)")
     parser.add_argument("--public", type=float, default=0.3, metavar="FRACTION",
                         help="share of sessions in the Public split, the rest Private (default 0.3)")
-    add_seed(parser, what="seed of the Public/Private draw: the same draw as `scorer score --split public=F --seed N`")
+    add_seed(parser, what="seed of the Public/Private draw: the same draw as `scorer score --split public=F --seed SEED`")
     parser.add_argument("--sample-labels", choices=("empty", "popular"), default="empty",
                         help="sample submission labels: empty, or each type's most frequent truth items (this reveals them; default empty)")
     add_competition(parser)

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output(parser, "DIR", "output directory (created if missing)", old_names=("--out",))
     parser.add_argument("--days", type=float, default=7.0,
                         help="test period: sessions starting in the last DAYS days form the test set (default 7)")
-    add_seed(parser, PREPARE_SEED, "seed of the per-session random cut; same input and seed, same bytes")
+    add_seed(parser, PREPARE_SEED, "seed of the per-session random cut; same input and seed, same bytes", own="prepare")
     add_aliased(parser, ("--output-format",), ("--format",), choices=("jsonl", "parquet"), default=None,
                 help="format of the files written (default: the input's)")
     parser.add_argument("--input-format", choices=("jsonl", "parquet"), default=None,
