@@ -649,3 +649,16 @@ def test_explain_with_show_0_lists_no_rows(tmp_path):
     code, out, _ = run_main("explain", ROOT / "fixtures" / "explain" / "submission.csv", "--truth",
                             ROOT / "fixtures" / "explain" / "truth.jsonl", "--show", "0", "--all")
     assert code == 0 and "first:" not in out and "repeats collapsed: 1 row, +" in out
+
+
+# -- 13. otto-official models today's evaluate.py; the one before December 2022 is otto-official-2022 -------------------
+def test_otto_official_is_todays_evaluate_py_and_the_older_one_is_named(tmp_path):
+    from scorer.analytics.explain import explain
+
+    (tmp_path / "truth.jsonl").write_text('{"session": 1, "labels": {"clicks": 4, "carts": [5]}}\n{"session": 2, "labels": {"clicks": 6}}\n')
+    (tmp_path / "sub.csv").write_text("session_type,labels\n1_clicks,4\n2_clicks,6\n")  # session 1 has no carts row
+    default = explain(tmp_path / "sub.csv", tmp_path / "truth.jsonl")
+    assert "otto-official-2022" not in [c["name"] for c in default.conventions] and "KeyError" not in default.to_text().split("note:")[0]
+    older = explain(tmp_path / "sub.csv", tmp_path / "truth.jsonl", against="otto-official-2022")
+    assert older.conventions[0]["stops"]["rows"] == 1 and "1_carts (missing)" in older.to_text()
+    assert [e["theirs"] for e in older.conventions[0]["metrics"]] == [e["theirs"] for e in default.conventions[0]["metrics"]]

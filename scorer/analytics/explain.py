@@ -52,7 +52,7 @@ def choose(names: str | None, types: tuple[str, ...]) -> list[Convention]:
     """The conventions named (comma-separated), or all that apply to these types."""
     otto = tuple(types) == OTTO_TYPES
     if names is None:
-        return [c for c in CONVENTIONS if otto or not c.otto_only]
+        return [c for c in CONVENTIONS if c.default and (otto or not c.otto_only)]
     chosen = []
     for name in (part.strip() for part in names.split(",") if part.strip()):
         if name not in BY_NAME:
@@ -162,6 +162,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
         record = {"name": convention.name, "source": convention.source, "note": convention.note, "metrics": entries}
         if convention.otto_only:
             record["total"] = _weighted_total(entries, competition)
+        if convention.stops:
             record["stops"] = _key_errors(result, truth, n_types, shown, name_row)
         explanation.conventions.append(record)
     capped = int(np.count_nonzero((rows.n_items == MAX_RANKS) & (rows.repeats != 0)))
@@ -179,7 +180,8 @@ def _weighted_total(entries: list, competition) -> dict:
 
 
 def _key_errors(result: Result, truth, n_types: int, shown: int, name_row) -> dict:
-    """Rows of the truth that are missing from a session that has other rows: evaluate.py stops there (KeyError)."""
+    """Rows of the truth that are missing from a session that has other rows: evaluate.py before d1e176b stops there
+    (KeyError: it read prediction['carts'] without asking whether the session has it)."""
     lines = result.slot_line.reshape(-1, n_types)
     missing = (lines == 0) & (truth.sizes > 0) & (lines > 0).any(axis=1)[:, None]
     slots = np.flatnonzero(missing.ravel())
@@ -192,6 +194,15 @@ def _figure(value) -> str:
 
 def _rows_text(first: list) -> str:
     return ", ".join(f"{r['row']} (line {r['line']})" if r["line"] else f"{r['row']} (missing)" for r in first)
+
+
+def _stops_text(stops: dict) -> str:
+    """Where this evaluate.py stops with a KeyError, or that it runs to the end."""
+    if not stops["rows"]:
+        return "  this evaluate.py runs to the end: no row of the truth is missing from a session that has other rows"
+    first = f"; first: {_rows_text(stops['first'])}" if stops["first"] else ""
+    return (f"  this evaluate.py would stop with a KeyError: {counted(stops['rows'], 'row')} missing from sessions that have "
+            f"other rows{first}")
 
 
 def render_text(explanation: Explanation, all_rules: bool = False) -> str:
@@ -224,9 +235,8 @@ def render_text(explanation: Explanation, all_rules: bool = False) -> str:
         if "total" in convention:
             total = convention["total"]
             out.append(f"  {'total':<14} {'weighted':<8} {_figure(total['ours'])} {_figure(total['theirs'])} {_figure(total['gap'])}")
-            if convention["stops"]["rows"]:
-                out.append(f"  evaluate.py would stop with a KeyError: {counted(convention['stops']['rows'], 'row')} missing from sessions that "
-                           f"have other rows; first: {_rows_text(convention['stops']['first'])}")
+        if "stops" in convention:
+            out.append(_stops_text(convention["stops"]))
         if convention["note"]:
             out.append(f"  note: {convention['note']}")
     out += [f"note: {note}" for note in explanation.notes]
