@@ -662,3 +662,37 @@ def test_otto_official_is_todays_evaluate_py_and_the_older_one_is_named(tmp_path
     older = explain(tmp_path / "sub.csv", tmp_path / "truth.jsonl", against="otto-official-2022")
     assert older.conventions[0]["stops"]["rows"] == 1 and "1_carts (missing)" in older.to_text()
     assert [e["theirs"] for e in older.conventions[0]["metrics"]] == [e["theirs"] for e in default.conventions[0]["metrics"]]
+
+
+# -- 14. the readings the docs now state -------------------------------------------------------------------------------
+def test_the_mde_takes_its_variance_from_the_private_sessions(tmp_path):
+    code, out, _ = run_main("leaderboard", *_ranked(tmp_path), "--truth", ROOT / "fixtures" / "otto_truth.jsonl", "--bootstrap", "20",
+                            "--split", "public=0.5", "--mde", "--format", "json")
+    board = json.loads(out)
+    assert code == 0 and board["mde"]["variance_from"] == board["split"]["sessions"]["private"] < board["sessions"]
+
+
+def _candidates(tmp_path, truth: str, table: str):
+    import scorer
+
+    (tmp_path / "truth.jsonl").write_text(truth)
+    (tmp_path / "candidates.csv").write_text(table)
+    return scorer.candidates(tmp_path / "candidates.csv", tmp_path / "truth.jsonl", k=(20,))
+
+
+def test_a_session_without_truth_items_is_no_missing_candidate_row(tmp_path):
+    result = _candidates(tmp_path, '{"session": 1, "labels": {"clicks": 4}}\n{"session": 2, "labels": {}}\n{"session": 3, "labels": {"carts": [1]}}\n',
+                         "session,aid\n1,4\n")
+    [missing] = [p for p in result.report.problems if p.code == "S011"]
+    assert result.report.counts["S011"] == 1 and "e.g. 3" in missing.message  # session 2, with no truth item, is not counted
+
+
+def test_a_hit_tied_only_with_its_own_repeat_counts_as_tied(tmp_path):
+    result = _candidates(tmp_path, '{"session": 1, "labels": {"clicks": 4}}\n', "session,aid,score\n1,4,0.5\n1,4,0.5\n1,7,0.1\n")
+    assert result.per_type["clicks"]["tied_hits"] == 1
+
+
+def test_the_median_of_an_even_count_of_sessions_is_the_mean_of_the_middle_two(tmp_path):
+    result = _candidates(tmp_path, '{"session": 1, "labels": {"clicks": 4}}\n{"session": 2, "labels": {"clicks": 5}}\n',
+                         "session,aid\n1,4\n2,5\n2,6\n2,7\n2,8\n")
+    assert result.per_type["clicks"]["candidates_per_session"]["median"] == 2.5
