@@ -1,4 +1,7 @@
-"""Issue 29, a newcomer's frictions: a small truth read without pyarrow, ..."""
+"""Issue 29, a newcomer's frictions: a small truth read without pyarrow (and both truth paths alike), shared options
+that mean the same everywhere, another competition's file named, binary formats named, a missing file in one line,
+strict wording, prepare's next command, a candidate recipe, grade's worker count, the leaderboard's figures, key,
+ties and colours, the report's scales, explain's rules, today's evaluate.py, and the readings the docs now state."""
 
 from __future__ import annotations
 
