@@ -29,3 +29,4 @@ def one_line(error: BaseException) -> str:
     """"ValueError: the first line of its message": an exception as a readable line (no traceback, no repr)."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+

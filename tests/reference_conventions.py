@@ -13,10 +13,12 @@ import numpy as np
 import pandas as pd
 
 
-def otto_evaluate(label_lines: list[str], prediction_lines: list[str], k: int = 20) -> dict:
+def otto_evaluate(label_lines: list[str], prediction_lines: list[str], k: int = 20, before_d1e176b: bool = False) -> dict:
     """otto-de/recsys-dataset src/evaluate.py's get_scores, step by step: predictions keyed by session then type (a later
     row replaces an earlier one), labels with `clicks` an int and carts/orders sets, a type counted only where its label
-    is truthy (so a click on item 0 counts nowhere), hits within the first k, denominators min(|labels|, k)."""
+    is truthy (so a click on item 0 counts nowhere), hits within the first k, denominators min(|labels|, k).
+    evaluate_session asks whether the session's prediction has the type and it is not empty (commit d1e176b, December
+    2022); before_d1e176b: it read prediction[type] unasked, a KeyError for a type the session's rows lack."""
     predictions: dict = {}
     for line in prediction_lines:
         row_id, items = line.strip().split(",")
@@ -38,10 +40,11 @@ def otto_evaluate(label_lines: list[str], prediction_lines: list[str], k: int = 
         if session not in predictions:
             continue
         predicted = predictions[session]
-        if truth["clicks"]:
+        has = (lambda kind: True) if before_d1e176b else (lambda kind: kind in predicted and predicted[kind])  # noqa: E731
+        if truth["clicks"] and has("clicks"):
             hits["clicks"] += float(truth["clicks"] in predicted["clicks"][:k])
         for kind in ("carts", "orders"):
-            if truth[kind]:
+            if truth[kind] and has(kind):
                 hits[kind] += len(set(predicted[kind][:k]) & truth[kind])
     return {kind: hits[kind] / events[kind] for kind in hits}
 

@@ -318,7 +318,8 @@ def test_cli_grade_against_a_running_scheduler(client, case, tmp_path, capsys):
     for record in lines:
         assert {key: record[key] for key in RECORD_KEYS} == json.loads(json.dumps(alone(record["file"], truth_path)))
     captured = capsys.readouterr()
-    assert f"{lines[0]['file']}" in captured.out and "graded 5 submissions on 2 workers" in captured.err
+    graded_on = len({worker for record in lines for worker in record["workers"]})  # those that ran a task: 1 or 2
+    assert f"{lines[0]['file']}" in captured.out and f"graded 5 submissions on {graded_on} worker" in captured.err
     assert f"scorer: dashboard: {client.dashboard_link}" in captured.err  # the fixture's scheduler serves one
     assert "leaderboard: 1 of 5 submissions scored" in captured.out and "not scored: 4" in captured.out
     assert main(["grade", str(files[0]), "--truth", str(truth_path), "--scheduler", client.scheduler.address]) == 0

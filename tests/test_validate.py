@@ -86,7 +86,7 @@ def test_missing_rows_give_the_count_and_the_first_five_ids(tmp_path):
     result = scorer.validate(path, TRUTH)
     [missing] = [p for p in result.problems if p.code == "S011"]
     assert missing.severity == "error" and result.report.counts["S011"] == 8
-    assert missing.message == "8 rows are missing (they score 0); first: 1_clicks, 1_carts, 1_orders, 2_clicks, 2_carts"
+    assert missing.message == "8 rows are missing (every row of the truth must be there); first: 1_clicks, 1_carts, 1_orders, 2_clicks, 2_carts"
     assert scorer.validate(path, TRUTH, strict=False).problems[0].severity == "warning"
 
 

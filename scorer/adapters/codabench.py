@@ -23,6 +23,7 @@ from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES, FolderTooDeep, entries_below
 from scorer.truth.npz import COMPILED_SUFFIX
 from scorer.truth.strings import STRINGS_SUFFIX
+from scorer.wording import fixed
 
 IGNORED_NAMES = {"metadata", "metadata.yaml", "Thumbs.db", ".DS_Store"}
 TRUTH_SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + CSV_SUFFIXES
@@ -155,4 +156,4 @@ def grade(input_dir: str | Path, output_dir: str | Path, competition: str = "ott
         write_receipt(output_dir / RECEIPT_NAME, make_receipt(result, comp, submission))
     except OSError as error:
         raise UsageError(f"cannot write the receipt to {output_dir}: {error.strerror or error}") from None
-    return Outcome(0, "scored: " + ", ".join(f"{key} {value:.6f}" for key, value in scores.items()), result, scores)
+    return Outcome(0, "scored: " + ", ".join(f"{key} {fixed(value)}" for key, value in scores.items()), result, scores)

@@ -19,6 +19,7 @@ from scorer.analytics.bootstrap import SessionTable, interval, resample
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels.resample import group_rows
+from scorer.wording import fixed
 
 
 def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.95, keep: np.ndarray | None = None,
@@ -100,10 +101,10 @@ def render_text(figures: dict) -> str:
              f"{level}% percentile interval, two-sided randomization p-value", ""]
     header = f"{'':<10}{'A':>10}{'B':>10}{'A - B':>11}{f'{level}% interval':>24}{'p':>9}{'A wins':>11}{'ties':>11}{'B wins':>11}"
     lines += [header, "-" * len(header)]
-    fmt = lambda x, w=10, sign="": f"{'-' if x is None else format(x, sign + '.6f'):>{w}}"  # noqa: E731
+    fmt = lambda x, w=10, sign="": f"{fixed(x, 6, sign):>{w}}"  # noqa: E731
     rows = [("score", figures["score"])] + [(f"{t}", v) for t, v in figures["types"].items()]
     for name, v in rows:
-        span = "-" if v["low"] is None else f"[{v['low']:+.6f}, {v['high']:+.6f}]"
+        span = "-" if v["low"] is None else f"[{fixed(v['low'], 6, '+')}, {fixed(v['high'], 6, '+')}]"
         p = p_text(v["p_value"])
         lines.append(f"{name:<10}{fmt(v['a'])}{fmt(v['b'])}{fmt(v['difference'], 11, '+')}{span:>24}{p:>9}"
                      f"{v['wins']:>11,}{v['ties']:>11,}{v['losses']:>11,}")
@@ -134,7 +135,7 @@ def render_beyond(beyond: dict) -> str:
     """The beyond-accuracy metrics of A and B per type, one line each."""
     header = f"{'':<10}{'metric':<28}{'A':>12}{'B':>12}{'A - B':>12}"
     lines = [f"beyond-accuracy metrics ({beyond['note']})", header, "-" * len(header)]
-    fmt = lambda x, sign="": f"{'-' if x is None else format(x, sign + '.6f'):>12}"  # noqa: E731
+    fmt = lambda x, sign="": f"{fixed(x, 6, sign):>12}"  # noqa: E731
     for type_name, values in beyond["metrics"].items():
         for name, v in values.items():
             lines.append(f"{type_name:<10}{name:<28}{fmt(v['a'])}{fmt(v['b'])}{fmt(v['difference'], '+')}")

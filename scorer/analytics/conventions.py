@@ -60,13 +60,19 @@ class Convention:
     metrics: tuple[ConventionMetric, ...]
     otto_only: bool = False  # defined for OTTO's types only (evaluate.py)
     note: str = ""
+    stops: bool = False  # the evaluator stops with a KeyError at a truth row missing from a session that has other rows
+    default: bool = True  # scored when --against names none (an older version is scored only when named)
 
 
 _TREC_ROWS = (RULE_REPEATS_COLLAPSED, RULE_NO_PREDICTIONS_SKIPPED)
 CONVENTIONS = (
-    Convention("otto-official", "otto-de/recsys-dataset src/evaluate.py",
+    Convention("otto-official", "otto-de/recsys-dataset src/evaluate.py (since d1e176b, December 2022)",
                (ConventionMetric("recall@{k}", BASE_RECALL, (RULE_ITEM0_DROPPED,)),), otto_only=True,
-               note="a session with some rows but not this type's stops evaluate.py with a KeyError"),
+               note="a type's row missing from a session, or empty, scores 0 in it, as in ours; the evaluate.py before "
+                    "commit d1e176b stopped with a KeyError there (--against otto-official-2022 names those rows)"),
+    Convention("otto-official-2022", "otto-de/recsys-dataset src/evaluate.py before d1e176b (December 2022)",
+               (ConventionMetric("recall@{k}", BASE_RECALL, (RULE_ITEM0_DROPPED,)),), otto_only=True, stops=True, default=False,
+               note="the figures of the current evaluate.py, where it runs to the end"),
     Convention("kaggle-apk", "benhamner/Metrics ml_metrics average_precision.py (apk, mapk)",
                (ConventionMetric("mapk@{k}", BASE_MAP, ()),),
                note="apk counts a repeat once (`p not in predicted[:i]`) and divides by min(len(actual), k): as ours"),

@@ -21,6 +21,7 @@ from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels.conventions import N_ROWS, N_TOUCHED, RULE_PER_ROW_MEAN, SUM_DEN, SUM_NUM, SUM_RATIO, convention_sums
 from scorer.kernels.explain_rows import MAX_RANKS
+from scorer.wording import counted, fixed
 
 SHOWN = 5  # rows listed per rule
 
@@ -42,15 +43,16 @@ class Explanation:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def to_text(self) -> str:
-        return render_text(self)
+    def to_text(self, all_rules: bool = False) -> str:
+        """The text (all_rules: also the rules that touch rows without moving a figure)."""
+        return render_text(self, all_rules)
 
 
 def choose(names: str | None, types: tuple[str, ...]) -> list[Convention]:
     """The conventions named (comma-separated), or all that apply to these types."""
     otto = tuple(types) == OTTO_TYPES
     if names is None:
-        return [c for c in CONVENTIONS if otto or not c.otto_only]
+        return [c for c in CONVENTIONS if c.default and (otto or not c.otto_only)]
     chosen = []
     for name in (part.strip() for part in names.split(",") if part.strip()):
         if name not in BY_NAME:
@@ -160,6 +162,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
         record = {"name": convention.name, "source": convention.source, "note": convention.note, "metrics": entries}
         if convention.otto_only:
             record["total"] = _weighted_total(entries, competition)
+        if convention.stops:
             record["stops"] = _key_errors(result, truth, n_types, shown, name_row)
         explanation.conventions.append(record)
     capped = int(np.count_nonzero((rows.n_items == MAX_RANKS) & (rows.repeats != 0)))
@@ -177,33 +180,41 @@ def _weighted_total(entries: list, competition) -> dict:
 
 
 def _key_errors(result: Result, truth, n_types: int, shown: int, name_row) -> dict:
-    """Rows of the truth that are missing from a session that has other rows: evaluate.py stops there (KeyError)."""
+    """Rows of the truth that are missing from a session that has other rows: evaluate.py before d1e176b stops there
+    (KeyError: it read prediction['carts'] without asking whether the session has it)."""
     lines = result.slot_line.reshape(-1, n_types)
     missing = (lines == 0) & (truth.sizes > 0) & (lines > 0).any(axis=1)[:, None]
     slots = np.flatnonzero(missing.ravel())
     return {"rows": int(len(slots)), "first": [name_row(slot) for slot in slots[:shown]]}
 
 
-def _count(rows: int) -> str:
-    return f"{rows:,} row" + ("" if rows == 1 else "s")
-
-
 def _figure(value) -> str:
-    return f"{value:10.6f}" if value is not None else f"{'-':>10}"
+    return f"{fixed(value):>10}"
 
 
 def _rows_text(first: list) -> str:
     return ", ".join(f"{r['row']} (line {r['line']})" if r["line"] else f"{r['row']} (missing)" for r in first)
 
 
-def render_text(explanation: Explanation) -> str:
+def _stops_text(stops: dict) -> str:
+    """Where this evaluate.py stops with a KeyError, or that it runs to the end."""
+    if not stops["rows"]:
+        return "  this evaluate.py runs to the end: no row of the truth is missing from a session that has other rows"
+    first = f"; first: {_rows_text(stops['first'])}" if stops["first"] else ""
+    return (f"  this evaluate.py would stop with a KeyError: {counted(stops['rows'], 'row')} missing from sessions that have "
+            f"other rows{first}")
+
+
+def render_text(explanation: Explanation, all_rules: bool = False) -> str:
+    """The conventions' tables; under each metric the rules that move its figure (all_rules: every rule that touches
+    rows, also those whose change is 0), their rows and the first of them."""
     result = explanation.result
+    if result.unread is not None:
+        return f"explain: {result.submission} could not be read: {result.unread}"
     out = [f"explain: {result.submission} (K = {explanation.k}); rules and sources: {DOCS}"]
-    if result.outcome is None:
-        out.append("the submission could not be read: " + "; ".join(p.message for p in result.report.problems[:1]))
-        return "\n".join(out)
     if result.score is not None:
-        out.append(f"score (ours): {result.score:.6f}")
+        out.append(f"score (ours): {fixed(result.score)}")
+    still = 0  # rules that touch rows but move no figure, not listed
     if not result.valid:
         out.append("the file has errors (scorer validate lists them): a line with an error counts as a row with no items")
     for convention in explanation.conventions:
@@ -214,15 +225,22 @@ def render_text(explanation: Explanation) -> str:
                        f"   vs {entry['ours_metric']}")
             for rule in entry["rules"]:
                 regrouped_alike = rule["rule"] == RULES[RULE_PER_ROW_MEAN][0] and rule["change"] == 0.0  # rows of one denominator
-                if rule["rows"] and not regrouped_alike:
-                    out.append(f"      {rule['rule']}: {_count(rule['rows'])}, {rule['change']:+.6f}; first: {_rows_text(rule['first'])}")
+                if not rule["rows"] or regrouped_alike:
+                    continue
+                if rule["change"] == 0.0 and not all_rules:
+                    still += 1
+                    continue
+                first = f"; first: {_rows_text(rule['first'])}" if rule["first"] else ""
+                out.append(f"      {rule['rule']}: {counted(rule['rows'], 'row')}, {fixed(rule['change'], 6, '+')}{first}")
         if "total" in convention:
             total = convention["total"]
             out.append(f"  {'total':<14} {'weighted':<8} {_figure(total['ours'])} {_figure(total['theirs'])} {_figure(total['gap'])}")
-            if convention["stops"]["rows"]:
-                out.append(f"  evaluate.py would stop with a KeyError: {_count(convention['stops']['rows'])} missing from sessions that "
-                           f"have other rows; first: {_rows_text(convention['stops']['first'])}")
+        if "stops" in convention:
+            out.append(_stops_text(convention["stops"]))
         if convention["note"]:
             out.append(f"  note: {convention['note']}")
     out += [f"note: {note}" for note in explanation.notes]
+    if still:
+        which = "rule touches" if still == 1 else "rules touch"
+        out.append(f"note: {still:,} more {which} rows without moving a figure (--all lists {'it' if still == 1 else 'them'})")
     return "\n".join(out)

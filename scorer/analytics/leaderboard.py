@@ -19,6 +19,7 @@ from scorer.analytics.mde import linearized, mde
 from scorer.analytics.multiple_testing import METHODS
 from scorer.analytics.standings import rank_change, standings
 from scorer.engine.result import finite_or_none
+from scorer.wording import counted, fixed, significant
 
 
 def collect(entries: Iterable, capacity: int) -> tuple[SessionColumns | None, list[str], list[dict]]:
@@ -170,6 +171,44 @@ def from_records(records: list[dict]) -> dict:
             "pairs": [], "note": "from the grade records alone: give --truth to re-score the files for intervals and tiers"}
 
 
+def _key(board: dict, top: int, split: bool) -> list[str]:
+    """What each column of the table means (those it has), a line each."""
+    key = [("rank", "by the observed score (equal scores share the better rank)")]
+    if board["resamples"]:
+        key += [("interval", f"the {100 * board['level']:g}% rank interval over the resamples"),
+                ("tier", "the submissions with no significant gap to their tier's first (the control above)"),
+                ("p_first", "the share of resamples that rank it first"), (f"p_top{top}", f"the share that rank it within the top {top}")]
+    key.append(("score", f"{board['metric'] or 'the recorded score'}, weighted over the types, then each type's"))
+    if split:
+        key += [("public", "its rank on the public sessions"), ("private", "its rank on the private sessions"),
+                ("E|Δrank|", "the expected |private rank - public rank| over the resamples: how far it may move")]
+    width = max(len(name) for name, _ in key)
+    return ["", *(f"{'key:' if i == 0 else '':<5}{name:<{width}}  {meaning}" for i, (name, meaning) in enumerate(key))]
+
+
+def tied_apart(board: dict) -> list[str]:
+    """A sentence for each tier that holds a submission whose rank interval does not overlap its tier's first one's: why
+    the two are tied all the same."""
+    if not board["resamples"]:
+        return []
+    control = board["control"]
+    pairs = {(p["a"], p["b"]): p for p in board["pairs"]}
+    heads: dict = {}
+    told: dict = {}
+    for s in board["submissions"]:
+        head = heads.setdefault(s["tier"], s)
+        pair = pairs.get((head["name"], s["name"]))
+        if s["tier"] in told or pair is None or s["rank_low"] <= head["rank_high"]:
+            continue
+        told[s["tier"]] = (f"tier {s['tier']}: {s['name']} (ranks {s['rank_low']}-{s['rank_high']}) is tied with {head['name']} "
+                           f"(ranks {head['rank_low']}-{head['rank_high']}) although their rank intervals do not overlap: their "
+                           f"gap ({significant(pair['difference'])}, p = {significant(pair['p_value'], 2)}) is not significant "
+                           f"once {control['name']} corrects for all {control['comparisons']:,} comparisons (adjusted p = "
+                           f"{significant(pair['p_adjusted'], 2)} > α = {control['alpha']:g}); a rank interval is one "
+                           "submission's own, with no such correction")
+    return ["", *told.values()] if told else []
+
+
 def render_text(board: dict) -> str:
     """The ranked table, then the control, the split and the MDE in a few lines."""
     types = board["types"]
@@ -179,22 +218,22 @@ def render_text(board: dict) -> str:
     if n:
         level = f"{100 * board['level']:g}%"
         control = board["control"]
-        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
-                     f"{n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
+        lines.append(f"{counted(len(board['submissions']), 'submission')} ranked on {counted(board['sessions'], 'session')} by "
+                     f"{board['metric']}; {n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
         lines.append(f"tiers: {control['name']}, α = {control['alpha']:g}, over all {control['comparisons']:,} pairwise "
                      "comparisons (z-tests on the paired bootstrap standard error);")
         lines.append("  a tier ends where a submission is significantly below the tier's first")
     elif board.get("note"):
         lines.append(board["note"])
     else:
-        lines.append(f"{len(board['submissions'])} submissions ranked on {board['sessions']:,} sessions by {board['metric']}; "
-                     "no resamples (--bootstrap 0): no intervals, p_first or tiers")
+        lines.append(f"{counted(len(board['submissions']), 'submission')} ranked on {counted(board['sessions'], 'session')} by "
+                     f"{board['metric']}; no resamples (--bootstrap 0): no intervals, p_first or tiers")
     lines.append("")
     top = board.get("top_k", 3)
     header = (f"{'rank':>4} {'interval':>9} {'tier':>4} {'score':>9} " + "".join(f"{t[:9]:>10}" for t in types)
               + f" {'p_first':>7} {f'p_top{top}':>7}" + (f" {'public':>6} {'private':>7} {'E|Δrank|':>8}" if split else "") + "  name")
     lines += [header, "-" * len(header)]
-    fmt = lambda x: "-" if x is None else f"{x:.6f}"  # noqa: E731
+    fmt = fixed
     for s in board["submissions"]:
         span = "-" if s["rank_low"] is None else f"{s['rank_low']}-{s['rank_high']}"
         row = (f"{s['rank']:>4} {span:>9} {'-' if s['tier'] is None else s['tier']:>4} {fmt(s['score']):>9} "
@@ -206,6 +245,8 @@ def render_text(board: dict) -> str:
         lines.append(row + f"  {s['name']}")
     for u in board["unranked"]:
         lines.append(f"{'-':>4} {'':>9} {'':>4} {'unranked':>9}  {u['name']}: {u['reason']}")
+    lines += _key(board, top, split)
+    lines += tied_apart(board)
     if split:
         info = board["split"]
         mean = info["mean_rank_change"]
@@ -213,10 +254,10 @@ def render_text(board: dict) -> str:
                   f"expected public -> private rank change: {'-' if mean is None else f'{mean:.2f}'} places on average"]
     plan_ = board.get("mde")
     if plan_:
-        lines += ["", f"MDE at {plan_['sessions']:,} sessions ({100 * plan_['power']:g}% power, two-sided α = {plan_['alpha']:g}, "
-                  f"per-session variance from {plan_['variance_from']:,} sessions): median over adjacent pairs "
-                  f"{fmt(plan_['median_pair_mde'])}, unpaired {fmt(plan_['unpaired_mde'])}"]
+        lines += ["", f"MDE at {counted(plan_['sessions'], 'session')} ({100 * plan_['power']:g}% power, two-sided α = {plan_['alpha']:g}, "
+                  f"per-session variance from {counted(plan_['variance_from'], 'session')}): median over adjacent pairs "
+                  f"{significant(plan_['median_pair_mde'])}, unpaired {significant(plan_['unpaired_mde'])}"]
         for p in plan_["pairs"]:
             detectable = "  detectable" if p["mde"] and p["difference"] is not None and abs(p["difference"]) >= p["mde"] else ""
-            lines.append(f"  {p['a']} - {p['b']}: difference {fmt(p['difference'])}, MDE {fmt(p['mde'])}{detectable}")
+            lines.append(f"  {p['a']} - {p['b']}: difference {significant(p['difference'])}, MDE {significant(p['mde'])}{detectable}")
     return "\n".join(lines)

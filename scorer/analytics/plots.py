@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 
 from scorer.errors import UsageError
+from scorer.wording import fixed
 
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
@@ -47,33 +48,37 @@ def _curves(ax, b: dict) -> None:
 
 
 def _intervals(ax, analytics: dict) -> bool:
+    """Score and each type's scored metric, per subset (public, private, all), each drawn as its distance from the whole
+    set's figure with its interval around it: an interval of ±0.001 at 0.5 shows, as it would not on a 0-1 scale. The
+    whole set's figures are written under their labels."""
     boot = analytics.get("bootstrap")
     split = analytics.get("split")
     if boot is None and split is None:
         return False
-    source = boot["subsets"] if boot else {name: None for name in split["figures"]}
+    source = boot["subsets"] if boot else split["figures"]
     first = next(iter(source))
-    types = list((boot["subsets"][first]["metrics"] if boot else split["figures"][first]["metrics"]).keys())
+    types = list(source[first]["metrics"].keys())
+    metric = next(iter(source[first]["metrics"][types[0]]))
     labels = ["score"] + types
+
+    def entries(figures: dict) -> list[dict]:  # value, low, high per label (low and high None without a bootstrap)
+        rows = [figures["score"]] + [figures["metrics"][t][metric] for t in types]
+        return [row if isinstance(row, dict) else {"value": row, "low": None, "high": None} for row in rows]
+
+    reference = "all" if "all" in source else first
+    centre = [e["value"] for e in entries(source[reference])]
     width = 0.8 / len(source)
     for i, (name, colour) in enumerate(zip(source, COLOURS)):
         xs = [j - 0.4 + width * (i + 0.5) for j in range(len(labels))]
-        if boot:
-            figures = boot["subsets"][name]
-            metric = next(iter(figures["metrics"][types[0]]))
-            entries = [figures["score"]] + [figures["metrics"][t][metric] for t in types]
-            values = [e["value"] if e["value"] is not None else float("nan") for e in entries]
-            low = [v - e["low"] if e["low"] is not None else 0.0 for v, e in zip(values, entries)]
-            high = [e["high"] - v if e["high"] is not None else 0.0 for v, e in zip(values, entries)]
-            ax.errorbar(xs, values, yerr=[low, high], fmt="o", color=colour, capsize=4, label=name)
-        else:
-            figures = split["figures"][name]
-            metric = next(iter(figures["metrics"][types[0]]))
-            values = [figures["score"]] + [figures["metrics"][t][metric] for t in types]
-            ax.plot(xs, [float("nan") if v is None else v for v in values], "o", color=colour, label=name)
-    ax.set_xticks(range(len(labels)), labels)
+        rows = entries(source[name])
+        ys = [float("nan") if e["value"] is None or c is None else e["value"] - c for e, c in zip(rows, centre)]
+        low = [0.0 if e["low"] is None else e["value"] - e["low"] for e in rows]
+        high = [0.0 if e["high"] is None else e["high"] - e["value"] for e in rows]
+        ax.errorbar(xs, ys, yerr=[low, high], fmt="o", color=colour, capsize=4, label=name)
+    ax.axhline(0.0, color="grey", lw=1)
+    ax.set_xticks(range(len(labels)), [f"{label}\n{fixed(c, 4)}" for label, c in zip(labels, centre)])
     level = f"{100 * boot['level']:g}% intervals, {boot['resamples']:,} resamples" if boot else "no intervals (use --bootstrap)"
-    ax.set(title=f"score and {metric} ({level})", ylabel="value")
+    ax.set(title=f"score and {metric} ({level})", ylabel=f"distance from the {reference} figure (written below)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     return True
@@ -85,6 +90,7 @@ def _ranks(ax, b: dict) -> None:
         total = sum(counts) or 1
         ax.plot(ranks, [c / total for c in counts], marker="o", ms=3, color=colour, label=f"{name} ({sum(counts):,} hits)")
     ax.set(title="where the hits are: share of hits by rank", xlabel="rank (1 = first item)", ylabel="share of the type's hits")
+    ax.set_ylim(bottom=0)  # from zero: a zoom on 0.0485-0.0512 would make noise look like a trend
     ax.xaxis.set_major_locator(_integer_ticks())
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -131,8 +137,9 @@ def _beyond_bins(ax, b: dict) -> bool:
     return True
 
 
-def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
-    """The report figure as PNG bytes: one panel per view there is data for (no empty panel), up to three to a row."""
+def report_figure(summary: dict, analytics: dict, title: bool = True):
+    """The report figure: one panel per view there is data for (no empty panel), up to three to a row; title: the
+    submission and its score above them (an HTML page says both already)."""
     plt = _pyplot()
     b = analytics.get("breakdown")
     panels = []  # functions drawing on one axis; each returns False when it has nothing to draw
@@ -149,11 +156,13 @@ def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
             panels.append(lambda ax: _beyond_bins(ax, b))
     columns = 2 if len(panels) == 4 else min(3, max(1, len(panels)))  # 4 as 2 x 2, not 3 + 1
     rows = max(1, -(-len(panels) // columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 5 * rows + 0.6), squeeze=False)
+    band = 0.6 if title else 0.0
+    fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 5 * rows + band), squeeze=False)
     axes = axes.ravel()
-    score = summary.get("score")
-    name = summary.get("submission", "")
-    fig.suptitle(f"{name}: score {score:.6f}" if score is not None else f"{name}: no score", fontsize=13)
+    if title:
+        score = summary.get("score")
+        name = summary.get("submission", "")
+        fig.suptitle(f"{name}: score {fixed(score)}" if score is not None else f"{name}: no score", fontsize=13)
     for ax, draw in zip(axes, panels):
         if not draw(ax):
             ax.axis("off")
@@ -161,11 +170,21 @@ def figure_png(summary: dict, analytics: dict, dpi: int = 110) -> bytes:
         ax.remove()
     if not panels:
         fig.text(0.5, 0.5, "no analytics asked for (--breakdown, --bootstrap, --split)", ha="center", va="center")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / (5 * rows + 0.6)))  # the suptitle's band stays clear
+    fig.tight_layout(rect=(0, 0, 1, 1 - band / (5 * rows + band)))  # the suptitle's band stays clear
+    return fig
+
+
+def png_of(fig, dpi: int = 110) -> bytes:
+    """A figure's PNG bytes; the figure is closed."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
-    plt.close(fig)
+    _pyplot().close(fig)
     return buffer.getvalue()
+
+
+def figure_png(summary: dict, analytics: dict, dpi: int = 110, title: bool = True) -> bytes:
+    """report_figure as PNG bytes."""
+    return png_of(report_figure(summary, analytics, title), dpi)
 
 
 def compare_png(figures: dict, dpi: int = 110) -> bytes:
@@ -197,10 +216,7 @@ def compare_png(figures: dict, dpi: int = 110) -> bytes:
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_of(fig, dpi)
 
 
 def _write(path, png: bytes, title: str, header: str, tables: str) -> Path:
@@ -231,11 +247,11 @@ def write_report(path, summary: dict, analytics: dict) -> Path:
     from scorer.analytics.summary import render_text
 
     check_name(path)
-    metrics = "\n".join(f"{t}: " + ", ".join(f"{m} {'-' if v is None else f'{v:.6f}'}" for m, v in ms.items())
-                        for t, ms in summary.get("metrics", {}).items())
+    metrics = "\n".join(f"{t}: " + ", ".join(f"{m} {fixed(v)}" for m, v in ms.items()) for t, ms in summary.get("metrics", {}).items())
     score = summary.get("score")
-    header = f"<p>score <b>{'none' if score is None else f'{score:.6f}'}</b></p><pre>{html.escape(metrics)}</pre>"
-    return _write(path, figure_png(summary, analytics), f"scorer report: {summary.get('submission', '')}", header,
+    header = f"<p>score <b>{'none' if score is None else fixed(score)}</b></p><pre>{html.escape(metrics)}</pre>"
+    png = figure_png(summary, analytics, title=Path(path).suffix.lower() == ".png")  # a page has its own title
+    return _write(path, png, f"scorer report: {summary.get('submission', '')}", header,
                   render_text(analytics))
 
 

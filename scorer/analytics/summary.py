@@ -10,6 +10,7 @@ import numpy as np
 
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
+from scorer.wording import fixed
 
 # scorer.analytics.bootstrap, .breakdown and .split (numba kernels) are imported where used, so that building
 # the CLI's parser stays light.
@@ -84,8 +85,8 @@ def _beyond_totals(result) -> dict:
             for t, values in result.metrics.items() if any(parse_metric(n).family == "beyond" for n in values)}
 
 
-def _value(x, width=12, fmt=".6f") -> str:
-    return f"{'-' if x is None else format(x, fmt):>{width}}"
+def _value(x, width=12, places=6) -> str:
+    return f"{fixed(x, places):>{width}}"
 
 
 def render_text(analytics: dict) -> str:
@@ -113,7 +114,7 @@ def render_text(analytics: dict) -> str:
             lines += [header, "-" * len(header)]
             rows = [("score", figures["score"])] + [(f"{t} {m}", v) for t, ms in figures["metrics"].items() for m, v in ms.items()]
             for label, v in rows:
-                span = "-" if v["low"] is None else f"[{v['low']:.6f}, {v['high']:.6f}]"
+                span = "-" if v["low"] is None else f"[{fixed(v['low'])}, {fixed(v['high'])}]"
                 lines.append(f"{label:<22}{_value(v['value'])}{span:>28}{_value(v['se'])}")
     if "breakdown" in analytics:
         b = analytics["breakdown"]
@@ -122,7 +123,7 @@ def render_text(analytics: dict) -> str:
         header = f"{'':<10}" + "".join(f"{'@' + str(k):>10}" for k in shown)
         lines += ["", f"recall@k ({metric.split('@')[0]} with the first k items)", header, "-" * len(header)]
         for type_name, curve in b["recall_at_k"].items():
-            lines.append(f"{type_name:<10}" + "".join(_value(curve[k - 1], 10, ".4f") for k in shown))
+            lines.append(f"{type_name:<10}" + "".join(_value(curve[k - 1], 10, 4) for k in shown))
         lines += ["", f"hits by rank (1 = first item; ranks 1..{kmax})"]
         for type_name, counts in b["hit_ranks"].items():
             lines.append(f"{type_name:<10}" + " ".join(f"{c:,}" for c in counts))
@@ -141,5 +142,5 @@ def render_text(analytics: dict) -> str:
         if "beyond" in b:
             lines += ["", "beyond-accuracy totals (diagnostics; " + b["beyond"]["note"] + ")"]
             for type_name, values in b["beyond"]["totals"].items():
-                lines.append(f"{type_name:<10}" + "  ".join(f"{n} {'-' if v is None else format(v, '.6f')}" for n, v in values.items()))
+                lines.append(f"{type_name:<10}" + "  ".join(f"{n} {fixed(v)}" for n, v in values.items()))
     return "\n".join(lines)

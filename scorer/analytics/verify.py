@@ -12,7 +12,7 @@ import json
 from scorer.api import score
 from scorer.engine.checklist import Check
 from scorer.engine.receipt import WHAT, differences, make_receipt
-from scorer.errors import UsageError
+from scorer.errors import SubmissionError, UsageError
 
 FIXES = {
     "version": "run the scorer version the receipt names (pip install recsys-scorer==VERSION, or its image)",
@@ -63,6 +63,8 @@ def rescore(recorded: dict, submission, truth, competition, threads: int = 2) ->
     from scorer.analytics.summary import analyse
 
     result = score(submission, truth, competition, strict=recorded.get("mode") == "strict", threads=threads)
+    if result.unread is not None:  # nothing to compare: the reason, not a hash of None
+        raise SubmissionError(result.unread)
     split_settings, bootstrap_settings = recorded.get("split"), recorded.get("bootstrap")
     analytics = None
     if (split_settings or bootstrap_settings) and result.score is not None and result.slot_values is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from scorer.cli.common import DEFAULT_SEED, add_aliased, whole_number
+from scorer.cli.common import add_aliased, add_seed, warning_examples, whole_number
 from scorer.errors import UsageError
 
 
@@ -21,7 +21,6 @@ def level_value(text: str) -> float:
 
 
 count_value = whole_number(0, 100_000, "a number of resamples")
-seed_value = whole_number(0, 2**63 - 1, "a seed")
 
 
 def add_bootstrap(parser, default: int, help: str) -> None:
@@ -30,8 +29,7 @@ def add_bootstrap(parser, default: int, help: str) -> None:
 
 
 def add_resampling_options(parser) -> None:
-    parser.add_argument("--seed", type=seed_value, default=DEFAULT_SEED,
-                        help=f"seed of the resamples and of --split public=F (default {DEFAULT_SEED}, as for export)")
+    add_seed(parser, what="seed of the resamples and of --split public=F")
     parser.add_argument("--level", type=level_value, default=0.95, help="confidence level of the intervals (default 0.95)")
 
 
@@ -66,13 +64,6 @@ def add_arguments(parser) -> None:
 def requested(args) -> bool:
     return bool(getattr(args, "bootstrap", 0) or getattr(args, "split", None) or getattr(args, "breakdown", False)
                 or getattr(args, "sessions", None) or getattr(args, "report", None))
-
-
-def warning_examples(args) -> int | None:
-    """How many examples of each warning or note code `score` prints: a few, unless --max-per-code was given."""
-    from scorer.cli.common import WARNING_EXAMPLES
-
-    return None if getattr(args, "max_per_code_given", True) else WARNING_EXAMPLES
 
 
 def receipt_settings(args, analytics: dict | None = None) -> tuple[dict | None, dict | None]:

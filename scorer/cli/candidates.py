@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scorer.cli.common import add_competition, positive_int
+from scorer.cli.common import add_competition, add_format, add_max_per_code, add_threads, warning_examples
 
 USAGE = "scorer candidates CANDIDATES --truth TRUTH [--k 20,50,100,200] [--plot FILE.png] [options]"
 EXAMPLES = ("scorer candidates candidates.parquet --truth test_labels.jsonl",
@@ -18,10 +18,9 @@ def add_arguments(parser) -> None:
     add_competition(parser)
     parser.add_argument("--k", default="20,50,100,200", metavar="K,K,...", help="the cut-offs to judge the lists at (default: 20,50,100,200)")
     parser.add_argument("--plot", metavar="FILE.png", help="draw recall and the ceiling over K into this PNG (needs matplotlib)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N",
-                        help="show the first N problems of each code (all are counted; default: 20)")
-    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="threads (default: 2)")
+    add_format(parser)
+    add_max_per_code(parser)
+    add_threads(parser, what="threads of the pass over the table")
 
 
 def run(args) -> int:
@@ -33,5 +32,5 @@ def run(args) -> int:
         from scorer.analytics.candidate_plot import write_curves
 
         write_curves(result, args.plot)
-    print(json.dumps(result.to_dict(), indent=2) if args.format == "json" else result.text())
+    print(json.dumps(result.to_dict(), indent=2) if args.format == "json" else result.text(warning_examples(args)))
     return 0

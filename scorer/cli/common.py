@@ -40,7 +40,7 @@ def add_aliased(parser, names: tuple[str, ...], old_names: tuple[str, ...], requ
     group = parser.add_mutually_exclusive_group(required=required)
     action = group.add_argument(*names, **options)
     for old in old_names:
-        group.add_argument(old, dest=action.dest, type=action.type, metavar=action.metavar,
+        group.add_argument(old, dest=action.dest, type=action.type, choices=action.choices, metavar=action.metavar,
                            default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return action
 
@@ -56,7 +56,10 @@ def add_competition(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="PATH", help="a competition config TOML file")
 
 
-WARNING_EXAMPLES = 3  # examples of each warning or note code `score` prints without --max-per-code
+WARNING_EXAMPLES = 3  # examples of each warning or note code the text of score and candidates prints without --max-per-code
+MAX_EXAMPLES = 10_000  # scorer.api.MAX_PER_CODE: the kernel's record table has this many rows per code and block
+MAX_THREADS = 64  # scorer.api.MAX_THREADS
+example_count = whole_number(0, MAX_EXAMPLES, "a number of examples")
 
 
 class _Given(argparse.Action):
@@ -67,16 +70,54 @@ class _Given(argparse.Action):
         namespace.max_per_code_given = True
 
 
-def add_report_options(parser: argparse.ArgumentParser) -> None:
+# The options several commands take, each defined once: the same spelling, values, default and meaning everywhere.
+def add_format(parser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--max-per-code", type=whole_number(0, 10_000), default=20, metavar="N", action=_Given,
-                        help="show the first N problems of each code (all are counted; 0: only the counts; default: 20, "
-                             f"and score's text shows {WARNING_EXAMPLES} of each warning or note)")
+
+
+def add_max_per_code(parser, where: str = "") -> None:
+    """--max-per-code N (0: only the counts); args.max_per_code_given says whether it was given (see warning_examples)."""
+    text = "" if where else f", and the text of score and candidates shows {WARNING_EXAMPLES} of each warning or note"
+    parser.add_argument("--max-per-code", type=example_count, default=20, metavar="N", action=_Given,
+                        help=f"keep the first N problems of each code{where} (all are counted; 0: only the counts; default: 20{text})")
     parser.set_defaults(max_per_code_given=False)
-    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
+
+
+def warning_examples(args) -> int | None:
+    """How many examples of each warning or note code a text report prints: a few, unless --max-per-code was given."""
+    return None if getattr(args, "max_per_code_given", True) else WARNING_EXAMPLES
+
+
+def add_threads(parser, default: int = 2, what: str = "parsing threads") -> None:
+    parser.add_argument("--threads", type=whole_number(1, MAX_THREADS, "a number of threads"), default=default, metavar="N",
+                        help=f"{what} (default: {default})")
+
+
+def add_progress(parser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
+
+
+def add_untrusted(parser) -> None:
     parser.add_argument("--untrusted", action="store_true", help="read the submission as a grader reads an upload: "
                         "a symbolic link or a file of several hard links is refused (for a grader's own script)")
+
+
+seed_value = whole_number(0, 2**63 - 1, "a seed")
+
+
+def add_seed(parser, default: int = DEFAULT_SEED, what: str = "seed of --split public=F", own: str = "") -> None:
+    """--seed; own: the command whose default is its own (prepare's 42), said in --help."""
+    note = f", {own}'s own: the other commands default to {DEFAULT_SEED}" if own else ""
+    parser.add_argument("--seed", type=seed_value, default=default, metavar="SEED", help=f"{what} (default {default}{note})")
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the commands that score or check a file with the engine: score, validate and compare."""
+    add_format(parser)
+    add_max_per_code(parser)
+    add_threads(parser)
+    add_progress(parser)
+    add_untrusted(parser)
 
 
 def engine_options(args) -> dict:

@@ -54,6 +54,9 @@ def run(args) -> int:
     failed = [r for r in results if r.score is None or r.slot_values is None]
     if failed:
         for r in failed:
+            if r.unread is not None:
+                print(f"{r.submission}: no score: {r.unread}")
+                continue
             print(f"{r.submission}: no score" + (" (strict mode)" if r.strict else ""))
             problems = render_problems(r.report)
             if problems:

@@ -6,6 +6,7 @@ FILE ends in .truth.npz for the id_type shape (OTTO) and in .strings.npz for the
 from __future__ import annotations
 
 from scorer.cli.common import add_competition, add_output
+from scorer.wording import counted
 
 USAGE = "scorer compile-truth TRUTH -o FILE [--competition NAME | --config PATH]"
 EXAMPLES = ("scorer compile-truth test_labels.jsonl -o test_labels.truth.npz",
@@ -40,5 +41,5 @@ def run(args) -> int:
     except OSError as error:
         raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from None
     labelled = int((truth.sizes.sum(axis=1) > 0).sum())
-    print(f"wrote {args.output}: {truth.n_sessions:,} sessions ({labelled:,} with labels), {len(truth.items):,} labels")
+    print(f"wrote {args.output}: {counted(truth.n_sessions, 'session')} ({labelled:,} with labels), {counted(len(truth.items), 'label')}")
     return 0

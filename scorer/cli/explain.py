@@ -12,22 +12,24 @@ HELP = "score a submission under other evaluators' conventions (OTTO's evaluate.
 
 # Named here, not imported: building the parser must not import the kernels (numba's cache check runs on their import,
 # outside main's error handling). tests/test_explain.py holds this list to scorer.analytics.conventions.CONVENTIONS.
-CONVENTION_NAMES = ("otto-official", "kaggle-apk", "trec_eval", "recommenders-map", "recommenders-map_at_k", "ranx", "implicit")
+CONVENTION_NAMES = ("otto-official", "otto-official-2022", "kaggle-apk", "trec_eval", "recommenders-map", "recommenders-map_at_k", "ranx", "implicit")
 DOCS = "docs/metrics.md#conventions-of-other-evaluators"
 
 
 def add_arguments(parser) -> None:
-    from scorer.cli.common import positive_int
+    from scorer.cli.common import add_format, add_threads, add_untrusted, example_count
 
     parser.add_argument("submission", metavar="SUBMISSION", help="submission CSV (plain, .gz or .zip)")
     parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz")
     add_competition(parser)
-    parser.add_argument("--against", metavar="NAMES", help="comma-separated conventions (default: all that apply): "
-                        + ", ".join(CONVENTION_NAMES) + f"; rules in {DOCS}")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--show", type=positive_int, default=5, metavar="N", help="rows listed per rule (default: 5)")
-    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
-    parser.add_argument("--untrusted", action="store_true", help="refuse a submission reached through a link (as a grader reads an upload)")
+    parser.add_argument("--against", metavar="NAMES", help="comma-separated conventions (default: all that apply, but "
+                        "otto-official-2022, the evaluate.py before December 2022): " + ", ".join(CONVENTION_NAMES) + f"; rules in {DOCS}")
+    add_format(parser)
+    parser.add_argument("--show", type=example_count, default=5, metavar="N", help="rows listed per rule (0: only the counts; default: 5)")
+    parser.add_argument("--all", action="store_true", help="also list the rules that touch rows without moving a figure "
+                        "(the text lists only those that move one; JSON holds every rule)")
+    add_threads(parser)
+    add_untrusted(parser)
 
 
 def run(args) -> int:
@@ -35,6 +37,6 @@ def run(args) -> int:
 
     explanation = explain(args.submission, args.truth, args.competition, config=args.config, against=args.against,
                           threads=args.threads, untrusted=args.untrusted, shown=args.show)
-    print(explanation.to_json() if args.format == "json" else explanation.to_text())
+    print(explanation.to_json() if args.format == "json" else explanation.to_text(all_rules=args.all))
     result = explanation.result
     return 1 if result.outcome is None or not result.valid else 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.cli.common import DEFAULT_SEED, add_competition, add_output
+from scorer.cli.common import add_competition, add_output, add_seed
+from scorer.wording import counted
 
 USAGE = "scorer export kaggle-solution TRUTH -o FILE [options]"
 EXAMPLES = ("scorer export kaggle-solution test_labels.jsonl -o solution.csv",
@@ -19,8 +20,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sample", metavar="FILE", help="the sample submission to write (default: sample_submission.csv beside the solution)")
     parser.add_argument("--public", type=float, default=0.3, metavar="FRACTION",
                         help="share of sessions in the Public split, the rest Private (default 0.3)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the Public/Private draw (default {DEFAULT_SEED}; "
-                        "the same draw as `scorer score --split public=F --seed S`)")
+    add_seed(parser, what="seed of the Public/Private draw: the same draw as `scorer score --split public=F --seed SEED`")
     parser.add_argument("--sample-labels", choices=("empty", "popular"), default="empty",
                         help="sample submission labels: empty, or each type's most frequent truth items (this reveals them; default empty)")
     add_competition(parser)
@@ -41,6 +41,6 @@ def run(args) -> int:
         summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels)
     except OSError as error:
         raise UsageError(f"cannot write {error.filename or args.output}: {error.strerror or error}") from None
-    print(f"wrote {args.output} ({summary['rows']:,} rows; {summary['public_sessions']:,} sessions Public, "
+    print(f"wrote {args.output} ({counted(summary['rows'], 'row')}; {counted(summary['public_sessions'], 'session')} Public, "
           f"{summary['private_sessions']:,} Private) and {sample}")
     return 0

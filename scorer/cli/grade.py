@@ -6,8 +6,9 @@ import os
 import sys
 import time
 
-from scorer.cli.common import add_competition, add_output, positive_int
-from scorer.cli.grade_report import RERUN, leaderboard, line
+from scorer.cli.common import add_competition, add_max_per_code, add_output, add_progress, add_threads, positive_int, whole_number
+from scorer.cli.grade_report import RERUN, leaderboard, line, ran, workers_that_graded
+from scorer.wording import counted
 
 USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]"
 EXAMPLES = ("scorer grade uploads/*.csv --truth test_labels.jsonl -o results.jsonl",
@@ -32,11 +33,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--wait-workers", type=positive_int, default=60, metavar="SECONDS",
                         help="wait this long for a first worker, and give up on a run left without any (default: 60)")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict, as a grader)")
-    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N", help="problems kept per code (default: 20)")
-    parser.add_argument("--threads", type=positive_int, default=1, metavar="N", help="engine threads per task (default: 1)")
-    parser.add_argument("--retries", type=int, default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
+    add_max_per_code(parser, " in each record")
+    add_threads(parser, 1, "engine threads per task")
+    parser.add_argument("--retries", type=whole_number(0, what="a number of re-runs"), default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
                         "a task whose worker dies is rescheduled by Dask in any case")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
+    add_progress(parser)
 
 
 def say(message: str) -> None:
@@ -51,8 +52,6 @@ def run(args) -> int:
     require()
     competition = resolve_competition(args.competition, args.config)
     resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
-    if args.retries < 0:
-        raise UsageError(f"--retries must be 0 or more, got {args.retries}")
     if args.resume and not args.output:
         raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
     results = _open_results(args.output) if args.output else None
@@ -113,19 +112,18 @@ def _grade(args, competition, results, done: dict[int, dict]) -> int:
     if results is not None and sum(1 for r in records if status(r) == "scored") > 1:
         say(f"rank intervals and tiers of statistically tied submissions: scorer leaderboard --results {results.path} --truth {args.truth}")
     tally = {kind: sum(1 for r in records if status(r) == kind) for kind in ("scored", "invalid", "failed", "retryable")}
-    graded = len(todo) - tally["retryable"]
-    skipped = f" ({len(done)} skipped: already graded)" if done else ""
-    ran = (f"graded {graded} submissions on {workers} workers in {seconds:.1f} s ({60 * graded / max(seconds, 1e-9):.1f} per minute)"
-           f"{skipped}" if todo else "nothing left to grade")
-    say(f"{ran}; all {len(records)}: " + ", ".join(f"{n} {kind}" for kind, n in tally.items() if n or kind != "retryable"))
+    summary = ran(len(todo) - tally["retryable"], workers, seconds, len(done)) if todo else "nothing left to grade"
+    say(f"{summary}; all {len(records)}: " + ", ".join(f"{n} {kind}" for kind, n in tally.items() if n or kind != "retryable"))
     if grading is not None:
         _say_reruns(grading, [r for r in records if (r.get("attempts") or 1) > 1])
     if grading is not None and grading.stopped:
         again = f" (recorded as retryable): {RERUN}" if results is not None else ": run it again, with -o FILE so that --resume can go on"
-        say(f"the run stopped early: {grading.stopped}; {tally['retryable']} submission(s) were not graded{again}")
+        were = "was" if tally["retryable"] == 1 else "were"
+        say(f"the run stopped early: {grading.stopped}; {counted(tally['retryable'], 'submission')} {were} not graded{again}")
         return 2
     if tally["retryable"]:
-        say(f"{tally['retryable']} submission(s) were cancelled on the cluster and not graded: {RERUN}")
+        were = "was" if tally["retryable"] == 1 else "were"
+        say(f"{counted(tally['retryable'], 'submission')} {were} cancelled on the cluster and not graded: {RERUN}")
         return 2
     return 0 if tally["scored"] == len(records) else 1
 
@@ -143,28 +141,31 @@ def _on_cluster(args, competition, results, todo: list[int], records: list[dict]
         if not wait_for_workers(client, args.wait_workers, say):
             raise UsageError(f"no Dask worker joined the scheduler at {client.scheduler.address} within {args.wait_workers} s: "
                              f"start workers (dask worker {client.scheduler.address}), then run again")
-        workers = worker_count(client)
         started = time.monotonic()
         grading = Grading(client, [args.submissions[index] for index in todo], args.truth, competition, strict=not args.lenient,
                           max_per_code=args.max_per_code, threads=args.threads, retries=args.retries,
                           no_worker_seconds=args.wait_workers)
+        new: list[dict] = []
         with _Bar(len(todo), enabled=not args.no_progress and sys.stderr.isatty()) as bar:
             for record in grading:
+                new.append(record)
                 record["index"] = todo[record["index"]]
                 records.append(record)
                 bar.write(line(record))
                 if results is not None:
                     results.append(record)
                 bar.update()
-        return grading, time.monotonic() - started, workers
+        seconds = time.monotonic() - started
+        workers = workers_that_graded(new)  # grading starts when the first worker joins: the others may come later
+        return grading, seconds, worker_count(client) if workers is None else workers
 
 
 def _say_reruns(grading, rerun: list[dict]) -> None:
     if not grading.counting:
         say("re-runs not counted: the scheduler could not load scorer's plugin (install scorer where the scheduler runs)")
     elif rerun or grading.lost_workers:
-        lost = f"{len(grading.lost_workers)} worker(s) lost during the run; " if grading.lost_workers else ""
-        say(f"{lost}{len(rerun)} task(s) re-run: " + ", ".join(f"{r['file']} ({r['attempts']} runs)" for r in rerun))
+        lost = f"{counted(len(grading.lost_workers), 'worker')} lost during the run; " if grading.lost_workers else ""
+        say(f"{lost}{counted(len(rerun), 'task')} re-run: " + ", ".join(f"{r['file']} ({r['attempts']} runs)" for r in rerun))
     else:
         say("no task was re-run")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scorer.dask.results_file import status
+from scorer.wording import counted, fixed
 
 if TYPE_CHECKING:  # the parser imports this module: spec would load the kernels, and numba, before main's error handling
     from scorer.spec.competition import Competition
@@ -31,8 +32,22 @@ def line(record: dict) -> str:
     again = f"  (ran {runs} times: {' then '.join(record.get('workers') or [])})" if runs > 1 else ""
     kind = status(record)
     if kind == "scored":
-        return f"{record['score']:.6f}  {record['file']}{again}"
+        return f"{fixed(record['score'])}  {record['file']}{again}"
     return f"{kind:<9} {record['file']}: {first_problem(record)}{again}"
+
+
+def workers_that_graded(records: list[dict]) -> int | None:
+    """The workers on which the records' tasks ran (every attempt counts), None when the scheduler did not say."""
+    if any(record.get("workers") is None for record in records):
+        return None
+    return len({worker for record in records for worker in record["workers"]})
+
+
+def ran(graded: int, workers: int, seconds: float, skipped: int) -> str:
+    """grade's summary of the run: 'graded 3 submissions on 2 workers in 4.1 s (43.9 per minute)'."""
+    already = f" ({skipped} skipped: already graded)" if skipped else ""
+    return (f"graded {counted(graded, 'submission')} on {counted(workers, 'worker')} in {seconds:.1f} s "
+            f"({60 * graded / max(seconds, 1e-9):.1f} per minute){already}")
 
 
 def lower_is_better(competition: Competition) -> bool:
@@ -52,7 +67,7 @@ def leaderboard(records: list[dict], competition: Competition) -> str:
         for position, record in enumerate(scored, 1):
             if position == 1 or record["score"] != scored[position - 2]["score"]:
                 rank = position
-            lines.append(f"{rank:>5}  {record['score']:>10.6f}  {record['file']}")
+            lines.append(f"{rank:>5}  {fixed(record['score']):>10}  {record['file']}")
     others = sorted((r for r in records if status(r) != "scored"), key=lambda r: (status(r), r["file"]))
     if others:
         lines += ["", f"not scored: {len(others)}"]

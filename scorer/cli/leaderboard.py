@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from scorer.cli.common import add_competition, positive_int
+from scorer.cli.common import add_competition, add_format, add_threads, positive_int
 
 USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [options]"
 EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
@@ -35,8 +35,8 @@ def add_arguments(parser) -> None:
                              "else all), from the per-session variance")
     parser.add_argument("--report", metavar="FILE", help="write the rank-interval plot: FILE.html (with the table) or FILE.png")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="threads of each pass and of the bootstrap (default: 2)")
+    add_format(parser)
+    add_threads(parser, what="threads of each pass and of the bootstrap")
 
 
 def read_records(path: str) -> list[dict]:

@@ -110,6 +110,7 @@ def _say(text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from scorer.errors import ScorerError
+    from scorer.wording import printable
 
     _any_encoding()
     parser = build_parser()
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a full output device fails here, not at exit
         return code
     except ScorerError as error:
-        _say(f"scorer: error: {error}")
+        _say(f"scorer: error: {printable(str(error))}")
         return error.exit_code
     except KeyboardInterrupt:
         _say("scorer: interrupted")
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a bug of ours: never show a participant a traceback
         if os.environ.get("SCORER_DEBUG"):
             raise
-        _say(f"scorer: internal error ({type(error).__name__}: {error}); set SCORER_DEBUG=1 for details")
+        _say(f"scorer: internal error ({type(error).__name__}: {printable(str(error))}); set SCORER_DEBUG=1 for details")
         return 3
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from scorer.cli.common import DEFAULT_SEED, PREPARE_SEED, add_output
+from scorer.cli.common import PREPARE_SEED, add_aliased, add_output, add_progress, add_seed
 
 USAGE = "scorer prepare EVENTS -o DIR [options]"
-EXAMPLES = ("scorer prepare train.jsonl -o prepared/", "scorer prepare events.parquet -o prepared/ --days 7 --seed 42 --format parquet")
+EXAMPLES = ("scorer prepare train.jsonl -o prepared/", "scorer prepare events.parquet -o prepared/ --days 7 --seed 42 --output-format parquet")
 HELP = (
     "split an OTTO session log (JSONL or Parquet) by time like the competition did: train sessions, cut test "
     "sessions and their labels (which `scorer score` reads as truth), plus summary.json."
@@ -22,17 +23,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output(parser, "DIR", "output directory (created if missing)", old_names=("--out",))
     parser.add_argument("--days", type=float, default=7.0,
                         help="test period: sessions starting in the last DAYS days form the test set (default 7)")
-    parser.add_argument("--seed", type=int, default=PREPARE_SEED,
-                        help=f"seed of the per-session random cut (default {PREPARE_SEED}, prepare's own: the other commands "
-                             f"default to {DEFAULT_SEED}); same input and seed, same bytes")
-    parser.add_argument("--format", choices=("jsonl", "parquet"), default=None,
-                        help="output format (default: the input's)")
+    add_seed(parser, PREPARE_SEED, "seed of the per-session random cut; same input and seed, same bytes", own="prepare")
+    add_aliased(parser, ("--output-format",), ("--format",), choices=("jsonl", "parquet"), default=None,
+                help="format of the files written (default: the input's)")
     parser.add_argument("--input-format", choices=("jsonl", "parquet"), default=None,
                         help="input format (default: from the file name)")
     parser.add_argument("--ts-unit", choices=("auto", "s", "ms"), default="auto",
                         help="unit of the timestamps (default auto: milliseconds if the largest is >= 1e11)")
     parser.add_argument("--chunk-mb", type=int, default=64, help="JSONL read chunk in MiB (default 64)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    add_progress(parser)
+
+
+def next_command(folder: str, labels: str) -> str:
+    """The command that scores a submission against the labels just written (their real name: .jsonl or .parquet)."""
+    import shlex
+
+    return f"scorer score SUBMISSION.csv --truth {shlex.quote(os.path.join(folder, labels))}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,15 +53,16 @@ def run(args: argparse.Namespace) -> int:
         args.output,
         days=args.days,
         seed=args.seed,
-        fmt=args.format,
+        fmt=args.output_format,
         input_format=args.input_format,
         ts_unit=args.ts_unit,
         chunk_bytes=args.chunk_mb << 20,
-        progress=sys.stderr.isatty() and not args.quiet,
+        progress=sys.stderr.isatty() and not (args.quiet or args.no_progress),
     )
     if not args.quiet:
         for note in summary["notes"]:
             print(f"scorer prepare: {note}", file=sys.stderr)
         print(format_summary(summary))
         print(f"wrote {', '.join(summary['outputs'].values())} to {args.output}")
+        print(f"next: {next_command(args.output, summary['outputs']['test_labels'])}")
     return 0

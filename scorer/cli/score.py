@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scorer.cli.common import add_competition, add_report_options, engine_options, positive_int
+from scorer.cli.common import add_competition, add_report_options, engine_options, positive_int, warning_examples
 from scorer.cli.grade import add_cluster_options
 
 USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
@@ -61,7 +61,7 @@ def run(args) -> int:
 
     if analytics.requested(args):
         return max(analytics.finish(args, result, competition), exit_code(result))
-    print(analytics.with_receipt(args, result, competition) if args.format == "json" else result.to_text(analytics.warning_examples(args)))
+    print(analytics.with_receipt(args, result, competition) if args.format == "json" else result.to_text(warning_examples(args)))
     if result.score is not None and result.report.has_errors():
         print("scorer: the submission has errors (see its problems); lines with an error score 0 (exit code 1)", file=sys.stderr)
     return exit_code(result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from scorer.cli.common import add_competition, add_report_options, engine_options
+from scorer.wording import counted
 
 USAGE = "scorer validate SUBMISSION [--truth TRUTH] [options]"
 EXAMPLES = ("scorer validate submission.csv", "scorer validate submission.csv --truth test_labels.jsonl --format json")
@@ -27,9 +28,11 @@ def run(args) -> int:
     if args.format == "json":
         out = result.to_dict()
         print(json.dumps({key: out[key] for key in ("submission", "competition", "mode", "valid", "counts", "problem_counts", "problems")}, indent=2))
+    elif result.unread is not None:
+        print(f"INVALID: {args.submission}: {result.unread}")
     else:
         summary = result.report.summary()
-        tally = ", ".join(f"{sum(r['count'] for r in summary if r['severity'] == s):,} {s}s" for s in ("error", "warning", "note"))
+        tally = ", ".join(counted(sum(r["count"] for r in summary if r["severity"] == s), s) for s in ("error", "warning", "note"))
         print(f"{'valid' if result.valid else 'INVALID'}: {args.submission} ({tally})")
         problems = render_problems(result.report)
         if problems:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.cli.common import positive_int
+from scorer.cli.common import add_format, add_threads
 
 USAGE = "scorer verify RECEIPT SUBMISSION --truth TRUTH [--config PATH] [--format text|json]"
 EXAMPLES = ("scorer verify output/receipt.json submission.csv --truth test.truth.npz",
@@ -21,8 +21,8 @@ def add_arguments(parser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--competition", metavar="NAME", help="a bundled competition config (default: the receipt's competition)")
     group.add_argument("--config", metavar="PATH", help="a competition config TOML file")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
+    add_format(parser)
+    add_threads(parser)
 
 
 def run(args) -> int:

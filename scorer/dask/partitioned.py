@@ -19,7 +19,7 @@ import numpy as np
 
 from scorer.engine.figures import SlotFigures
 from scorer.engine.file_pass import SHOWN_IDS, PassResult
-from scorer.engine.problems import Code, Report, report_repeated_rows
+from scorer.engine.problems import Code, Report, report_missing_rows, report_repeated_rows
 from scorer.engine.reader import Deadline, LimitExceeded
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
@@ -141,7 +141,7 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
     missing = np.flatnonzero(slot_line == 0)
     if len(missing):
         first = ", ".join(name_of(int(slot)) for slot in missing[:SHOWN_IDS])
-        report.add(Code.MISSING_ROWS, f"{len(missing):,} rows are missing from every part (they score 0); first: {first}", count=len(missing))
+        report_missing_rows(report, len(missing), first, " from every part")
     counts = {
         "sessions_in_truth": truth.n_sessions,
         "rows_expected": n_slots,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.file_pass import SHOWN_IDS
-from scorer.engine.problems import Code, Problem, Report, kind
+from scorer.engine.problems import Code, Problem, Report, kind, report_missing_rows, report_unknown_rows
 from scorer.spec.competition import Competition
 from scorer.spec.exact_sums import ExactSum
 
@@ -133,14 +133,13 @@ def to_result(stats: Statistics, competition: Competition, strict: bool, max_per
     if unknown:
         shown = ", ".join(f"{session} ({name} line {line})" if isinstance(session, int) else f"{name} line {line}"
                           for _, line, session, name in stats.unknown)
-        report.add(Code.UNKNOWN_SESSIONS, f"{unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
-                   count=unknown)
+        report_unknown_rows(report, unknown, shown)
     missing = stats.problem_counts.get(Code.MISSING_ROWS.code, 0)
     if missing:
         shown = ", ".join(competition.id_pattern.format(session=session, type=competition.types[t]) for session, t in stats.missing)
         if competition.shape != "id_type":
             shown = ", ".join(str(session) for session, _ in stats.missing)
-        report.add(Code.MISSING_ROWS, f"{missing:,} rows are missing (they score 0); first: {shown}", count=missing)
+        report_missing_rows(report, missing, shown)
     scored = stats.partitions > 0 and bool(stats.sums)
     metrics: dict[str, dict[str, float | None]] = {}
     weighted = 0.0

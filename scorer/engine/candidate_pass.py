@@ -24,6 +24,7 @@ from scorer import frames
 from scorer.engine.problems import Code, Report
 from scorer.errors import SubmissionError, UsageError
 from scorer.kernels import codes
+from scorer.wording import counted
 
 PIECE_ROWS = 1 << 20  # rows per kernel job
 HIT_CAPACITY = 1 << 16  # hits one kernel call writes before it returns for the caller to keep them
@@ -179,6 +180,7 @@ class CandidatePass:
         truth = self.truth
         n_slots = len(truth.indptr) - 1
         report = Report(strict=False, max_per_code=self.max_per_code)
+        per_code = report.max_per_code  # 1 when 0 was asked for: the first of each code still carries its count
         slot_candidates = np.zeros(n_slots, np.int64)
         base, table = truth.lookup
         truth_arrays = (truth.sessions, np.int64(base), table, truth.indptr, truth.items)
@@ -202,7 +204,7 @@ class CandidatePass:
             views = _views(piece)
             kept = []
             counts = np.zeros(codes.N_CODES, np.int64)
-            found = np.zeros((self.max_per_code * codes.N_CODES, 3), np.int64)
+            found = np.zeros((per_code * codes.N_CODES, 3), np.int64)
             hits, unknown = mine["hits"], mine["unknown"]
             out_hits, out_unknown = [], []
             row, stop = 0, len(piece)
@@ -210,7 +212,7 @@ class CandidatePass:
                 hits[3][0] = 0
                 unknown[1][:] = 0
                 row, n_found = candidate_runs(row, stop, np.int64(piece.start), views, truth_arrays, np.int64(self.n_types),
-                                              np.int64(self.max_per_code), mine["tables"], mine["scratch"], slot_candidates,
+                                              np.int64(per_code), mine["tables"], mine["scratch"], slot_candidates,
                                               mine["runs"], hits, unknown, found, counts)
                 kept.extend(map(tuple, found[:n_found].tolist()))
                 n_hits = int(hits[3][0])
@@ -308,8 +310,10 @@ class CandidatePass:
             return
         outcome.unknown_sessions = len(np.unique(keys))
         examples = ", ".join(f"row {_original(int(row), order)}" for row in rows[:5])
-        outcome.report.add(Code.UNKNOWN_SESSIONS, f"{outcome.unknown_rows:,} candidate rows of {outcome.unknown_sessions:,} "
-                           f"sessions the truth does not hold are left out (first rows: {examples})", field=names["session"],
+        are = "is" if outcome.unknown_rows == 1 else "are"
+        outcome.report.add(Code.UNKNOWN_SESSIONS, f"{counted(outcome.unknown_rows, 'candidate row')} of "
+                           f"{counted(outcome.unknown_sessions, 'session')} the truth does not hold {are} left out "
+                           f"(first rows: {examples})", field=names["session"],
                            count=outcome.unknown_rows)
 
     def _missing(self, outcome: CandidateOutcome) -> None:
@@ -319,8 +323,9 @@ class CandidatePass:
         missing = np.flatnonzero(labelled & (outcome.session_runs == 0))
         if len(missing):
             examples = ", ".join(repr(_session_name(truth, int(index))) for index in missing[:5])
-            outcome.report.add(Code.MISSING_ROWS, f"{len(missing):,} sessions of the truth have no candidates (their truth counts as "
-                               f"missed), e.g. {examples}", count=len(missing))
+            have = "has" if len(missing) == 1 else "have"
+            outcome.report.add(Code.MISSING_ROWS, f"{counted(len(missing), 'session')} of the truth {have} no candidates (their truth "
+                               f"counts as missed), e.g. {examples}", count=len(missing))
 
 
 def _original(row: int, order) -> int:
@@ -477,12 +482,12 @@ class FileSource:
     """A Parquet file (read row group by row group) or a CSV file (read block by block) as record batches."""
 
     def __init__(self, path: str | Path, candidate_pass: CandidatePass):
-        from scorer.file_formats import format_of
+        from scorer.file_formats import format_of, not_a_regular_file, not_text
 
         self.path = Path(path)
         self.description = str(path)
-        if not self.path.is_file():
-            raise SubmissionError(f"cannot read the candidates: {path} is not a file")
+        if (kind := not_a_regular_file(self.path)) is not None:
+            raise SubmissionError(f"cannot read the candidates {path}: {kind}")
         self.kind = format_of(self.path)
         self.strings = candidate_pass.strings
         if self.kind == "parquet":
@@ -495,6 +500,9 @@ class FileSource:
             columns = self.parquet.schema_arrow.names
         elif self.kind == "csv":
             import pyarrow.csv as pv
+
+            if found := not_text(self.path):
+                raise SubmissionError(f"the candidates {path} are {found}")
 
             try:
                 with pv.open_csv(self.path) as reader:

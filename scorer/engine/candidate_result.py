@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from scorer.engine.problems import Report
+from scorer.wording import counted
 
 RANK_BINS = (1, 2, 6, 11, 21, 51, 101, 201, 501, 1001)  # left edges of the hit-rank histogram's bins (1-based ranks)
 
@@ -183,11 +184,13 @@ class CandidateResult:
             "seconds": round(self.seconds, 3),
         }
 
-    def text(self) -> str:
+    def text(self, warning_examples: int | None = None) -> str:
+        """The figures per K and type, the lists' spread, the hit ranks, the warnings and the problems (with
+        warning_examples, at most that many examples of each warning or note code, as Result.to_text)."""
         def number(value, digits=4):
             return "-" if value is None else f"{value:.{digits}f}"
 
-        lines = [f"candidates: {self.source} ({self.rows:,} rows), competition {self.competition}",
+        lines = [f"candidates: {self.source} ({counted(self.rows, 'row')}), competition {self.competition}",
                  f"ceiling: {self.metric} of a perfect reranker of the first K candidates" + (f" ({self.ceiling_note})" if self.ceiling_note else "")]
         names = [*self.per_type, "weighted"]
         header = f"{'K':>6}  {'type':<10}{'recall':>9}{'recall(min)':>13}{'hit rate':>10}{'ceiling':>10}"
@@ -210,7 +213,7 @@ class CandidateResult:
             lines.append(f"warning: {warning}")
         from scorer.engine.result import render_problems
 
-        problems = render_problems(self.report)
+        problems = render_problems(self.report, warning_examples)
         if problems:
             lines += ["", problems]
         return "\n".join(lines)

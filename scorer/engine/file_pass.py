@@ -22,12 +22,12 @@ from scorer.engine import kernel_set
 from scorer.engine.figures import SlotFigures
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
-from scorer.engine.problems import Code, Report, report_repeated_rows
+from scorer.engine.problems import Code, Report, report_missing_rows, report_repeated_rows, report_unknown_rows
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
 from scorer.kernels import codes
-from scorer.spec.competition import Competition
+from scorer.spec.competition import Competition, other_competition_hint
 from scorer.truth.ids import Truth
 
 BOM = b"\xef\xbb\xbf"
@@ -58,13 +58,17 @@ def _text(raw: bytes, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-_VISIBLE = {c: "\ufffd" for c in range(32)}  # control bytes (NUL, tab, CR) shown one column wide
+def _shown(raw: bytes) -> str:
+    """Bytes of a line as text a terminal shows as it is: every character that is not printable (NUL, tab, CR, ESC, DEL,
+    a C1 control, a bidirectional override) and every byte that is not UTF-8 becomes one U+FFFD, one column wide."""
+    text = raw.decode("utf-8", "replace")
+    return text if text.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in text)
 
 
 def _context(line: bytes, start: int, end: int) -> dict:
     """A window of the line around bytes [start, end) and the caret under them, in characters."""
     window = max(0, start - 60)
-    shown = lambda raw: raw.decode("utf-8", "replace").translate(_VISIBLE)  # noqa: E731
+    shown = _shown
     before, bad = shown(line[window:start]), shown(line[start:end])
     after = shown(line[end : window + 160].rstrip(b"\r"))
     return {"context": before + bad + after, "caret": (len(before), max(1, len(bad)))}
@@ -153,7 +157,7 @@ class Pass:
             return f" ({TAB_SEPARATED})"
         if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
             return " (this looks like a truth file, not a submission: arguments swapped?)"
-        return ""
+        return other_competition_hint(fields, self.competition)
 
     def _swapped(self) -> str:
         id_name, labels_name = self.competition.header
@@ -326,12 +330,11 @@ class Pass:
             sessions, lines = self.unknown.T
             first = min(self.n_unknown, SHOWN_IDS, len(sessions))  # rows past n_unknown are unused
             shown = ", ".join(self.kernel.unknown_name(s, n) for s, n in zip(sessions[:first], lines[:first]))
-            report.add(Code.UNKNOWN_SESSIONS, f"{self.n_unknown:,} rows name sessions that are not in the truth (ignored); first: {shown}",
-                       line=int(lines[0]), column=1, count=self.n_unknown)
+            report_unknown_rows(report, self.n_unknown, shown, int(lines[0]))
         missing = np.flatnonzero(self.slot_line == 0) if self.has_truth else np.empty(0, np.int64)
         if len(missing):
             shown = ", ".join(self.kernel.slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
-            report.add(Code.MISSING_ROWS, f"{len(missing):,} rows are missing (they score 0); first: {shown}", count=len(missing))
+            report_missing_rows(report, len(missing), shown)
         counts = {
             "sessions_in_truth": self.truth.n_sessions,
             "rows_expected": len(self.slot_line),

@@ -22,6 +22,7 @@ from scorer.engine.file_pass import Pass, PassResult, _text
 from scorer.engine.problems import CATALOGUE, Code
 from scorer.errors import UsageError
 from scorer.kernels import codes
+from scorer.spec.competition import other_competition_hint
 
 ID_CODES = {Code.WRONG_FIELD_COUNT, Code.MALFORMED_ID, Code.UNKNOWN_TYPE, Code.SESSION_NOT_INTEGER, Code.SESSION_OUT_OF_RANGE}  # about the id column
 ITEM_FIELD = 2
@@ -64,7 +65,10 @@ class FramePass(Pass):
     """Pass over a frame (see the module docstring); run_frame takes a pyarrow Table."""
 
     def run_frame(self, table) -> PassResult:
-        form = frames.pick_form(table.column_names, self.competition)
+        try:
+            form = frames.pick_form(table.column_names, self.competition)
+        except UsageError as error:
+            raise UsageError(f"{error}{other_competition_hint(table.column_names, self.competition)}") from None
         self.fields = self._field_names(form)
         labels = table.column(self.fields[2])
         if self.competition.shape != "id_type" or (form == "id_labels" and not frames.is_list(labels.type)):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from scorer.kernels import codes
+from scorer.wording import counted
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTE: 2}
@@ -95,13 +96,21 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.FILE_TOO_LARGE, ERROR, "file too large", "{value}"),
         ProblemKind(Code.DECOMPRESSED_TOO_LARGE, ERROR, "decompressed size too large", "{value}"),
         ProblemKind(Code.ZIP_NOT_ONE_FILE, ERROR, "zip archive not of one file", "{value}"),
-        ProblemKind(Code.UNKNOWN_COMPRESSION, ERROR, "unknown compression", "{value}"),
+        ProblemKind(Code.UNKNOWN_COMPRESSION, ERROR, "unsupported compression or file format", "{value}"),
         ProblemKind(Code.UNREADABLE, ERROR, "unreadable file", "{value}"),
         ProblemKind(Code.TIME_LIMIT, ERROR, "time limit", "{value}"),
         ProblemKind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
         ProblemKind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number (or is beyond ±1e100): the line is not scored"),
         ProblemKind(Code.EMPTY_FIELD, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
     )
+}
+
+STRICT_TEMPLATES: dict[Code, str] = {  # under strict nothing scores (any error means no score): no "the line scores 0"
+    Code.INVALID_UTF8: "invalid UTF-8 byte {value}",
+    Code.NUL_BYTE: "NUL byte in the line",
+    Code.LINE_TOO_LONG: "line of {value} bytes, over the limit of {max_line_bytes:,}",
+    Code.BAD_QUOTES: "unterminated or misplaced quote in {value}",
+    Code.VALUE_NOT_NUMBER: "value {value} is not a number (or is beyond ±1e100)",
 }
 
 STOPPED_TEMPLATES: dict[Code, str] = {  # a code's message when the problem also stopped reading (Report.add(stopped=True))
@@ -171,7 +180,11 @@ class Report:
         self.counts[entry.code] = self.counts.get(entry.code, 0) + count
         kept = self.kept.setdefault(entry.code, [])
         if len(kept) < (1 if entry.once else self.max_per_code):
-            template = STOPPED_TEMPLATES.get(number, entry.template) if stopped else entry.template
+            template = entry.template
+            if stopped:
+                template = STOPPED_TEMPLATES.get(number, template)
+            elif self.strict:
+                template = STRICT_TEMPLATES.get(number, template)
             message = template.format(value=value, **words)
             kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret, row, field))
             self.covered[entry.code] = self.covered.get(entry.code, 0) + count
@@ -201,6 +214,21 @@ class Report:
             rows.append({"code": code, "severity": kept[0].severity, "title": entry.title, "count": self.counts[code],
                          "shown": self.covered.get(code, len(kept)) if self.examples else 0})
         return sorted(rows, key=lambda row: (SEVERITY_RANK[row["severity"]], row["code"]))
+
+
+def report_missing_rows(report: Report, count: int, shown: str, where: str = "") -> None:
+    """Report `count` rows of the truth that no line gave (S011); shown: the first of them, named."""
+    why = "every row of the truth must be there" if report.strict else ("it scores 0" if count == 1 else "they score 0")
+    report.add(Code.MISSING_ROWS, f"{counted(count, 'row')} {'is' if count == 1 else 'are'} missing{where} ({why}); first: {shown}",
+               count=count)
+
+
+def report_unknown_rows(report: Report, count: int, shown: str, line: int | None = None) -> None:
+    """Report `count` rows that name sessions the truth does not hold (S012); shown: the first of them, named."""
+    why = "each row must name a session of the truth" if report.strict else "ignored"
+    names = "names a session that is" if count == 1 else "name sessions that are"
+    report.add(Code.UNKNOWN_SESSIONS, f"{counted(count, 'row')} {names} not in the truth ({why}); first: {shown}",
+               line=line, column=None if line is None else 1, count=count)
 
 
 def report_repeated_rows(report: Report, shown: Iterable[tuple[str, int, str]], total: int, prefix: str = "") -> None:

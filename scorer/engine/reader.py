@@ -22,6 +22,7 @@ from pathlib import Path
 
 from scorer.engine.problems import Code
 from scorer.errors import SubmissionError
+from scorer.file_formats import binary_format, compression_of, zip_kind
 from scorer.private_files import NO_LINK, READ_ANY
 
 DEFAULT_BLOCK_BYTES = 8 << 20
@@ -32,17 +33,6 @@ MAX_GZIP_MEMBERS = 1 << 20
 MAX_ZIP_ENTRIES = 1000  # files and folders; zipfile holds an object per entry of the directory
 READ_ERRORS = (OSError, EOFError, ValueError, RuntimeError, NotImplementedError, struct.error, zlib.error, zipfile.BadZipFile)
 
-MAGIC = {
-    b"\x1f\x8b": "gzip",
-    b"PK\x03\x04": "zip",
-    b"PK\x05\x06": "zip",  # an empty archive
-    b"BZh": "bzip2",
-    b"\xfd7zXZ\x00": "xz",
-    b"\x28\xb5\x2f\xfd": "zstd",
-    b"7z\xbc\xaf\x27\x1c": "7z",
-    b"\x04\x22\x4d\x18": "lz4",
-}
-TAR_MAGIC_AT = 257  # a tar header's "ustar" (POSIX and GNU tar)
 HEAD_BYTES = 65_536  # the content's first bytes checked for a text encoding or an archive format that is not CSV
 
 
@@ -73,13 +63,6 @@ class Deadline:
                                             f"(stopped after reading {bytes_read:,} bytes of CSV)")
 
 
-def sniff_head(head: bytes) -> str:
-    for magic, name in MAGIC.items():
-        if head.startswith(magic):
-            return name
-    return "plain"
-
-
 def refusal(status: os.stat_result, *, untrusted: bool) -> str | None:
     """Why a file of this status (lstat or fstat) is not read as a submission, or None: not a regular file;
     untrusted (an upload), also a symbolic link or a file with other names (hard links)."""
@@ -97,16 +80,23 @@ def shown_name(path: Path, untrusted: bool) -> str:
     return Path(path).name if untrusted else str(path)
 
 
-def content_refusal(head: bytes) -> LimitExceeded | None:
-    """Why content starting with `head` (decompressed) cannot be read as CSV lines, or None: a UTF-16 or UTF-32 text,
-    a tar archive, or lines ended by a lone CR."""
+NOT_CSV = "not CSV text: write the submission as CSV (with pandas: df.to_csv('submission.csv', index=False))"
+
+
+def content_refusal(head: bytes, what: str = "the file") -> LimitExceeded | None:
+    """Why content starting with `head` (decompressed; `what` names it) cannot be read as CSV lines, or None: a UTF-16 or
+    UTF-32 text, a tar archive, another binary format we recognise (Parquet, Arrow, pickle, ...), or lines ended by a
+    lone CR."""
     encoding = _wide_encoding(head)
     if encoding:
-        return LimitExceeded(Code.INVALID_UTF8, f"the file is {encoding} text, not UTF-8: save it as UTF-8 (for example "
+        return LimitExceeded(Code.INVALID_UTF8, f"{what} is {encoding} text, not UTF-8: save it as UTF-8 (for example "
                                                 f"pandas to_csv(..., encoding='utf-8')), then upload it again", line=1, column=1)
-    if head[TAR_MAGIC_AT : TAR_MAGIC_AT + 5] == b"ustar":
-        return LimitExceeded(Code.UNKNOWN_COMPRESSION, "the file is a tar archive, which is not supported: "
+    kind = binary_format(head)
+    if kind == "a tar archive":
+        return LimitExceeded(Code.UNKNOWN_COMPRESSION, f"{what} is a tar archive, which is not supported: "
                                                        "use plain CSV, .gz or a .zip of one file")
+    if kind is not None:
+        return LimitExceeded(Code.UNKNOWN_COMPRESSION, f"{what} is {kind}, {NOT_CSV}")
     if b"\n" not in head and b"\r" in head.rstrip(b"\r"):
         return LimitExceeded(Code.UNREADABLE, "the lines end with a lone CR (carriage return, as on classic Mac OS), not LF "
                                               "or CRLF: save the file with LF or CRLF line ends", line=1, column=head.index(b"\r") + 1)
@@ -275,7 +265,7 @@ class BlockReader:
             raw.close()
             raise LimitExceeded(Code.FILE_TOO_LARGE, f"the file is {self.file_bytes:,} bytes, over the limit of {self.max_file_bytes:,}")
         try:
-            self.compression = sniff_head(raw.read(8))
+            self.compression = compression_of(raw.read(8))
             raw.seek(0)
         except OSError as error:
             raw.close()
@@ -296,6 +286,10 @@ class BlockReader:
             except READ_ERRORS as error:
                 raw.close()
                 raise SubmissionError(f"the zip archive cannot be read: {error}") from None
+            kind = zip_kind([info.filename for info in members])
+            if kind is not None:
+                raw.close()
+                raise LimitExceeded(Code.UNKNOWN_COMPRESSION, f"the file is {kind}, {NOT_CSV}")
             if len(members) != 1:
                 raw.close()
                 names = ", ".join(info.filename for info in members[:5]) or "none"
@@ -347,7 +341,7 @@ class BlockReader:
     def _blocks(self, stream, raw):
         head = bytearray(HEAD_BYTES)  # the content's first bytes, checked whatever the block size, then read again
         size = self._fill(stream, memoryview(head))
-        refused = content_refusal(bytes(head[:size]))
+        refused = content_refusal(bytes(head[:size]), "the file" if self.compression == "plain" else f"the {self.compression} file's content")
         if refused is not None:
             raise refused
         self.bytes_read = 0

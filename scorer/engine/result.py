@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.problems import Problem, Report
+from scorer.wording import fixed, printable
 
 
 def finite_or_none(value) -> float | None:
@@ -63,6 +64,17 @@ class Result:
     def problems(self) -> list[Problem]:
         return self.report.problems
 
+    @property
+    def unread(self) -> str | None:
+        """Why nothing of the file could be scored, in one line ("S027 error: cannot open submission x.csv: No such file or
+        directory"), None when it was read."""
+        if self.outcome is not None:
+            return None
+        first = next((kept[0] for kept in self.report.kept.values() if kept and kept[0].severity == "error"), None)
+        if first is None:
+            return "the submission could not be read"
+        return printable(f"{first.code} error{'' if first.where == 'file' else ' at ' + first.where}: {first.message}")
+
     def to_dict(self) -> dict:
         # NaN only: an infinite figure (rmse of a prediction such as 1e200) is written as such
         clean = lambda value: None if value is None or (isinstance(value, float) and math.isnan(value)) else value  # noqa: E731
@@ -87,9 +99,11 @@ class Result:
     def to_text(self, warning_examples: int | None = None) -> str:
         """The score, the metrics table, the counts and the problems (with warning_examples, at most that many examples
         of each warning or note code: all are counted)."""
+        if self.unread is not None:  # nothing read: no table of dashes, the reason in one line
+            return f"score  none: {self.unread}"
         lines = []
         if self.score is not None:
-            lines.append(f"score  {self.score:.6f}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
+            lines.append(f"score  {fixed(self.score)}   ({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})")
         else:
             lines.append("score  none: the submission is not valid" + (" (strict mode)" if self.strict else ""))
         names = list(next(iter(self.metrics.values())).keys()) if self.metrics else []
@@ -97,7 +111,7 @@ class Result:
         header = f"{'type':<10}" + "".join(f"{name:>{w}}" for name, w in zip(names, widths)) + f"{'sessions':>12}"
         lines += ["", header, "-" * len(header)]
         for type_name, values in self.metrics.items():
-            cells = "".join(f"{'-' if v is None or math.isnan(v) else f'{v:.6f}':>{w}}" for v, w in zip(values.values(), widths))
+            cells = "".join(f"{fixed(v):>{w}}" for v, w in zip(values.values(), widths))
             lines.append(f"{type_name:<10}{cells}{self.truth_sessions.get(type_name, 0):>12,}")
         lines.append("")
         lines.append("  ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in self.counts.items()))
@@ -119,7 +133,7 @@ def render_problems(report: Report, warning_examples: int | None = None) -> str:
         more = f" (showing {len(kept)})" if row["count"] > shown and kept else ""
         out.append(f"{row['code']} {row['severity']}: {row['title']} — {row['count']:,} in all{more}")
         for problem in kept:
-            out.append(f"  {problem.where}: {problem.message}")
+            out.append(f"  {problem.where}: {printable(problem.message)}")
             if problem.context is not None and problem.caret is not None:
                 start, width = problem.caret
                 out.append(f"    | {problem.context}")

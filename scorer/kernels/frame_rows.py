@@ -134,7 +134,9 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                 n_problems = _problem(found, n_problems, counts, max_per_code, code, line, row, row, ID_FIELD)
             if type_index < 0:
                 session = np.int64(-1)
-        # the items: only the first kmax take part; duplicates keep their place but count once
+        # the items: only the first kmax take part; duplicates keep their place but count once; a row with a bad id
+        # gives no row, so nothing of it is cut at K or wastes a slot (S013, S014 as in parse_block)
+        gives_row = session >= 0
         n_items = 0
         n_tokens = 0
         bad_item = False
@@ -153,7 +155,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, where, p, p, ITEM_FIELD)
                     continue
                 first = _first_in_row(value, items, n_items, seen, stamp)
-                if not first and not duplicate_seen:
+                if not first and not duplicate_seen and gives_row:
                     duplicate_seen = True
                     where = value_line[p] if value_line.shape[0] > 0 else line
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, p, p, ITEM_FIELD)
@@ -170,12 +172,12 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                     n_problems = _problem(found, n_problems, counts, max_per_code, code, where, p, p, ITEM_FIELD)
                     continue
                 n_tokens += 1
-                if n_tokens == kmax + 1:
+                if n_tokens == kmax + 1 and gives_row:
                     where = value_line[p] if value_line.shape[0] > 0 else line
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, where, p, list_end, ITEM_FIELD)
                 if n_items < kmax:
                     first = _first_in_row(value, items, n_items, seen, stamp)
-                    if not first and not duplicate_seen:
+                    if not first and not duplicate_seen and gives_row:
                         duplicate_seen = True
                         where = value_line[p] if value_line.shape[0] > 0 else line
                         n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, where, p, p, ITEM_FIELD)

@@ -394,7 +394,9 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     session, type_index, n_problems = _read_id(buf, bounds[0], bounds[1], idspec, line, start, True,
                                                counts, found, n_problems, max_per_code)
 
-    # The items: single spaces between them; only the first kmax take part.
+    # The items: single spaces between them; only the first kmax take part. A line that gives no row (its id is bad) has
+    # nothing to cut at K or to waste a slot on: S013 and S014 are for rows (as in string_ids).
+    gives_row = session >= 0 and type_index >= 0
     n_items = 0
     n_tokens = 0
     bad_separator = False
@@ -417,11 +419,11 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
             row_error = True
         else:
             n_tokens += 1
-            if n_tokens == kmax + 1:
+            if n_tokens == kmax + 1 and gives_row:
                 n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, line, i, label_end, start)
             if n_items < kmax:
                 first = _first_time(value, items, n_items, seen, np.uint8(line & 255))
-                if not first and not duplicate_seen:
+                if not first and not duplicate_seen and gives_row:
                     duplicate_seen = True
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, line, i, token_end, start)
                 items[n_items] = value

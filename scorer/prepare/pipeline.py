@@ -18,6 +18,7 @@ from scorer.prepare.readers import (
     read_events,
 )
 from scorer.prepare.writers import write_split
+from scorer.wording import counted
 
 
 def prepare(events_path, out_dir, days: float = 7, seed: int = 42, fmt: str | None = None,
@@ -69,11 +70,11 @@ def format_summary(summary: dict) -> str:
     lines = [
         f"input   {summary['input']['sessions']:>12,} sessions {summary['input']['events']:>14,} events",
         f"train   {summary['train']['sessions']:>12,} sessions {summary['train']['events']:>14,} events"
-        f"   ({summary['train']['sessions_dropped_short']:,} sessions dropped: < 2 events before the split)",
+        f"   ({counted(summary['train']['sessions_dropped_short'], 'session')} dropped: < 2 events before the split)",
         f"test    {summary['test']['sessions']:>12,} sessions {summary['test']['events']:>14,} events"
         f"   (of {summary['test']['events_before_cut']:,} before the cut; "
-        f"{summary['test']['events_removed_unknown_item']:,} events on unknown items removed, "
-        f"{summary['test']['sessions_dropped_short']:,} sessions dropped)",
+        f"{counted(summary['test']['events_removed_unknown_item'], 'event')} on unknown items removed, "
+        f"{counted(summary['test']['sessions_dropped_short'], 'session')} dropped)",
     ]
     for name in TYPE_NAMES:
         lines.append(

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.file_formats import format_of, is_gzip
+from scorer.file_formats import format_of, is_gzip, not_text
 from scorer.kernels import holdout as K
 
 TYPE_NAMES = ("clicks", "carts", "orders")
@@ -345,6 +345,8 @@ def read_events(path: Path, fmt: str | None = None, chunk_bytes: int = DEFAULT_C
         raise UsageError(f"{path}: no such file")
     fmt = fmt or detect_format(path)
     if fmt == "jsonl":
+        if found := not_text(path, gzip_ok=True):
+            raise UsageError(f"{path} is {found}" + (" or give --input-format parquet" if "Parquet" in found else ""))
         return read_jsonl(path, chunk_bytes=chunk_bytes, progress=progress)
     if fmt == "parquet":
         return read_parquet(path, progress=progress)

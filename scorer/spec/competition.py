@@ -80,6 +80,14 @@ def bundled_names() -> list[str]:
     return sorted(entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".toml"))
 
 
+def other_competition_hint(columns, competition: Competition) -> str:
+    """When another bundled competition's submissions have these columns (a header, or a frame's columns), a hint that
+    names it: " (this looks like a `--competition hm` submission)"; else ""."""
+    others = [name for name in bundled_names()
+              if name != competition.name and set(load_competition(name).header) <= set(columns)]
+    return f" (this looks like a {' or '.join(f'`--competition {name}`' for name in others)} submission)" if others else ""
+
+
 def load_competition(name: str | None = None, path: str | Path | None = None) -> Competition:
     """Load a bundled competition by name ("otto") or any TOML file by path."""
     if path is not None:

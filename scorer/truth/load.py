@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from scorer.errors import TruthError
-from scorer.file_formats import format_of, not_a_regular_file
+from scorer.file_formats import format_of, not_a_regular_file, not_text
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import read_compiled
 from scorer.truth.ids import Truth, read_jsonl, read_table
@@ -34,6 +34,8 @@ def _load(path: Path, types: tuple[str, ...], use_cache: bool) -> Truth:
     if hit is not None:
         return hit
     suffix, kind = "".join(path.suffixes[-1:]).lower(), format_of(path)
+    if kind in ("jsonl", "csv") and (found := not_text(path)):
+        raise TruthError(f"truth file {path} is {found}")
     if kind == "jsonl":
         truth = read_jsonl(path, types)
     elif kind in ("parquet", "csv"):

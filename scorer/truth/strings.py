@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import TruthError
-from scorer.file_formats import format_of, is_parquet
+from scorer.file_formats import format_of, is_parquet, not_text
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import check_compiled
 from scorer.truth.ids import Truth
@@ -196,6 +196,8 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
 
 def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringTruth:
     """The truth of a file, or of a pandas frame of strings read from elsewhere (frame given; path names it)."""
+    if frame is None and format_of(path) == "csv" and (found := not_text(path)):
+        raise TruthError(f"truth file {path} is {found}")
     if shape != "value" and frame is None:
         fast = _read_plain_rows(path, type_name)
         if fast is not None:
