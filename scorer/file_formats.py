@@ -47,9 +47,12 @@ def not_a_regular_file(path: str | Path) -> str | None:
         return "not found"
     except OSError as error:
         return f"not readable ({error.strerror or type(error).__name__})"
-    if stat.S_ISREG(mode):
-        return None
-    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+    return None if stat.S_ISREG(mode) else kind_of(mode)
+
+
+def kind_of(mode: int) -> str:
+    """What a file's mode says it is when it is no regular file: "a FIFO (named pipe)", "a folder", ..."""
+    return next((kind for test, kind in _KINDS if test(mode)), "a special file")
 
 
 MAX_FOLDER_DEPTH = 64  # an upload or a partitioned submission nests a few folders; 1000 is an attack

@@ -7,6 +7,7 @@ import argparse
 import json
 
 from scorer.cli.common import DEFAULT_SEED, add_aliased, whole_number
+from scorer.engine.receipt_schema import MAX_RESAMPLES, MAX_SEED
 from scorer.errors import UsageError
 
 
@@ -20,8 +21,8 @@ def level_value(text: str) -> float:
     return value
 
 
-count_value = whole_number(0, 100_000, "a number of resamples")
-seed_value = whole_number(0, 2**63 - 1, "a seed")
+count_value = whole_number(0, MAX_RESAMPLES, "a number of resamples")
+seed_value = whole_number(0, MAX_SEED, "a seed")
 
 
 def add_bootstrap(parser, default: int, help: str) -> None:
