@@ -69,17 +69,21 @@ class Whole(Spec):
 
 
 class Number(Spec):
-    """A finite number (integer or float, not a boolean) from low to high; open: the bounds themselves excluded."""
+    """A finite number (integer or float, not a boolean) from low to high; open: the bounds themselves excluded;
+    infinite: Infinity and -Infinity too (never NaN)."""
 
-    def __init__(self, low: float | None = None, high: float | None = None, open: bool = False):
-        self.low, self.high, self.open = low, high, open
+    def __init__(self, low: float | None = None, high: float | None = None, open: bool = False, infinite: bool = False):
+        self.low, self.high, self.open, self.infinite = low, high, open, infinite
         between = "strictly between" if open else "from"
-        self.expected = ("a finite number" + (f" {between} {low:g} {'and' if open else 'to'} {high:g}" if low is not None and high is not None
-                                              else f" above {low:g}" if low is not None and open
-                                              else f" of at least {low:g}" if low is not None else ""))
+        self.expected = (("a number" if infinite else "a finite number")
+                         + (f" {between} {low:g} {'and' if open else 'to'} {high:g}" if low is not None and high is not None
+                            else f" above {low:g}" if low is not None and open
+                            else f" of at least {low:g}" if low is not None else ""))
 
     def accepts(self, value) -> bool:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return False
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value) and not self.infinite):
             return False
         if self.open:
             return (self.low is None or value > self.low) and (self.high is None or value < self.high)

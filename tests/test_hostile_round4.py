@@ -117,3 +117,117 @@ def test_a_receipt_that_is_no_regular_file_is_refused_at_once(tmp_path, kind):
         pytest.skip(f"no {path} here")
     done = run_process("verify", path, OTTO_SUBMISSION, "--truth", OTTO_TRUTH, timeout=60)
     assert done.returncode == 2 and "not a regular file" in one_sentence(done.stderr)
+
+
+# -- grade's results file -------------------------------------------------------------------------------------
+def grade_record(name: str, score, **fields) -> dict:
+    return {"file": name, "path": f"/data/{name}", "content_key": f"key-{name}", "valid": score is not None, "score": score,
+            "metrics": {"clicks": {"recall@20": score}}, "status": "scored" if score is not None else "invalid", **fields}
+
+
+def results_file(tmp_path, *records) -> str:
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join((record if isinstance(record, str) else json.dumps(record)) + "\n" for record in records))
+    return str(path)
+
+
+@pytest.mark.parametrize("truth", [False, True])
+@pytest.mark.parametrize("score, reason", [("0.99", "field 'score' is '0.99'"), (float("inf"), "its score is Infinity"),
+                                           (float("-inf"), "its score is -Infinity")])
+def test_a_record_whose_score_is_no_finite_number_is_listed_unranked(tmp_path, truth, score, reason):
+    path = results_file(tmp_path, grade_record("good.csv", 0.5), grade_record("bad.csv", score))
+    extra = ["--truth", OTTO_TRUTH, "--bootstrap", "10"] if truth else []
+    code, out, err = run_cli("leaderboard", "--results", path, *extra)
+    assert code == 1, err
+    text = out + err
+    assert "bad.csv" in text and reason in text and "line 2" in text and "Traceback" not in text
+    if not truth:
+        ranked = [line for line in out.splitlines() if line.strip().startswith("1 ")]
+        assert len(ranked) == 1 and "good.csv" in ranked[0]
+
+
+@pytest.mark.parametrize("field, value", [("metrics", [1]), ("status", "done"), ("problems", {"a": 1}), ("attempts", "2"),
+                                          ("seconds", -1)])
+def test_a_record_with_a_field_of_the_wrong_type_is_listed_unranked_naming_it(tmp_path, field, value):
+    path = results_file(tmp_path, grade_record("a.csv", 0.5), grade_record("b.csv", 0.4, **{field: value}))
+    code, out, err = run_cli("leaderboard", "--results", path)
+    assert code == 1 and f"field '{field}" in out + err and "b.csv" in out + err
+
+
+def test_resume_leaves_a_record_of_the_wrong_types_alone_and_grades_its_file_again(tmp_path):
+    from scorer.dask.results_file import open_results, resume_key
+
+    bad = [grade_record("a.csv", "0.99"), grade_record("b.csv", 0.5, problems=[{"code": 5}]), dict(grade_record("c.csv", None), status="scored")]
+    path = results_file(tmp_path, *bad, grade_record("d.csv", 0.7))
+    opened = open_results(path)
+    opened.close()
+    assert opened.unreadable_lines == [1, 2, 3] and "field 'score' is '0.99'" in opened.first_unreadable
+    assert [resume_key(r) for r in opened.records] == [("/data/d.csv", "key-d.csv")]
+    assert [json.loads(line) for line in open(path)][:3] == bad  # left as they are
+
+
+def test_grade_refuses_a_fifo_as_its_results_file_before_any_work(tmp_path):
+    pytest.importorskip("distributed")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = run_process("grade", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "-o", str(fifo), "--workers", "1", "--no-progress")
+    assert done.returncode == 2 and "it is a FIFO (named pipe), not a regular file" in one_sentence(done.stderr)
+    assert "dashboard" not in done.stderr  # no cluster was started
+
+
+def test_grade_makes_the_folder_of_its_results_file(tmp_path):
+    pytest.importorskip("distributed")
+    results = tmp_path / "results" / "run1" / "r.jsonl"
+    done = run_process("grade", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "-o", str(results), "--workers", "1", "--no-progress", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["status"] for line in results.read_text().splitlines()] == ["scored"]
+
+
+# -- output paths ---------------------------------------------------------------------------------------------
+def blocked(tmp_path, name: str) -> str:
+    """A path whose folder cannot be made, whoever runs the test (root too): it lies under a regular file."""
+    (tmp_path / "file").write_text("")
+    return str(tmp_path / "file" / "sub" / name)
+
+
+OUTPUTS = [
+    ("score", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--report"], "r.html"),
+    ("compare", [OTTO_SUBMISSION, OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--report"], "c.png"),
+    ("leaderboard", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--report"], "board.html"),
+    ("candidates", ["fixtures/otto_truth.jsonl", "--truth", OTTO_TRUTH, "--plot"], "c.png"),
+    ("export", ["kaggle-solution", OTTO_TRUTH, "-o"], "solution.csv"),
+    ("compile-truth", [OTTO_TRUTH, "-o"], "t.truth.npz"),
+    ("prepare", ["fixtures/otto_truth.jsonl", "-o"], "split"),
+    ("codabench", ["/nonexistent-input"], "out"),
+]
+
+
+@pytest.mark.parametrize("command, args, name", OUTPUTS, ids=[o[0] for o in OUTPUTS])
+def test_every_output_that_cannot_be_written_is_refused_before_the_work(tmp_path, command, args, name):
+    if command == "candidates":
+        pytest.importorskip("matplotlib")
+    code, out, err = run_cli(command, *args, blocked(tmp_path, name))
+    assert code == 2 and out == "", (out, err)
+    assert "Not a directory" in one_sentence(err) or "not a folder" in err
+
+
+@pytest.mark.parametrize("command, args, name", OUTPUTS[:-2], ids=[o[0] for o in OUTPUTS[:-2]])
+def test_an_output_that_is_a_fifo_or_folder_is_refused(tmp_path, command, args, name):
+    if command == "candidates":
+        pytest.importorskip("matplotlib")
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    done = run_process(command, *args, str(fifo))
+    assert done.returncode == 2 and "FIFO (named pipe), not a regular file" in one_sentence(done.stderr)
+    fifo.unlink()
+    fifo.mkdir()
+    code, _, err = run_cli(command, *args, fifo)
+    assert code == 2 and "a folder, not a regular file" in one_sentence(err)
+
+
+def test_a_report_into_a_folder_that_does_not_exist_is_written_there(tmp_path):
+    pytest.importorskip("matplotlib")
+    report = tmp_path / "reports" / "today" / "board.html"
+    code, out, err = run_cli("leaderboard", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--bootstrap", "10", "--report", report)
+    assert code == 0, err
+    assert report.read_text().startswith("<!doctype html>")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scorer.cli.common import add_competition, positive_int
+from scorer.cli.common import add_competition, output_path, positive_int
 
 USAGE = "scorer candidates CANDIDATES --truth TRUTH [--k 20,50,100,200] [--plot FILE.png] [options]"
 EXAMPLES = ("scorer candidates candidates.parquet --truth test_labels.jsonl",
@@ -27,6 +27,11 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from scorer.api import candidates
 
+    if args.plot:
+        from scorer.analytics.plots import _pyplot
+
+        output_path(args.plot, "--plot", (".png",))
+        _pyplot()  # matplotlib missing: said before the work, not after
     result = candidates(args.candidates, args.truth, args.competition, config=args.config, k=args.k,
                         max_per_code=args.max_per_code, threads=args.threads)
     if args.plot:

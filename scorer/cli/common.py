@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
+from pathlib import Path
 
 
 def whole_number(low: int, high: int | None = None, what: str = "a number"):
@@ -48,6 +51,42 @@ def add_aliased(parser, names: tuple[str, ...], old_names: tuple[str, ...], requ
 def add_output(parser, metavar: str, help: str, required: bool = True, old_names: tuple[str, ...] = ()) -> None:
     """-o/--output: what the command writes (every command that writes a file spells it so)."""
     add_aliased(parser, ("-o", "--output"), old_names, required=required, metavar=metavar, help=help)
+
+
+def output_path(path: str, option: str, suffixes: tuple[str, ...] = (), folder: bool = False, make: bool = True) -> str:
+    """Check what a command will write before it starts any work: the name ends in one of `suffixes`; what is there now
+    is a regular file we may replace (with folder: a folder), never a FIFO or a device; its folder is made if missing, as
+    `scorer prepare -o` makes its own (make=False: only checked), and can be written into. UsageError otherwise."""
+    from scorer.errors import UsageError
+    from scorer.file_formats import kind_of
+
+    target = Path(path)
+    if suffixes and not target.name.lower().endswith(suffixes):
+        names = ", ".join(suffixes[:-1]) + " or " * (len(suffixes) > 1) + suffixes[-1]
+        raise UsageError(f"{option} {path}: the name must end in {names}")
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise UsageError(f"cannot write {option} {path}: {error.strerror or error}") from None
+    if mode is not None and not (stat.S_ISDIR if folder else stat.S_ISREG)(mode):
+        kind = "a regular file" if stat.S_ISREG(mode) else kind_of(mode)
+        raise UsageError(f"cannot write {option} {path}: it is {kind}, not {'a folder' if folder else 'a regular file'}")
+    parent = target if folder else target.parent
+    if make:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"cannot make the folder {parent} for {option} {path}: {error.strerror or error}") from None
+    else:
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {option} {path}: the folder {parent} is not a folder this user can write into")
+    if mode is not None and not folder and not os.access(target, os.W_OK):
+        raise UsageError(f"cannot write {option} {path}: the file is not writable")
+    return path
 
 
 def add_competition(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.cli.common import DEFAULT_SEED, add_competition, add_output
+from scorer.cli.common import DEFAULT_SEED, add_competition, add_output, output_path
 
 USAGE = "scorer export kaggle-solution TRUTH -o FILE [options]"
 EXAMPLES = ("scorer export kaggle-solution test_labels.jsonl -o solution.csv",
@@ -32,11 +32,13 @@ def run(args) -> int:
     from scorer.errors import UsageError
     from scorer.truth.load import load_truth
 
-    competition = resolve_competition(args.competition, args.config)
-    truth = load_truth(args.truth, competition.types)
     sample = Path(args.sample) if args.sample else Path(args.output).with_name("sample_submission.csv")
     if sample.resolve() == Path(args.output).resolve():
         raise UsageError("the solution and the sample submission would be the same file: pass --sample FILE")
+    output_path(args.output, "-o")
+    output_path(str(sample), "--sample")
+    competition = resolve_competition(args.competition, args.config)
+    truth = load_truth(args.truth, competition.types)
     try:
         summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels)
     except OSError as error:

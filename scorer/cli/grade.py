@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from scorer.cli.common import add_competition, add_output, positive_int
+from scorer.cli.common import add_competition, add_output, output_path, positive_int
 from scorer.cli.grade_report import RERUN, leaderboard, line
 
 USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]"
@@ -49,14 +49,14 @@ def run(args) -> int:
     from scorer.errors import UsageError
 
     require()
-    competition = resolve_competition(args.competition, args.config)
-    resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
     if args.retries < 0:
         raise UsageError(f"--retries must be 0 or more, got {args.retries}")
     if args.resume and not args.output:
         raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
-    results = _open_results(args.output) if args.output else None
+    results = _open_results(output_path(args.output, "-o")) if args.output else None  # before the start-up's work
     try:
+        competition = resolve_competition(args.competition, args.config)
+        resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
         done = _already_graded(results, args.submissions, args.resume)
         return _grade(args, competition, results, done)
     finally:
@@ -65,20 +65,23 @@ def run(args) -> int:
 
 
 def _open_results(path: str):
-    from scorer.dask.results_file import Busy, open_results
+    from scorer.dask.results_file import Busy, NotRegular, open_results
     from scorer.errors import UsageError
 
     try:
         results = open_results(path)
     except Busy:
         raise UsageError(f"another scorer grade is writing to {path}: wait for it, or write to another file") from None
+    except NotRegular as kind:
+        raise UsageError(f"cannot write -o {path}: it is {kind}, not a regular file") from None
     except OSError as error:
-        raise UsageError(f"cannot write --output {path}: {error.strerror or error}") from None
+        raise UsageError(f"cannot write -o {path}: {error.strerror or error}") from None
     if results.repaired:
         say(f"{path}: {results.repaired}")
     if results.unreadable_lines:
         shown = ", ".join(map(str, results.unreadable_lines[:5]))
-        say(f"{path}: {len(results.unreadable_lines)} line(s) are not JSON records and are ignored (line {shown})")
+        say(f"{path}: {len(results.unreadable_lines)} line(s) are not grade records and are left alone (line {shown}); "
+            f"the first: {results.first_unreadable}")
     return results
 
 

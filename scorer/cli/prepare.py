@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scorer.cli.common import DEFAULT_SEED, PREPARE_SEED, add_output
+from scorer.cli.common import DEFAULT_SEED, PREPARE_SEED, add_output, output_path
 
 USAGE = "scorer prepare EVENTS -o DIR [options]"
 EXAMPLES = ("scorer prepare train.jsonl -o prepared/", "scorer prepare events.parquet -o prepared/ --days 7 --seed 42 --format parquet")
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.chunk_mb <= 0:
         raise UsageError(f"--chunk-mb must be positive, got {args.chunk_mb}")
+    output_path(args.output, "-o", folder=True, make=False)  # prepare makes it, and removes it again if it fails
     summary = prepare(
         args.events,
         args.output,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scorer.cli.common import add_competition, add_report_options, engine_options, positive_int
+from scorer.cli.common import add_competition, add_report_options, engine_options, output_path, positive_int
 from scorer.cli.grade import add_cluster_options
 
 USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
@@ -41,6 +41,12 @@ def run(args) -> int:
     from scorer.api import resolve_competition, score
     from scorer.errors import TruthError
 
+    if args.report:
+        from scorer.analytics.plots import REPORT_SUFFIXES
+
+        output_path(args.report, "--report", REPORT_SUFFIXES)  # before the work, not after
+    if args.truth_parts:
+        output_path(args.truth_parts, "--truth-parts", folder=True)
     try:
         if args.engine == "dask" or os.path.isdir(args.submission):
             from scorer.dask.run import score_directory
