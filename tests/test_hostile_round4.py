@@ -231,3 +231,33 @@ def test_a_report_into_a_folder_that_does_not_exist_is_written_there(tmp_path):
     code, out, err = run_cli("leaderboard", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--bootstrap", "10", "--report", report)
     assert code == 0, err
     assert report.read_text().startswith("<!doctype html>")
+
+
+# -- numeric options ------------------------------------------------------------------------------------------
+NUMERIC = [
+    ("audit", ["--truth", OTTO_TRUTH, "--time-limit"], ["nan", "-5", "0", "inf", "1e300"]),
+    ("audit", ["--truth", OTTO_TRUTH, "--split", "public=0.5", "--seed"], ["-1", "1e3"]),
+    ("export", ["kaggle-solution", OTTO_TRUTH, "-o", "{tmp}/s.csv", "--public"], ["nan", "-0.1", "1.5", "inf"]),
+    ("export", ["kaggle-solution", OTTO_TRUTH, "-o", "{tmp}/s.csv", "--seed"], ["-1"]),
+    ("prepare", [OTTO_TRUTH, "-o", "{tmp}/p", "--days"], ["nan", "inf", "0", "-1"]),
+    ("prepare", [OTTO_TRUTH, "-o", "{tmp}/p", "--chunk-mb"], ["0", "-3", "10000000"]),
+    ("grade", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--retries"], ["-1", "1000000"]),
+    ("grade", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--max-per-code"], ["0", "1000000000000"]),
+    ("grade", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--wait-workers"], ["0", "1000000000000"]),
+    ("grade", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--workers"], ["0", "1000000"]),
+    ("score", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--engine", "dask", "--partitions"], ["0", "1000000000"]),
+    ("codabench", ["{tmp}/in", "{tmp}/out", "--max-seconds"], ["0", "1e300", "100000000000000000000"]),
+]
+
+
+@pytest.mark.parametrize("command, args, values", NUMERIC, ids=[f"{c}{a[-1]}" for c, a, _ in NUMERIC])
+def test_a_numeric_option_that_means_nothing_is_a_usage_error(tmp_path, command, args, values):
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    for value in values:
+        code, out, err = run_cli(command, *args, value)
+        assert code == 2 and out == "" and f"argument {args[-1]}" in err and value in err.splitlines()[-1], (value, err)
+
+
+def test_audit_time_limit_nan_no_longer_passes_every_check():
+    code, out, err = run_cli("audit", "--truth", OTTO_TRUTH, "--time-limit", "nan")
+    assert code == 2 and "of the nan s limit" not in out

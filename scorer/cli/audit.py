@@ -5,7 +5,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from scorer.cli.common import add_competition, positive_int
+from scorer.cli.analytics_options import seed_value
+from scorer.cli.common import add_competition, positive_int, seconds
 
 USAGE = "scorer audit --truth TRUTH [--competition NAME | --config PATH] [--sample FILE] [--solution FILE] [--bundle ZIP] [options]"
 EXAMPLES = ("scorer audit --truth test_labels.jsonl --sample sample_submission.csv",
@@ -22,8 +23,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--bundle", metavar="ZIP", help="a Codabench or CodaLab bundle zip: its files, truth and scoring program")
     parser.add_argument("--split", metavar="public=F|usage", help="the split to check without a solution: a hashed public "
                         "share (seeded by --seed), or the truth's Usage column (the default when it has one)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --split public=F (default 0, as for score and export)")
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="the platform's execution limit (default: the "
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of --split public=F (default 0, as for score and export)")
+    parser.add_argument("--time-limit", type=seconds, metavar="SECONDS", help="the platform's execution limit (default: the "
                         "bundle's execution_time_limit, else Codabench's default of 600 s)")
     parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import stat
 from pathlib import Path
@@ -25,6 +26,32 @@ def whole_number(low: int, high: int | None = None, what: str = "a number"):
 
 
 positive_int = whole_number(1)
+
+
+def number(low: float | None = None, high: float | None = None, what: str = "a number", above: bool = False):
+    """An argparse type: a finite number from low (above: more than low) to high; NaN, Infinity and what is out of range
+    are refused with the bad text named (a NaN limit would turn a check off: every comparison with it is false)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        out = (low is not None and (value <= low if above else value < low)) or (high is not None and value > high)
+        if not math.isfinite(value) or out:
+            bounds = (f" from {low:,g} to {high:,g}" if low is not None and high is not None and not above else
+                      "".join([f" above {low:,g}" if above else f" of at least {low:,g}"] if low is not None else [])
+                      + (" and" if low is not None and high is not None else "")
+                      + (f" at most {high:,g}" if high is not None else ""))
+            raise argparse.ArgumentTypeError(f"expected {what}{bounds} (a finite number), got {text!r}")
+        return value
+
+    return parse
+
+
+MAX_SECONDS = 7 * 24 * 3600  # a time limit: a week (a platform's are minutes to hours; more overflows a timer)
+seconds = number(0, MAX_SECONDS, "a number of seconds", above=True)
+MAX_PER_CODE = 10_000  # problems kept per code, as the API's limit
 
 # Seed defaults, said in every --help: 0 for score, compare and export (export's Public/Private draw is score's
 # --split public=F, so they must agree); prepare keeps the 42 it had from the start, as changing it would silently
@@ -108,7 +135,7 @@ class _Given(argparse.Action):
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--max-per-code", type=whole_number(0, 10_000), default=20, metavar="N", action=_Given,
+    parser.add_argument("--max-per-code", type=whole_number(0, MAX_PER_CODE), default=20, metavar="N", action=_Given,
                         help="show the first N problems of each code (all are counted; 0: only the counts; default: 20, "
                              f"and score's text shows {WARNING_EXAMPLES} of each warning or note)")
     parser.set_defaults(max_per_code_given=False)

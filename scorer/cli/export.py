@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.cli.common import DEFAULT_SEED, add_competition, add_output, output_path
+from scorer.cli.analytics_options import seed_value
+from scorer.cli.common import DEFAULT_SEED, add_competition, add_output, number, output_path
 
 USAGE = "scorer export kaggle-solution TRUTH -o FILE [options]"
 EXAMPLES = ("scorer export kaggle-solution test_labels.jsonl -o solution.csv",
@@ -17,9 +18,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("truth", metavar="TRUTH", help="ground truth (.jsonl, .parquet, .csv or .truth.npz)")
     add_output(parser, "FILE", "the solution CSV to write")
     parser.add_argument("--sample", metavar="FILE", help="the sample submission to write (default: sample_submission.csv beside the solution)")
-    parser.add_argument("--public", type=float, default=0.3, metavar="FRACTION",
+    parser.add_argument("--public", type=number(0, 1, "a fraction"), default=0.3, metavar="FRACTION",
                         help="share of sessions in the Public split, the rest Private (default 0.3)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the Public/Private draw (default {DEFAULT_SEED}; "
+    parser.add_argument("--seed", type=seed_value, default=DEFAULT_SEED, help=f"seed of the Public/Private draw (default {DEFAULT_SEED}; "
                         "the same draw as `scorer score --split public=F --seed S`)")
     parser.add_argument("--sample-labels", choices=("empty", "popular"), default="empty",
                         help="sample submission labels: empty, or each type's most frequent truth items (this reveals them; default empty)")

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from scorer.cli.common import add_competition, add_output, output_path, positive_int
+from scorer.cli.common import MAX_PER_CODE, add_competition, add_output, output_path, positive_int, whole_number
 from scorer.cli.grade_report import RERUN, leaderboard, line
 
 USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]"
@@ -18,7 +18,8 @@ HELP = "grade many submissions on a Dask cluster (local worker processes, or a r
 def add_cluster_options(parser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask scheduler (`dask scheduler`, `dask worker ADDRESS`)")
-    group.add_argument("--workers", type=positive_int, metavar="N", help="start a local cluster of N worker processes (default: one per CPU)")
+    group.add_argument("--workers", type=whole_number(1, 256, "a number of workers"), metavar="N",
+                       help="start a local cluster of N worker processes on this machine (default: one per CPU)")
 
 
 def add_arguments(parser) -> None:
@@ -29,12 +30,12 @@ def add_arguments(parser) -> None:
     add_output(parser, "FILE", "append one JSON line per submission to FILE, as each finishes", required=False, old_names=("--out",))
     parser.add_argument("--resume", action="store_true", help="skip every submission FILE already holds a final record of "
                         "(same path, same bytes): the way to go on after a run that was cut short")
-    parser.add_argument("--wait-workers", type=positive_int, default=60, metavar="SECONDS",
+    parser.add_argument("--wait-workers", type=whole_number(1, 86_400, "a number of seconds"), default=60, metavar="SECONDS",
                         help="wait this long for a first worker, and give up on a run left without any (default: 60)")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict, as a grader)")
-    parser.add_argument("--max-per-code", type=positive_int, default=20, metavar="N", help="problems kept per code (default: 20)")
+    parser.add_argument("--max-per-code", type=whole_number(1, MAX_PER_CODE), default=20, metavar="N", help="problems kept per code (default: 20)")
     parser.add_argument("--threads", type=positive_int, default=1, metavar="N", help="engine threads per task (default: 1)")
-    parser.add_argument("--retries", type=int, default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
+    parser.add_argument("--retries", type=whole_number(0, 100, "a number of re-runs"), default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
                         "a task whose worker dies is rescheduled by Dask in any case")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
 
@@ -49,8 +50,6 @@ def run(args) -> int:
     from scorer.errors import UsageError
 
     require()
-    if args.retries < 0:
-        raise UsageError(f"--retries must be 0 or more, got {args.retries}")
     if args.resume and not args.output:
         raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
     results = _open_results(output_path(args.output, "-o")) if args.output else None  # before the start-up's work

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scorer.cli.common import add_competition, add_report_options, engine_options, output_path, positive_int
+from scorer.cli.common import add_competition, add_report_options, engine_options, output_path, whole_number
 from scorer.cli.grade import add_cluster_options
 
 USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
@@ -25,7 +25,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="local (default), or dask: score the part files of a directory on a Dask cluster")
     add_cluster_options(parser)
-    parser.add_argument("--partitions", type=positive_int, metavar="N", help="with --engine dask: session partitions "
+    parser.add_argument("--partitions", type=whole_number(1, 100_000, "a number of partitions"), metavar="N", help="with --engine dask: session partitions "
                         "(default: one per 32 MB of truth file, at least two per worker)")
     parser.add_argument("--truth-parts", metavar="DIR", help="with --engine dask: where the partitioned truth is kept, a folder "
                         "every worker sees (default: $SCORER_CACHE_DIR/partitioned)")
