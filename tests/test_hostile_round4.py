@@ -261,3 +261,24 @@ def test_a_numeric_option_that_means_nothing_is_a_usage_error(tmp_path, command,
 def test_audit_time_limit_nan_no_longer_passes_every_check():
     code, out, err = run_cli("audit", "--truth", OTTO_TRUTH, "--time-limit", "nan")
     assert code == 2 and "of the nan s limit" not in out
+
+
+# -- checks that pass, warn or fail ---------------------------------------------------------------------------
+def test_audit_of_the_fixture_warns_about_sessions_without_truth_and_passes():
+    code, out, err = run_cli("audit", "--truth", OTTO_TRUTH)
+    assert code == 0, out + err
+    truth_line = next(line for line in out.splitlines() if line.strip().split()[1:2] == ["truth"])
+    assert truth_line.split()[0] == "warn" and "1 without any truth item" in truth_line and "consider:" in truth_line
+    assert "(1 with a warning)" in out.splitlines()[-1]
+    code, out, _ = run_cli("audit", "--truth", OTTO_TRUTH, "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] and report["warnings"] == 1
+    assert [check["state"] for check in report["checks"] if check["name"] == "truth"] == ["warn"]
+
+
+def test_audit_still_fails_a_weighted_type_without_any_truth(tmp_path):
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text("".join(json.dumps({"session": s, "labels": {"clicks": 5, "carts": [6]}}) + "\n" for s in range(1, 4)))
+    code, out, _ = run_cli("audit", "--truth", truth, "--format", "json")
+    checks = {check["name"]: check for check in json.loads(out)["checks"]}
+    assert code == 1 and checks["truth"]["state"] == "fail" and "no truth at all for orders" in checks["truth"]["detail"]

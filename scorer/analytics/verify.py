@@ -11,7 +11,7 @@ import json
 import os
 
 from scorer.api import score
-from scorer.engine.checklist import Check
+from scorer.engine.checklist import Check, failed, warned
 from scorer.engine.receipt import WHAT, differences, make_receipt
 from scorer.engine.receipt_schema import RECEIPT
 from scorer.errors import UsageError
@@ -105,5 +105,14 @@ def verify(recorded: dict, submission, truth, competition, threads: int = 2) -> 
         "figures": f"score {now['figures']['score']!r} and {sum(map(len, now['figures']['metrics'].values()))} metric figures"
                    + "".join(f", the {key} figures" for key in ("split", "bootstrap") if key in now["figures"]),
     }
-    return [Check(what, False, f"{found[what]} — fix: {FIXES[what]}") if what in found else Check(what, True, same[what])
-            for what in WHAT]
+    return [_verdict(what, found, same[what]) for what in WHAT]
+
+
+def _verdict(what: str, found: dict[str, str], same: str) -> Check:
+    """Passed; failed with its fix; or, for another scorer version whose figures agree, a warning."""
+    if what not in found:
+        return Check(what, True, same)
+    if what == "version" and "figures" not in found:
+        return warned(what, found[what], "the figures agree all the same; to prove them with the same code, "
+                                         + FIXES[what])
+    return failed(what, found[what], FIXES[what])
