@@ -76,9 +76,9 @@ class Number(Spec):
         self.low, self.high, self.open, self.infinite = low, high, open, infinite
         between = "strictly between" if open else "from"
         self.expected = (("a number" if infinite else "a finite number")
-                         + (f" {between} {low:g} {'and' if open else 'to'} {high:g}" if low is not None and high is not None
-                            else f" above {low:g}" if low is not None and open
-                            else f" of at least {low:g}" if low is not None else ""))
+                         + (f" {between} {low:,g} {'and' if open else 'to'} {high:,g}" if low is not None and high is not None
+                            else f" above {low:,g}" if low is not None and open
+                            else f" of at least {low:,g}" if low is not None else ""))
 
     def accepts(self, value) -> bool:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -185,13 +185,14 @@ class OneOf(Spec):
         self.specs, self.expected = specs, expected
 
     def check(self, value, where: str = "") -> None:
+        deeper = None
         for spec in self.specs:
             try:
                 spec.check(value, where)
                 return
-            except SchemaError:
-                continue
-        raise SchemaError(where, value, self.expected)
+            except SchemaError as error:
+                deeper = deeper or (error if error.where != where else None)  # its kind fits; a field inside it does not
+        raise deeper or SchemaError(where, value, self.expected)
 
 
 ANY = Spec()

@@ -198,7 +198,6 @@ OUTPUTS = [
     ("export", ["kaggle-solution", OTTO_TRUTH, "-o"], "solution.csv"),
     ("compile-truth", [OTTO_TRUTH, "-o"], "t.truth.npz"),
     ("prepare", ["fixtures/otto_truth.jsonl", "-o"], "split"),
-    ("codabench", ["/nonexistent-input"], "out"),
 ]
 
 
@@ -211,7 +210,7 @@ def test_every_output_that_cannot_be_written_is_refused_before_the_work(tmp_path
     assert "Not a directory" in one_sentence(err) or "not a folder" in err
 
 
-@pytest.mark.parametrize("command, args, name", OUTPUTS[:-2], ids=[o[0] for o in OUTPUTS[:-2]])
+@pytest.mark.parametrize("command, args, name", OUTPUTS[:-1], ids=[o[0] for o in OUTPUTS[:-1]])
 def test_an_output_that_is_a_fifo_or_folder_is_refused(tmp_path, command, args, name):
     if command == "candidates":
         pytest.importorskip("matplotlib")
@@ -282,3 +281,179 @@ def test_audit_still_fails_a_weighted_type_without_any_truth(tmp_path):
     code, out, _ = run_cli("audit", "--truth", truth, "--format", "json")
     checks = {check["name"]: check for check in json.loads(out)["checks"]}
     assert code == 1 and checks["truth"]["state"] == "fail" and "no truth at all for orders" in checks["truth"]["detail"]
+
+
+# -- bundles --------------------------------------------------------------------------------------------------
+CODALAB_YAML = """title: t
+phases:
+  1:
+    phasenumber: 1
+    execution_time_limit: {limit}
+    scoring_program: scoring_program.zip
+    reference_data: reference_data.zip
+leaderboard:
+  columns:
+    score: {{label: Score}}
+"""
+
+
+def bundle(tmp_path, members: dict[str, bytes], name: str = "bundle.zip") -> str:
+    import zipfile
+
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    return str(path)
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    return buffer.getvalue()
+
+
+def codalab(limit="600", program: bytes | None = None, **extra: bytes) -> dict[str, bytes]:
+    truth = open(OTTO_TRUTH, "rb").read()
+    return {"competition.yaml": CODALAB_YAML.format(limit=limit).encode(),
+            "scoring_program.zip": program if program is not None else zipped({"metadata": b"command: codabench $input $output\n"}),
+            "reference_data.zip": zipped({"truth.jsonl": truth}), **extra}
+
+
+def audit_bundle(path) -> tuple[int, str, str]:
+    return run_cli("audit", "--truth", OTTO_TRUTH, "--sample", OTTO_SUBMISSION, "--bundle", path)
+
+
+def test_the_crafted_bundle_passes_its_checks(tmp_path):
+    """The bundles below are this one with one thing wrong: it passes as it is."""
+    code, out, err = run_cli("audit", "--truth", OTTO_TRUTH, "--sample", OTTO_SUBMISSION, "--bundle", bundle(tmp_path, codalab()),
+                             "--format", "json")
+    states = {check["name"]: check["state"] for check in json.loads(out)["checks"]}
+    assert {name: states[name] for name in ("bundle files", "bundle truth", "bundle program")} == dict.fromkeys(
+        ("bundle files", "bundle truth", "bundle program"), "pass"), out
+
+
+@pytest.mark.parametrize("limit, shown", [(".nan", "NaN"), ("-5", "-5"), ("0", "0"), (".inf", "Infinity"), ("1.0e+300", "1e+300"),
+                                          ("'ten'", "'ten'"), ("true", "true"), ("[600]", "a list")])
+def test_a_bundle_time_limit_that_means_nothing_is_named(tmp_path, limit, shown):
+    code, out, err = audit_bundle(bundle(tmp_path, codalab(limit)))
+    assert code == 2 and out == ""
+    assert f"field 'phases[1].execution_time_limit' is {shown}, expected a finite number strictly between 0 and 604,800" in one_sentence(err)
+
+
+@pytest.mark.parametrize("line, field", [("scoring_program: [1, 2]", "phases[1].scoring_program"),
+                                         ("reference_data: {a: 1}", "phases[1].reference_data")])
+def test_a_bundle_field_of_the_wrong_type_is_named(tmp_path, line, field):
+    members = codalab()
+    key = line.split(":")[0]
+    members["competition.yaml"] = members["competition.yaml"].replace(f"{key}: {key}.zip".encode(), b"").replace(
+        b"phasenumber: 1", f"phasenumber: 1\n    {line}".encode())
+    code, _, err = audit_bundle(bundle(tmp_path, members))
+    assert code == 2 and f"field '{field}'" in one_sentence(err)
+
+
+def test_an_inner_program_zip_that_is_no_zip_is_named(tmp_path):
+    code, out, err = audit_bundle(bundle(tmp_path, codalab(program=b"this is not a zip")))
+    assert code == 2 and "scoring_program.zip" in one_sentence(err)
+
+
+def billion_laughs(levels: int = 9) -> bytes:
+    lines = ["lol0: &lol0 [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"lol{i}: &lol{i} [" + ", ".join([f"*lol{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_billion_laughs_competition_yaml_is_refused_at_once(tmp_path):
+    members = codalab()
+    members["competition.yaml"] += billion_laughs()
+    done = run_process("audit", "--truth", OTTO_TRUTH, "--bundle", bundle(tmp_path, members), timeout=60)
+    assert done.returncode == 2 and "expands to over" in one_sentence(done.stderr)
+
+
+def test_a_billion_laughs_metadata_fails_the_program_check_without_hanging(tmp_path):
+    program = zipped({"metadata": b"command: codabench $input $output\n" + billion_laughs()})
+    done = run_process("audit", "--truth", OTTO_TRUTH, "--sample", OTTO_SUBMISSION, "--bundle",
+                       bundle(tmp_path, codalab(program=program)), "--format", "json", timeout=120)
+    checks = {check["name"]: check for check in json.loads(done.stdout)["checks"]}
+    assert done.returncode == 1 and checks["bundle program"]["state"] == "fail"
+    assert "expands to over" in checks["bundle program"]["detail"]
+
+
+def test_a_command_with_an_unpaired_quote_fails_the_program_check(tmp_path):
+    program = zipped({"metadata": b'command: codabench "$input $output\n'})
+    code, out, _ = run_cli("audit", "--truth", OTTO_TRUTH, "--sample", OTTO_SUBMISSION, "--bundle",
+                           bundle(tmp_path, codalab(program=program)), "--format", "json")
+    checks = {check["name"]: check for check in json.loads(out)["checks"]}
+    assert code == 1 and "cannot be split into words" in checks["bundle program"]["detail"]
+
+
+def peak_rss_mb(*args: str, timeout: float = 300, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the CLI in a child and measure its own peak resident memory (MB), from wait4 (its output goes to files, so
+    nothing but wait4 reaps it)."""
+    import signal
+    import tempfile
+    import time
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen([sys.executable, "-m", "scorer", *args], stdout=out, stderr=err,
+                                   env={**os.environ, "SCORER_DEBUG": "", **(env or {})})
+        deadline = time.monotonic() + timeout
+        while (reaped := os.wait4(process.pid, os.WNOHANG))[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(process.pid, signal.SIGKILL)
+                os.wait4(process.pid, 0)
+                process.returncode = -9
+                pytest.fail(f"scorer {' '.join(args)} did not finish within {timeout} s")
+            time.sleep(0.05)
+        _, status, usage = reaped
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(process.args, code, out.read(), err.read()), usage.ru_maxrss / 1024
+
+
+def test_a_zip_bomb_member_is_refused_before_it_is_inflated(tmp_path):
+    size = 64 << 20  # packs to 64 KB
+    members = codalab()
+    members["pages/blank.html"] = bytes(size)
+    path = bundle(tmp_path, members)
+    done = run_process("audit", "--truth", OTTO_TRUTH, "--bundle", path)
+    assert done.returncode == 2 and "a zip bomb?" in one_sentence(done.stderr)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_bundle_that_is_no_regular_file_is_refused_at_once(tmp_path, kind):
+    path = "/dev/zero" if kind == "zero" else str(tmp_path / "fifo")
+    if kind == "fifo":
+        os.mkfifo(path)
+    done = run_process("audit", "--truth", OTTO_TRUTH, "--bundle", path)
+    assert done.returncode == 2 and "not a regular file" in one_sentence(done.stderr)
+
+
+@pytest.mark.slow
+def test_a_large_bundle_member_is_streamed_not_read_whole(tmp_path):
+    import zipfile
+
+    import numpy as np
+
+    size = 384 << 20  # packs about 100 times (under the bomb limit): 4 MB
+    block = np.random.default_rng(0).integers(0, 256, 8 << 10, dtype=np.uint8).tobytes()  # repeats within deflate's window
+    members = codalab()
+    members["competition.yaml"] = members["competition.yaml"].replace(b"reference_data.zip", b"reference_data")
+    del members["reference_data.zip"]
+    members["reference_data/truth.jsonl"] = open(OTTO_TRUTH, "rb").read()
+    path = bundle(tmp_path, members)
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive, \
+            archive.open("reference_data/filler.bin", "w", force_zip64=True) as member:
+        for _ in range(size // len(block)):
+            member.write(block)
+    assert (tmp_path / "bundle.zip").stat().st_size < size / 50
+    _, baseline = peak_rss_mb("audit", "--truth", OTTO_TRUTH, "--bundle", bundle(tmp_path, codalab(), "small.zip"))
+    done, peak = peak_rss_mb("audit", "--truth", OTTO_TRUTH, "--bundle", path)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    assert peak - baseline < size / 2**20 / 4, f"peak RSS {peak:.0f} MB, {baseline:.0f} MB with a small bundle, for a member of {size >> 20} MB"

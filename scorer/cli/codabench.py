@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from scorer.cli.common import MAX_SECONDS, add_competition, output_path, whole_number
+from scorer.cli.common import add_competition, whole_number
+from scorer.spec import MAX_SECONDS
 
 USAGE = "scorer codabench INPUT_DIR OUTPUT_DIR [options]"
 EXAMPLES = ("scorer codabench /app/input /app/output", "scorer codabench /app/input /app/output --competition otto --max-seconds 600")
@@ -23,7 +24,6 @@ def run(args) -> int:
     from scorer.adapters.codabench import grade
     from scorer.engine.result import render_problems
 
-    output_path(args.output_dir, "OUTPUT_DIR", folder=True)
     outcome = grade(args.input_dir, args.output_dir, args.competition, args.config, args.max_seconds)
     if outcome.result is not None and outcome.result.report.kept:
         print(render_problems(outcome.result.report))  # the full list, for the participant's log

@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from scorer.spec import MAX_SECONDS
+
 
 def whole_number(low: int, high: int | None = None, what: str = "a number"):
     """An argparse type: a whole number from low to high (inclusive); the error names the bad text."""
@@ -49,7 +51,6 @@ def number(low: float | None = None, high: float | None = None, what: str = "a n
     return parse
 
 
-MAX_SECONDS = 7 * 24 * 3600  # a time limit: a week (a platform's are minutes to hours; more overflows a timer)
 seconds = number(0, MAX_SECONDS, "a number of seconds", above=True)
 MAX_PER_CODE = 10_000  # problems kept per code, as the API's limit
 
