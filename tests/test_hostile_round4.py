@@ -457,3 +457,24 @@ def test_a_large_bundle_member_is_streamed_not_read_whole(tmp_path):
     done, peak = peak_rss_mb("audit", "--truth", OTTO_TRUTH, "--bundle", path)
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
     assert peak - baseline < size / 2**20 / 4, f"peak RSS {peak:.0f} MB, {baseline:.0f} MB with a small bundle, for a member of {size >> 20} MB"
+
+
+# -- other inputs that could be a FIFO ------------------------------------------------------------------------
+FIFO_INPUTS = [
+    (["audit", "--truth", OTTO_TRUTH, "--solution"], 2, "the solution"),
+    (["score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--sessions"], 2, "the sessions file"),
+    (["score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--metrics", "novelty@20", "--items"], 2, "the item table"),
+    (["score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--metrics", "novelty@20", "--train"], 2, "the session log"),
+    (["prepare", "-o", "{tmp}/p"], 2, "the session log"),
+    (["candidates", "--truth", OTTO_TRUTH], 1, "the candidates"),
+]
+
+
+@pytest.mark.parametrize("args, code, what", FIFO_INPUTS, ids=[f"{a[0]} {w}" for a, _, w in FIFO_INPUTS])
+def test_an_input_that_is_a_fifo_is_named_at_once(tmp_path, args, code, what):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    where = 1 if args[0] in ("prepare", "candidates") else len(args)
+    done = run_process(*args[:where], str(fifo), *args[where:], timeout=60)
+    assert done.returncode == code and f"{what} {fifo} is a FIFO (named pipe), not a regular file" in one_sentence(done.stderr)

@@ -26,6 +26,7 @@ from scorer.api import resolve_truth
 from scorer.engine.checklist import Check, failed
 from scorer.engine.receipt import truth_hash
 from scorer.errors import ScorerError, UsageError
+from scorer.file_formats import unreadable
 from scorer.handed_back import read_json
 from scorer.schema import ANY, ListOf, MapOf, Number, OneOf, Record, SchemaError, Text
 from scorer.spec import MAX_SECONDS
@@ -48,6 +49,9 @@ def solution_checks(path: str | Path, truth: Truth, comp: Competition) -> list[C
     import pandas as pd
     import pyarrow as pa
 
+    why = unreadable(path, "solution")
+    if why:
+        raise UsageError(why)
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as error:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.file_formats import format_of
+from scorer.file_formats import format_of, unreadable
 from scorer.kernels.resample import rank_histogram
 
 SIZE_BINS = ((1, 1, "1"), (2, 3, "2-3"), (4, 10, "4-10"), (11, None, ">10"))
@@ -94,8 +94,9 @@ def session_lengths(path: str | Path, truth_sessions: np.ndarray) -> np.ndarray:
     per row and a `session` column. UsageError names the file (and line) when it cannot be read.
     """
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"sessions file not found: {path}")
+    why = unreadable(path, "sessions file")
+    if why:
+        raise UsageError(why)
     if format_of(path) in ("parquet", "csv"):
         ids, counts = _table_counts(path)
     else:

@@ -477,12 +477,13 @@ class FileSource:
     """A Parquet file (read row group by row group) or a CSV file (read block by block) as record batches."""
 
     def __init__(self, path: str | Path, candidate_pass: CandidatePass):
-        from scorer.file_formats import format_of
+        from scorer.file_formats import format_of, unreadable
 
         self.path = Path(path)
         self.description = str(path)
-        if not self.path.is_file():
-            raise SubmissionError(f"cannot read the candidates: {path} is not a file")
+        why = unreadable(path, "candidates")
+        if why:
+            raise SubmissionError(why)
         self.kind = format_of(self.path)
         self.strings = candidate_pass.strings
         if self.kind == "parquet":
