@@ -392,29 +392,26 @@ def test_a_command_with_an_unpaired_quote_fails_the_program_check(tmp_path):
     assert code == 1 and "cannot be split into words" in checks["bundle program"]["detail"]
 
 
-def peak_rss_mb(*args: str, timeout: float = 300, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    """Run the CLI in a child and measure its own peak resident memory (MB), from wait4 (its output goes to files, so
-    nothing but wait4 reaps it)."""
-    import signal
-    import tempfile
-    import time
+PEAK = """import os, sys
+from scorer.cli.main import main
+code = main(sys.argv[1:])
+with open("/proc/self/status") as status, open(os.environ["SCORER_TEST_PEAK"], "w") as out:
+    out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+sys.exit(code)
+"""
 
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen([sys.executable, "-m", "scorer", *args], stdout=out, stderr=err,
-                                   env={**os.environ, "SCORER_DEBUG": "", **(env or {})})
-        deadline = time.monotonic() + timeout
-        while (reaped := os.wait4(process.pid, os.WNOHANG))[0] == 0:
-            if time.monotonic() > deadline:
-                os.kill(process.pid, signal.SIGKILL)
-                os.wait4(process.pid, 0)
-                process.returncode = -9
-                pytest.fail(f"scorer {' '.join(args)} did not finish within {timeout} s")
-            time.sleep(0.05)
-        _, status, usage = reaped
-        process.returncode = code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(process.args, code, out.read(), err.read()), usage.ru_maxrss / 1024
+
+def peak_rss_mb(*args: str, timeout: float = 300, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the CLI in a child and read its own peak resident memory (MB): VmHWM at its end (ru_maxrss would carry
+    this test process's peak over fork and exec)."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc/self/status (Linux)")
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r") as peak:
+        done = subprocess.run([sys.executable, "-c", PEAK, *args], capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "SCORER_DEBUG": "", "SCORER_TEST_PEAK": peak.name, **(env or {})})
+        return done, int(peak.read() or 0) / 1024
 
 
 def test_a_zip_bomb_member_is_refused_before_it_is_inflated(tmp_path):
@@ -478,3 +475,63 @@ def test_an_input_that_is_a_fifo_is_named_at_once(tmp_path, args, code, what):
     where = 1 if args[0] in ("prepare", "candidates") else len(args)
     done = run_process(*args[:where], str(fifo), *args[where:], timeout=60)
     assert done.returncode == code and f"{what} {fifo} is a FIFO (named pipe), not a regular file" in one_sentence(done.stderr)
+
+
+# -- compiled truths ------------------------------------------------------------------------------------------
+@pytest.fixture
+def compiled(tmp_path) -> str:
+    path = tmp_path / "t.truth.npz"
+    assert run_cli("compile-truth", OTTO_TRUTH, "-o", path)[0] == 0
+    return str(path)
+
+
+def rewritten(compiled: str, out, member: str, header: dict, body, deflated: bool = True) -> str:
+    """The compiled truth with `member` replaced: an npy header, then the body's chunks (deflated, or stored)."""
+    import io
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    with zipfile.ZipFile(compiled) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED if deflated else zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            if info.filename != member:
+                target.writestr(info.filename, source.read(info))
+                continue
+            with target.open(member, "w", force_zip64=True) as written:
+                buffer = io.BytesIO()
+                npy_format.write_array_header_2_0(buffer, header)
+                written.write(buffer.getvalue())
+                for chunk in body:
+                    written.write(chunk)
+    return str(out)
+
+
+def test_a_compiled_truth_declaring_a_huge_array_is_refused_before_it_is_inflated(tmp_path, compiled):
+    size = 256 << 20  # zeros: deflate packs them about 1,000 times
+    bomb = rewritten(compiled, tmp_path / "bomb.truth.npz", "sessions.npy",
+                     {"descr": "<i8", "fortran_order": False, "shape": (size // 8,)}, (bytes(1 << 20) for _ in range(size >> 20)))
+    done, peak = peak_rss_mb("score", OTTO_SUBMISSION, "--truth", bomb, timeout=120)
+    assert done.returncode == 2 and "over 100 times the file's" in one_sentence(done.stderr)
+    assert peak < size / 2**20 / 2, f"peak RSS {peak:.0f} MB for an array of {size >> 20} MB"
+
+
+@pytest.mark.parametrize("member, header, cause", [
+    ("sessions.npy", {"descr": "<i8", "fortran_order": False, "shape": (1000,)}, "indptr declares 10 entries for 1,000 sessions"),
+    ("usage.npy", {"descr": "|i1", "fortran_order": False, "shape": (7,)}, "usage declares 7 entries for 3 sessions"),
+    ("items.npy", {"descr": "|O", "fortran_order": False, "shape": (8,)}, "holds Python objects"),
+    ("items.npy", {"descr": "<i8", "fortran_order": False, "shape": (10**6,)}, "declares 8,000,000 bytes of data in a member of"),
+])
+def test_a_compiled_truth_whose_headers_disagree_is_named(tmp_path, compiled, member, header, cause):
+    import numpy as np
+
+    if member == "usage.npy":  # a truth with a Usage column: one code per session
+        import zipfile
+
+        with zipfile.ZipFile(compiled, "a") as archive:
+            archive.writestr("usage.npy", b"")
+    count = int(np.prod(header["shape"])) if "O" not in header["descr"] else 0
+    size = count * np.dtype(header["descr"]).itemsize if "O" not in header["descr"] else 64
+    body = [bytes(size if "items" not in member or "O" in header["descr"] else 64)]
+    path = rewritten(compiled, tmp_path / "bad.truth.npz", member, header, body, deflated=False)
+    code, _, err = run_cli("score", OTTO_SUBMISSION, "--truth", path)
+    assert code == 2 and cause in one_sentence(err) and "bad.truth.npz" in err
