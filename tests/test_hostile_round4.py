@@ -535,3 +535,83 @@ def test_a_compiled_truth_whose_headers_disagree_is_named(tmp_path, compiled, me
     path = rewritten(compiled, tmp_path / "bad.truth.npz", member, header, body, deflated=False)
     code, _, err = run_cli("score", OTTO_SUBMISSION, "--truth", path)
     assert code == 2 and cause in one_sentence(err) and "bad.truth.npz" in err
+
+
+# -- memory ---------------------------------------------------------------------------------------------------
+def long_files(tmp_path, ids: int, repeats: int) -> tuple[str, str]:
+    """An Airbnb truth of `ids` ids and a gzip long submission cycling through them `repeats` times (each id's rows
+    scattered over the file, all but its first five past K)."""
+    import gzip
+
+    truth = tmp_path / "truth.csv"
+    truth.write_text("id,country\n" + "".join(f"u{i},NDF\n" for i in range(ids)))
+    rows = "".join(f"u{i},US\n" for i in range(ids))
+    submission = tmp_path / f"sub{repeats}.csv.gz"
+    with gzip.open(submission, "wt", compresslevel=1) as out:
+        out.write("id,country\n")
+        for _ in range(repeats):
+            out.write(rows)
+    return str(submission), str(truth)
+
+
+@pytest.mark.slow
+def test_the_long_shape_keeps_a_bounded_share_of_an_upload_with_many_rows_per_id(tmp_path):
+    ids, repeats = 20_000, 200  # 4M rows, then 8M: what the pass holds is its blocks' (the same), not the rows'
+    small, truth = long_files(tmp_path, ids, repeats)
+    big, _ = long_files(tmp_path, ids, 2 * repeats)
+    _, baseline = peak_rss_mb("score", small, "--truth", truth, "--competition", "airbnb", "--strict")
+    done, peak = peak_rss_mb("score", big, "--truth", truth, "--competition", "airbnb", "--strict")
+    assert done.returncode == 0 and "more than 5 rows" in done.stdout
+    more = ids * repeats  # the rows the big file has more
+    assert peak - baseline < more * 8 / 2**20, f"{peak:.0f} MB, {baseline:.0f} MB with half the rows"  # it kept 16-32 bytes a row
+
+
+def test_the_long_shape_scores_the_same_with_rows_past_k_dropped(tmp_path):
+    import scorer
+
+    truth = tmp_path / "truth.csv"
+    truth.write_text("id,country\na,FR\nb,US\nc,NDF\n")
+    rows = ["a,US", "b,US", "a,FR", "c,DE", "b,US", "a,IT", "a,ES", "a,GB", "a,FR", "c,NDF", "b,FR"] + ["a,PT", "c,IT"] * 5
+    sub = tmp_path / "sub.csv"
+    sub.write_text("id,country\n" + "\n".join(rows) + "\n")
+    result = scorer.score(sub, truth, "airbnb")
+    # a: US FR IT ES GB (FR at rank 2); b: US US(repeat) FR (FR not its truth; US at 1); c: DE NDF IT IT(repeat) IT (NDF at 2)
+    assert result.metrics["all"]["ndcg@5(gain=exp)"] == pytest.approx((1 / 1.5849625007211562 + 1 + 1 / 1.5849625007211562) / 3)
+    counts = {row["code"]: row["count"] for row in result.report.summary()}
+    assert counts == {"S013": 2, "S014": 3}  # a and c past K (once each); b's, and c's two repeated items
+
+
+def test_a_memory_error_while_scoring_an_upload_is_a_refusal(monkeypatch):
+    from scorer.engine.file_pass import Pass
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(Pass, "run", exhausted)
+    code, out, err = run_cli("score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--untrusted")
+    assert code == 1 and "S027" in out and "needs more memory to be scored than this process may use" in out
+    assert "internal error" not in err
+
+
+def test_a_memory_error_anywhere_else_is_a_clear_exit_2(monkeypatch):
+    import scorer.cli.audit
+
+    def exhausted(args):
+        raise MemoryError
+
+    monkeypatch.setattr(scorer.cli.audit, "run", exhausted)
+    code, _, err = run_cli("audit", "--truth", OTTO_TRUTH)
+    assert code == 2 and "out of memory" in one_sentence(err)
+
+
+def test_validate_keeps_a_bounded_excerpt_of_each_problem(tmp_path):
+    lines = 4_000
+    path = tmp_path / "long.csv"
+    path.write_text("session_type,labels\n" + "".join(f"{'x' * 6_000}_clicks,1 2\n" for _ in range(lines)))
+    _, few = peak_rss_mb("validate", str(path), "--max-per-code", "20")
+    done, many = peak_rss_mb("validate", str(path), "--max-per-code", "10000", "--format", "json")
+    assert done.returncode == 1 and len(json.loads(done.stdout)["problems"]) == lines
+    assert many - few < lines * 2_000 / 2**20, f"{many:.0f} MB keeping {lines:,} problems, {few:.0f} MB keeping 20"
+    code, out, _ = run_cli("validate", path, "--max-per-code", "1")
+    excerpt = next(line for line in out.splitlines() if line.strip().startswith("| x"))
+    assert code == 1 and len(excerpt) < 200 and excerpt.endswith("…")

@@ -132,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:  # a truth, a table or analytics too large for this process's memory: a refusal, not a bug
+        _say("scorer: error: out of memory: this input needs more memory than the process may use "
+             "(give it more memory, or less input at once)")
+        return 2
     except OSError as error:
         if error.errno not in DISK_FULL or os.environ.get("SCORER_DEBUG"):
             raise

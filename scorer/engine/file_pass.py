@@ -59,14 +59,17 @@ def _text(raw: bytes, limit: int = 60) -> str:
 
 
 _VISIBLE = {c: "\ufffd" for c in range(32)}  # control bytes (NUL, tab, CR) shown one column wide
+EXCERPT = 100  # bytes of the offending part a problem keeps: a whole 64 KB field helps nobody (10,000 of them were 400 MB)
 
 
 def _context(line: bytes, start: int, end: int) -> dict:
-    """A window of the line around bytes [start, end) and the caret under them, in characters."""
+    """A window of the line around bytes [start, end) (at most EXCERPT of them, then "…") and the caret under them, in
+    characters."""
     window = max(0, start - 60)
+    cut = min(end, start + EXCERPT)
     shown = lambda raw: raw.decode("utf-8", "replace").translate(_VISIBLE)  # noqa: E731
-    before, bad = shown(line[window:start]), shown(line[start:end])
-    after = shown(line[end : window + 160].rstrip(b"\r"))
+    before, bad = shown(line[window:start]), shown(line[start:cut]) + ("…" if cut < end else "")
+    after = shown(line[end : window + 160].rstrip(b"\r")) if cut == end else ""
     return {"context": before + bad + after, "caret": (len(before), max(1, len(bad)))}
 
 
@@ -179,7 +182,7 @@ class Pass:
         if code == codes.WRONG_FIELD_COUNT:
             words["value"] = f"found more: {_text(text[start:end])}" if end > start else f"found one: {_text(text)}"
             words["hint"] = self._row_hint(text)
-            if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
+            if not words["hint"] and end > start and re.fullmatch(rb"(?:,\s*+\d++)++\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
             if not words["hint"] and end == start and b"\t" in text:
                 words["hint"] = f" ({TAB_SEPARATED})"
