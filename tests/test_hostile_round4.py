@@ -615,3 +615,25 @@ def test_validate_keeps_a_bounded_excerpt_of_each_problem(tmp_path):
     code, out, _ = run_cli("validate", path, "--max-per-code", "1")
     excerpt = next(line for line in out.splitlines() if line.strip().startswith("| x"))
     assert code == 1 and len(excerpt) < 200 and excerpt.endswith("…")
+
+
+# -- the C locale ---------------------------------------------------------------------------------------------
+C_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+
+
+@pytest.mark.parametrize("args, code", [
+    (["score", "{bad}", "--truth", OTTO_TRUTH], 1),
+    (["validate", "{bad}"], 1),
+    (["audit", "--truth", OTTO_TRUTH], 0),  # its warning says "— consider:"
+    (["leaderboard", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--split", "public=0.5", "--bootstrap", "10"], 0),  # "E|Δrank|"
+])
+def test_the_c_locale_without_utf8_escapes_what_it_cannot_print(tmp_path, args, code):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("session_type,labels\n1_clicks,x\n")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONIOENCODING"} | C_LOCALE
+    env.pop("PYTHONIOENCODING")
+    done = subprocess.run([sys.executable, "-m", "scorer", *(arg.replace("{bad}", str(bad)) for arg in args)],
+                          capture_output=True, timeout=120, env={**env, "SCORER_DEBUG": ""})
+    assert done.returncode == code, done.stderr
+    assert b"internal error" not in done.stderr
+    assert b"\\u2014" in done.stdout + done.stderr or b"\\u0394" in done.stdout  # escaped, not lost

@@ -251,7 +251,8 @@ def program_check(bundle: Bundle, submission: Path, workdir: Path, limit: float)
     except ValueError as error:
         return failed("bundle program", f"its command cannot be split into words ({error})", "quote the command's words in pairs")
     try:
-        done = subprocess.run(argv, cwd=program, capture_output=True, text=True, timeout=limit, env=dict(os.environ))
+        done = subprocess.run(argv, cwd=program, capture_output=True, encoding="utf-8", errors="replace", timeout=limit,
+                              env=dict(os.environ))
     except subprocess.TimeoutExpired:
         return failed("bundle program", f"did not finish within {limit:g} s", "see the time check")
     last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]

@@ -93,10 +93,14 @@ def _warmup_tip() -> None:
 DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
+ESCAPING = ("backslashreplace", "replace", "namereplace", "xmlcharrefreplace", "ignore")  # error handlers that never raise
+
+
 def _any_encoding() -> None:
-    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii) is escaped, never an error."""
+    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii, or under the C locale without UTF-8
+    coercion, where stdout's handler is 'surrogateescape', which escapes only surrogates) is escaped, never an error."""
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+        if hasattr(stream, "reconfigure") and stream.errors not in ESCAPING:
             stream.reconfigure(errors="backslashreplace")
 
 
