@@ -637,3 +637,25 @@ def test_the_c_locale_without_utf8_escapes_what_it_cannot_print(tmp_path, args, 
     assert done.returncode == code, done.stderr
     assert b"internal error" not in done.stderr
     assert b"\\u2014" in done.stdout + done.stderr or b"\\u0394" in done.stdout  # escaped, not lost
+
+
+# -- JSON that pyarrow's reader cannot take -------------------------------------------------------------------
+def deep(key: str, depth: int = 100_000) -> str:
+    return '{"session": 1, "%s": %s%s}\n' % (key, "[" * depth, "]" * depth)
+
+
+@pytest.mark.parametrize("option, key, cause", [("--truth", "labels", "nested too deeply"),
+                                                ("--sessions", "events", "more than 64 deep")])
+def test_json_lines_nested_100000_deep_are_named_not_a_crash(tmp_path, option, key, cause):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(deep(key))
+    args = ["--truth", str(path)] if option == "--truth" else ["--truth", OTTO_TRUTH, "--sessions", str(path)]
+    done = run_process("score", OTTO_SUBMISSION, *args)  # in a child: pyarrow's reader crashed the process (SIGSEGV)
+    assert done.returncode == 2 and cause in one_sentence(done.stderr) and "line 1" in done.stderr
+
+
+def test_a_sessions_file_whose_session_is_no_64_bit_integer_is_named(tmp_path):
+    path = tmp_path / "sessions.jsonl"
+    path.write_text('{"session": 100000000000000000000000, "events": []}\n')  # pyarrow reads it as a float: cast to garbage
+    code, _, err = run_cli("score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--sessions", path)
+    assert code == 2 and "must be a 64-bit integer" in one_sentence(err)
