@@ -173,9 +173,9 @@ class Record(Spec):
                 known = ", ".join(map(repr, [*self.required, *self.optional]))
                 raise SchemaError(_join(where, unknown[0]), value[unknown[0]], f"the known fields are {known}", unknown=True)
         for key, item in value.items():
-            spec = self.required.get(key) or self.optional.get(key)
-            if spec is not None:
-                spec.check(item, _join(where, key))
+            field_spec = self.required.get(key) or self.optional.get(key)
+            if field_spec is not None:
+                field_spec.check(item, _join(where, key))
 
 
 class OneOf(Spec):
