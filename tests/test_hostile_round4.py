@@ -246,6 +246,8 @@ NUMERIC = [
     ("grade", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--workers"], ["0", "1000000"]),
     ("score", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--engine", "dask", "--partitions"], ["0", "1000000000"]),
     ("codabench", ["{tmp}/in", "{tmp}/out", "--max-seconds"], ["0", "1e300", "100000000000000000000"]),
+    ("leaderboard", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--mde"], ["0", "1000000000000000000000"]),  # was exit 3
+    ("explain", [OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--show"], ["0", "1000000000000"]),  # was a MemoryError
 ]
 
 

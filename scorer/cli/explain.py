@@ -17,7 +17,7 @@ DOCS = "docs/metrics.md#conventions-of-other-evaluators"
 
 
 def add_arguments(parser) -> None:
-    from scorer.cli.common import positive_int
+    from scorer.cli.common import MAX_PER_CODE, positive_int, whole_number
 
     parser.add_argument("submission", metavar="SUBMISSION", help="submission CSV (plain, .gz or .zip)")
     parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz")
@@ -25,7 +25,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--against", metavar="NAMES", help="comma-separated conventions (default: all that apply): "
                         + ", ".join(CONVENTION_NAMES) + f"; rules in {DOCS}")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--show", type=positive_int, default=5, metavar="N", help="rows listed per rule (default: 5)")
+    parser.add_argument("--show", type=whole_number(1, MAX_PER_CODE, "a number of rows"), default=5, metavar="N",
+                        help="rows listed per rule (default: 5)")
     parser.add_argument("--threads", type=positive_int, default=2, metavar="N", help="parsing threads (default: 2)")
     parser.add_argument("--untrusted", action="store_true", help="refuse a submission reached through a link (as a grader reads an upload)")
 

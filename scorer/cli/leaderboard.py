@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from scorer.cli.common import add_competition, output_path, positive_int
+from scorer.cli.common import add_competition, output_path, positive_int, whole_number
 
 USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [options]"
 EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
@@ -30,7 +30,7 @@ def add_arguments(parser) -> None:
                              "(Benjamini-Hochberg, false discovery rate), over every pair of submissions at α = 1 - level")
     parser.add_argument("--split", metavar="public=F|usage", help="rank on public and private sessions too: the expected "
                         "public -> private rank change (public=F hashes the sessions, seeded by --seed; usage: the truth's Usage column)")
-    parser.add_argument("--mde", nargs="?", type=positive_int, const=0, metavar="N",
+    parser.add_argument("--mde", nargs="?", type=whole_number(1, 10**12, "a number of sessions"), const=0, metavar="N",
                         help="the smallest score difference N sessions detect at 80%% power (default N: the private sessions, "
                              "else all), from the per-session variance")
     parser.add_argument("--report", metavar="FILE", help="write the rank-interval plot: FILE.html (with the table) or FILE.png")
