@@ -140,6 +140,19 @@ class Line(NamedTuple):
     ended: bool  # a newline follows it (the last line of a file cut short has none)
 
 
+def json_lines(fd: int, longest: int, label: str) -> Iterator[tuple[Line, Any, ValueError | None]]:
+    """(line, its JSON value, None) or (line, None, why it holds none) for each line of JSON lines that is not blank;
+    UsageError naming `label` (e.g. "--results r.jsonl") and the line for one over `longest` bytes."""
+    for line in lines(fd, longest):
+        if line.data is None:
+            raise UsageError(f"{label} line {line.number}: over {longest:,} bytes, not a grade record")
+        if line.data.strip():
+            try:
+                yield line, parse(line.data), None
+            except ValueError as error:
+                yield line, None, error
+
+
 def lines(fd: int, longest: int, start: int = 0) -> Iterator[Line]:
     """The lines of an open regular file, read PIECE bytes at a time from `start`: memory holds one line of at most
     `longest` bytes (a longer one is skipped, its data None), never the file."""

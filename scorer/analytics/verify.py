@@ -15,7 +15,7 @@ from scorer.engine.checklist import Check, failed, warned
 from scorer.engine.receipt import WHAT, differences, make_receipt
 from scorer.engine.receipt_schema import RECEIPT
 from scorer.errors import UsageError
-from scorer.handed_back import TooDeep, checked, lines, opened, parse
+from scorer.handed_back import TooDeep, checked, json_lines, opened, parse
 
 FIXES = {
     "version": "run the scorer version the receipt names (pip install recsys-scorer==VERSION, or its image)",
@@ -56,15 +56,9 @@ def read_receipt(path: str, submission_name: str) -> dict:
             except ValueError:
                 pass  # not one document: JSON lines
         records = []
-        for line in lines(fd, MAX_RECORD_BYTES):
-            if line.data is None:
-                raise UsageError(f"receipt {path} line {line.number}: over {MAX_RECORD_BYTES:,} bytes, not a grade record")
-            if not line.data.strip():
-                continue
-            try:
-                record = parse(line.data)
-            except ValueError as error:
-                raise UsageError(f"the receipt {path} is not JSON (nor JSON lines): line {line.number} {error}") from None
+        for line, record, error in json_lines(fd, MAX_RECORD_BYTES, f"receipt {path}"):
+            if error is not None:
+                raise UsageError(f"the receipt {path} is not JSON (nor JSON lines): line {line.number} {error}")
             records.append(record if isinstance(record, dict) and _named(record, submission_name) else None)
     return receipt_from(records, submission_name, path)
 

@@ -47,24 +47,18 @@ def read_records(path: str) -> list[dict]:
     a finite number, is listed unranked with the reason."""
     from scorer.dask.results_file import FINAL, MAX_RECORD_BYTES, finite_score, record_problem, status
     from scorer.errors import UsageError
-    from scorer.handed_back import lines, opened, parse
+    from scorer.handed_back import json_lines, opened
     from scorer.schema import shown
 
     records: dict[str, dict] = {}
     final: dict[str, dict] = {}
     with opened(path, "--results file") as (fd, _):
-        for line in lines(fd, MAX_RECORD_BYTES):
+        for line, record, error in json_lines(fd, MAX_RECORD_BYTES, f"--results {path}"):
             where = f"--results {path} line {line.number}"
-            if line.data is None:
-                raise UsageError(f"{where}: over {MAX_RECORD_BYTES:,} bytes, not a grade record")
-            if not line.data.strip():
-                continue
-            try:
-                record = parse(line.data)
-            except ValueError as error:
+            if error is not None:
                 if not line.ended:  # no newline after it: a write cut short
                     continue
-                raise UsageError(f"{where} {error}") from None
+                raise UsageError(f"{where} {error}")
             if not isinstance(record, dict) or not isinstance(record.get("file"), str):
                 raise UsageError(f"{where}: a grade record needs a \"file\" name")
             why = record_problem(record) or (None if finite_score(record) or record.get("score") is None
