@@ -1,10 +1,12 @@
 """The grader image built for real (docker/build-local.sh) and run as the platforms run it.
 
 Codabench's worker (codalab/codabench compute_worker/compute_worker.py) runs the image with the bundle's command
-appended to its ENTRYPOINT, here as the hardened worker does: no network, a read-only root, every capability
-dropped, no new privileges, input/ mounted read-only and output/ a root-owned 0755 folder. On the bundle's
-reference data (bundles/build.py, the compiled truth): a good submission scores as on this host, a bad one exits 1
-with the participant's sentence, a symlink in res/ is refused. The Kaggle metric and the EvalAI remote evaluation
+appended to its ENTRYPOINT; here hardened beyond it (its container has a writable root, the network unless its
+operator disables it, and input/ read-write): no network, a read-only root, every capability dropped, no new
+privileges, input/ mounted read-only and output/ a root-owned 0755 folder. On the bundle's reference data
+(bundles/build.py, the compiled truth): a good submission scores as on this host, a bad one exits 1 with the
+participant's sentence, a symlink in res/ is refused (Codabench's own unzip never makes one: the guard is for
+unpackers that restore links). The Kaggle metric and the EvalAI remote evaluation
 run once inside the image too, as hosting.md runs a job on a read-only root: with a tmpfs on /tmp (they load
 numba's kernels, which need a writable cache folder; the Codabench job on the compiled truth never loads numba).
 Skipped, saying why, where no Docker engine answers (CI has none).

@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scorer"
 
 # A package may import its own modules and those of a lower rank, never a higher or an equal one.
 RANK = {
-    "base": 0,  # scorer/errors.py, private_files.py, numba_cache.py, frames.py, file_formats.py, wording.py: stdlib, numpy, pyarrow only
+    "base": 0,  # scorer/errors.py, private_files.py, numba_cache.py, frames.py, file_formats.py, wording.py, schema.py,
+                # handed_back.py: stdlib, numpy, pyarrow only
     "kernels": 1,
     "spec": 2, "prepare": 2,
     "truth": 3,
@@ -23,7 +24,7 @@ RANK = {
     "cli": 8,
     "": 9, "__main__": 9,  # scorer/__init__.py and python -m scorer
 }
-BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording"}
+BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording", "schema", "handed_back"}
 KERNELS_MAY_IMPORT = {"scorer.numba_cache"}  # the guard that checks numba's cache folder before numba reads it
 
 

@@ -93,10 +93,14 @@ def _warmup_tip() -> None:
 DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
+ESCAPING = ("backslashreplace", "replace", "namereplace", "xmlcharrefreplace", "ignore")  # error handlers that never raise
+
+
 def _any_encoding() -> None:
-    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii) is escaped, never an error."""
+    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii, or under the C locale without UTF-8
+    coercion, where stdout's handler is 'surrogateescape', which escapes only surrogates) is escaped, never an error."""
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+        if hasattr(stream, "reconfigure") and stream.errors not in ESCAPING:
             stream.reconfigure(errors="backslashreplace")
 
 
@@ -133,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:  # a truth, a table or analytics too large for this process's memory: a refusal, not a bug
+        _say("scorer: error: out of memory: this input needs more memory than the process may use "
+             "(give it more memory, or less input at once)")
+        return 2
     except OSError as error:
         if error.errno not in DISK_FULL or os.environ.get("SCORER_DEBUG"):
             raise

@@ -52,7 +52,7 @@ def warm(name: str, folder: Path) -> None:
     competition = load_competition(name)
     truth_text, submissions = examples(competition)
     truth_path = folder / f"{name}.truth.{'jsonl' if truth_text.startswith('{') else 'csv'}"
-    truth_path.write_text(truth_text)
+    truth_path.write_text(truth_text, encoding="utf-8")
     truths = [truth_path, api.resolve_truth(truth_path, competition)]
     if competition.shape == "id_type":
         truths.append(folder / f"{name}.truth.npz")

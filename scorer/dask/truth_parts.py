@@ -234,7 +234,7 @@ def _finish(scratch: str | Path, folder: str | Path, parts: int, competition: Co
     scratch, folder = Path(scratch), Path(folder)
     manifest = {"hash": HASH, "parts": parts, "types": list(competition.types), "truth": os.path.basename(truth_path),
                 "sessions": sessions}
-    (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     try:
         scratch.rename(folder)
     except OSError:  # another run made it meanwhile: theirs serves

@@ -138,7 +138,7 @@ def build_into_package(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / prebuilt_name()
     recorded = target.with_name(target.name + ".sha256")
-    if target.is_file() and recorded.is_file() and recorded.read_text().split() == [private_files.sha256(target.read_bytes()), target.name]:
+    if target.is_file() and recorded.is_file() and recorded.read_text(encoding="utf-8").split() == [private_files.sha256(target.read_bytes()), target.name]:
         return target
     data = _compile()
     for old in folder.glob(NAME + "-*"):

@@ -482,12 +482,13 @@ class FileSource:
     """A Parquet file (read row group by row group) or a CSV file (read block by block) as record batches."""
 
     def __init__(self, path: str | Path, candidate_pass: CandidatePass):
-        from scorer.file_formats import format_of, not_a_regular_file, not_text
+        from scorer.file_formats import format_of, not_text, unreadable
 
         self.path = Path(path)
         self.description = str(path)
-        if (kind := not_a_regular_file(self.path)) is not None:
-            raise SubmissionError(f"cannot read the candidates {path}: {kind}")
+        why = unreadable(path, "candidates")
+        if why:
+            raise SubmissionError(why)
         self.kind = format_of(self.path)
         self.strings = candidate_pass.strings
         if self.kind == "parquet":

@@ -65,12 +65,16 @@ def _shown(raw: bytes) -> str:
     return text if text.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in text)
 
 
+EXCERPT = 100  # bytes of the offending part a problem keeps: a whole 64 KB field helps nobody (10,000 of them were 400 MB)
+
+
 def _context(line: bytes, start: int, end: int) -> dict:
-    """A window of the line around bytes [start, end) and the caret under them, in characters."""
+    """A window of the line around bytes [start, end) (at most EXCERPT of them, then "…") and the caret under them, in
+    characters."""
     window = max(0, start - 60)
-    shown = _shown
-    before, bad = shown(line[window:start]), shown(line[start:end])
-    after = shown(line[end : window + 160].rstrip(b"\r"))
+    cut = min(end, start + EXCERPT)
+    before, bad = _shown(line[window:start]), _shown(line[start:cut]) + ("…" if cut < end else "")
+    after = _shown(line[end : window + 160].rstrip(b"\r")) if cut == end else ""
     return {"context": before + bad + after, "caret": (len(before), max(1, len(bad)))}
 
 
@@ -183,7 +187,7 @@ class Pass:
         if code == codes.WRONG_FIELD_COUNT:
             words["value"] = f"found more: {_text(text[start:end])}" if end > start else f"found one: {_text(text)}"
             words["hint"] = self._row_hint(text)
-            if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
+            if not words["hint"] and end > start and re.fullmatch(rb"(?:,\s*+\d++)++\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
             if not words["hint"] and end == start and b"\t" in text:
                 words["hint"] = f" ({TAB_SEPARATED})"

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from scorer.engine import kernel_set
+from scorer.engine.receipt_schema import RECEIPT_VERSION
 from scorer.engine.result import Result, finite_or_none
 from scorer.spec.competition import Competition
 from scorer.truth.cache import content_digest, content_key
 
-RECEIPT_VERSION = 1
 WHAT = ("version", "config", "truth", "submission", "figures")  # what verify names when it differs
 
 _truth_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a truth object -> its hash (graders reuse one truth)

@@ -45,6 +45,7 @@ class ShapeKernel(RowKernel):
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.preds: list[tuple] = []  # long shape, per kernel call: (slots, block-local lines, line offset, item codes)
+        self.seen: np.ndarray | None = None  # long shape: rows kept of each id so far
         self.slot_type = np.int32 if truth.ids.size < 2**31 else np.int64
         self.spare = []
         self.ids = truth.ids
@@ -74,9 +75,19 @@ class ShapeKernel(RowKernel):
     def absorb(self, parsed: Parsed, line_offset: int) -> None:
         """Keep a block's predictions (long shape) compactly: slot (int32) and item code (int64: an unknown item's is a
         hash), 12 bytes each, and their block-local lines (int32) unless they are consecutive (as in a file without
-        blank or bad lines), with the line offset; take back its row arrays."""
+        blank or bad lines), with the line offset; take back its row arrays. Only the first kmax + 1 rows of an id are
+        kept (blocks come in line order): what is kept is bounded by the truth's ids, not by the upload's rows."""
+        from scorer.kernels.string_ids import first_rows
+
         self.release(parsed)
+        if parsed.preds and self.seen is None:
+            self.seen = np.zeros(self.ids.size, np.int32)
         for block_preds in parsed.preds:
+            keep = np.empty(len(block_preds), np.bool_)
+            if first_rows(block_preds[:, 0], self.seen, np.int32(self.kmax + 1), keep) < len(block_preds):
+                block_preds = block_preds[keep]
+            if not len(block_preds):
+                continue
             lines = block_preds[:, 1]
             if lines[-1] - lines[0] == len(lines) - 1:  # lines only increase: consecutive
                 kept, offset = np.empty(0, np.int32), line_offset + int(lines[0])

@@ -293,6 +293,21 @@ def count_slots(slots, counts, runs, previous):
 
 
 @njit(cache=True, nogil=True)
+def first_rows(slots, seen, limit, keep):
+    """keep[i]: is row i among the first `limit` rows of its slot, in line order (seen: each slot's rows kept in earlier
+    chunks, updated)? The long shape needs no more of a slot than its first kmax + 1 rows (the one past kmax is
+    reported); the rest are only counted. Returns the number kept."""
+    kept = 0
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        keep[i] = seen[slot] < limit
+        if keep[i]:
+            seen[slot] += 1
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
 def place_by_slot(slots, lines, line_offset, item_codes, chosen, cursor, out_lines, out_codes):
     """Write one chunk's predictions of the chosen slots at their slot's cursor (advanced), their lines made global: a
     counting sort that keeps the line order within a slot when the chunks are placed in line order. An empty `lines`:

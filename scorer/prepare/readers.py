@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.file_formats import format_of, is_gzip, not_text
+from scorer.file_formats import format_of, is_gzip, not_text, unreadable
 from scorer.kernels import holdout as K
 
 TYPE_NAMES = ("clicks", "carts", "orders")
@@ -341,8 +341,9 @@ def _check_nulls(path, col, name, row):
 
 def read_events(path: Path, fmt: str | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES, progress: bool = False) -> Events:
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+    why = unreadable(path, "session log")
+    if why:
+        raise UsageError(why)
     fmt = fmt or detect_format(path)
     if fmt == "jsonl":
         if found := not_text(path, gzip_ok=True):

@@ -136,7 +136,7 @@ def write_split(split: Holdout, out_dir: Path, fmt: str, progress: bool = False)
                            split.test_aid, split.test_ts, split.test_typ, bar)
         write_labels(temps["test_labels"], split)
         split.summary["outputs"] = {name: path.name for name, path in final.items()}
-        temps["summary"].write_text(json.dumps(split.summary, indent=2) + "\n")
+        temps["summary"].write_text(json.dumps(split.summary, indent=2) + "\n", encoding="utf-8")
         for name, path in final.items():
             os.replace(temps[name], path)
     except BaseException:

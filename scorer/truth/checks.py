@@ -33,6 +33,35 @@ def _vector(array, name: str, dtype, path) -> np.ndarray:
     return array
 
 
+def _length(shapes: dict[str, tuple[int, ...]], name: str) -> int:
+    shape = shapes.get(name)
+    if shape is None or len(shape) != 1:
+        raise ValueError(f"{name} is {'missing' if shape is None else f'of shape {shape}'}, not a 1-D array")
+    return int(shape[0])
+
+
+def declared_truth(shapes: dict[str, tuple[int, ...]]) -> None:
+    """Do the declared lengths of a .truth.npz's arrays go together (indptr a whole number of rows per session, usage
+    one code per session)? Checked on the npy headers (scorer.truth.npz.read_npz), before any array is inflated."""
+    sessions, rows = _length(shapes, "sessions"), _length(shapes, "indptr") - 1
+    if rows < 0 or (rows % sessions if sessions else rows):
+        raise ValueError(f"indptr declares {rows + 1:,} entries for {sessions:,} sessions")
+    _length(shapes, "items")
+    if "usage" in shapes and _length(shapes, "usage") != sessions:
+        raise ValueError(f"usage declares {_length(shapes, 'usage'):,} entries for {sessions:,} sessions")
+
+
+def declared_strings(shapes: dict[str, tuple[int, ...]]) -> None:
+    """declared_truth for a .strings.npz: one row per id, as many id starts as ends, a grade per item."""
+    sessions = _length(shapes, "sessions")
+    if _length(shapes, "indptr") != sessions + 1:
+        raise ValueError(f"indptr declares {_length(shapes, 'indptr'):,} entries for {sessions:,} ids")
+    if _length(shapes, "id_starts") != _length(shapes, "id_ends") or _length(shapes, "item_starts") != _length(shapes, "item_ends"):
+        raise ValueError("the string tables declare as many starts as ends")
+    if "grades" in shapes and _length(shapes, "grades") != _length(shapes, "items"):
+        raise ValueError(f"{_length(shapes, 'grades'):,} grades for {_length(shapes, 'items'):,} items")
+
+
 def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bool = True) -> None:
     """indptr: n_rows + 1 offsets from 0 to len(items), never decreasing; with full, items: >= 0, strictly increasing
     within each row (the kernels' binary search; out of order they give a wrong score, never a read out of bounds)."""

@@ -103,11 +103,11 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
     can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
     check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one, unless
     its exact bytes passed it before (use_memo: see scorer.truth.compiled.check_compiled)."""
-    from scorer.truth.checks import check_string_truth
+    from scorer.truth.checks import check_string_truth, declared_strings
 
     try:
         mapped = map_file(path if opened is None else opened)
-        data = read_npz(mapped)
+        data = read_npz(mapped, declared_strings)
         meta = json.loads(bytes(data["meta"]).decode())
         if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
             raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
