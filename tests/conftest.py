@@ -27,6 +27,11 @@ def _blas_probe_undone():
     its own needs no BLAS); in the one test process that stub would make scipy, and so scikit-learn, ranx and implicit,
     unimportable for every later test (their comparisons then skipped as "not installed"). Undone after each test."""
     yield
+    undo_blas_probe_stub()
+
+
+def undo_blas_probe_stub() -> None:
+    """Make scipy importable again after an in-process main() (see _blas_probe_undone)."""
     if "scipy.linalg.cython_blas" in sys.modules and sys.modules["scipy.linalg.cython_blas"] is None:
         del sys.modules["scipy.linalg.cython_blas"]
 
@@ -64,8 +69,8 @@ def full_rows(truth, predictions=None):
     return [(s, t, predictions.get((s, t), [])) for s in truth for t in TYPES]
 
 
-def run_cli(*argv) -> tuple[int, str, str]:
-    """`scorer ARGV --no-progress` in this process: (exit code, stdout, stderr)."""
+def run_main(*argv) -> tuple[int, str, str]:
+    """`scorer ARGV` in this process: (exit code, stdout, stderr)."""
     from contextlib import redirect_stderr, redirect_stdout
     from io import StringIO
 
@@ -73,5 +78,10 @@ def run_cli(*argv) -> tuple[int, str, str]:
 
     out, err = StringIO(), StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main([*map(str, argv), "--no-progress"])
+        code = main(list(map(str, argv)))
     return code, out.getvalue(), err.getvalue()
+
+
+def run_cli(*argv) -> tuple[int, str, str]:
+    """`scorer ARGV --no-progress` in this process (the commands that draw a progress bar)."""
+    return run_main(*argv, "--no-progress")

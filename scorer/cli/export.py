@@ -1,4 +1,5 @@
-"""scorer export kaggle-solution TRUTH -o solution.csv: a Kaggle solution file (with Usage) and its sample submission."""
+"""scorer export kaggle-solution|hf-solution TRUTH -o solution.csv: a platform's solution file (with its split column)
+and its sample submission."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ from pathlib import Path
 from scorer.cli.common import add_competition, add_output, add_seed, number, output_path
 from scorer.wording import counted
 
-USAGE = "scorer export kaggle-solution TRUTH -o FILE [options]"
+USAGE = "scorer export (kaggle-solution | hf-solution) TRUTH -o FILE [options]"
 EXAMPLES = ("scorer export kaggle-solution test_labels.jsonl -o solution.csv",
-            "scorer export kaggle-solution test_labels.jsonl -o solution.csv --sample sample.csv --public 0.3 --seed 0")
-HELP = "export ground truth for a platform: kaggle-solution writes solution.csv (with Usage) and sample_submission.csv"
+            "scorer export kaggle-solution test_labels.jsonl -o solution.csv --sample sample.csv --public 0.3 --seed 0",
+            "scorer export hf-solution test_labels.jsonl -o solution.csv")
+HELP = ("export ground truth for a platform: kaggle-solution writes solution.csv (with Usage: Public, Private), hf-solution "
+        "Hugging Face Competitions' (with split: public, private); both with sample_submission.csv")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("target", choices=("kaggle-solution",), help="what to export")
+    parser.add_argument("target", choices=("kaggle-solution", "hf-solution"), help="what to export")
     parser.add_argument("truth", metavar="TRUTH", help="ground truth (.jsonl, .parquet, .csv or .truth.npz)")
     add_output(parser, "FILE", "the solution CSV to write")
     parser.add_argument("--sample", metavar="FILE", help="the sample submission to write (default: sample_submission.csv beside the solution)")
@@ -40,7 +43,7 @@ def run(args) -> int:
     competition = resolve_competition(args.competition, args.config)
     truth = load_truth(args.truth, competition.types)
     try:
-        summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels)
+        summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels, args.target)
     except OSError as error:
         raise UsageError(f"cannot write {error.filename or args.output}: {error.strerror or error}") from None
     print(f"wrote {args.output} ({counted(summary['rows'], 'row')}; {counted(summary['public_sessions'], 'session')} Public, "
