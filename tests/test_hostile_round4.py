@@ -661,3 +661,24 @@ def test_a_sessions_file_whose_session_is_no_64_bit_integer_is_named(tmp_path):
     path.write_text('{"session": 100000000000000000000000, "events": []}\n')  # pyarrow reads it as a float: cast to garbage
     code, _, err = run_cli("score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--sessions", path)
     assert code == 2 and "must be a 64-bit integer" in one_sentence(err)
+
+
+def test_a_library_this_installation_leaves_out_is_named_with_what_to_do(tmp_path):
+    """The grader image holds numpy and xxhash only: a JSONL truth too large for the line reader needs pyarrow, which
+    it lacks. That is a sentence naming the library and the fix (compile the truth first), exit 2, never exit 3."""
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text("".join(f'{{"session": {s}, "labels": {{"clicks": {s}}}}}\n' for s in range(1, 200_001)))  # over 4 MB
+    submission = tmp_path / "sub.csv"
+    submission.write_text("session_type,labels\n1_clicks,1\n")
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "sitecustomize.py").write_text(
+        "import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('pyarrow', 'pandas'):\n            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n")
+    env = {**os.environ, "PYTHONPATH": str(blocked), "SCORER_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "scorer", "score", str(submission), "--truth", str(truth), "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "this needs pyarrow, which is not installed here" in done.stderr and "compile-truth" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr

@@ -91,6 +91,22 @@ def _warmup_tip() -> None:
 
 
 DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+# The libraries an installation may leave out (the grader image holds numpy and xxhash only), and what to do then.
+COMPILE_FIRST = ("compile the truth where the full package is installed (scorer compile-truth TRUTH -o TRUTH.truth.npz) "
+                 "and give that, or install the full package (pip install recsys-scorer)")
+OPTIONAL = {
+    "pyarrow": COMPILE_FIRST, "pandas": COMPILE_FIRST,
+    "numba": "its ahead-of-time kernels are not in this installation: install the full package (pip install recsys-scorer)",
+    "llvmlite": "its ahead-of-time kernels are not in this installation: install the full package (pip install recsys-scorer)",
+    "matplotlib": "pip install 'recsys-scorer[report]'", "dask": "pip install 'recsys-scorer[dask]'",
+    "distributed": "pip install 'recsys-scorer[dask]'", "yaml": "pip install pyyaml", "polars": "pip install polars",
+}
+
+
+def _missing_library(error: ModuleNotFoundError) -> str | None:
+    """The sentence for a library this installation leaves out, None for any other missing module (a bug)."""
+    name = (error.name or "").split(".")[0]
+    return f"this needs {name}, which is not installed here: {OPTIONAL[name]}" if name in OPTIONAL else None
 
 
 ESCAPING = ("backslashreplace", "replace", "namereplace", "xmlcharrefreplace", "ignore")  # error handlers that never raise
@@ -147,9 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         where = f" {error.filename}" if error.filename else " the output"
         _say(f"scorer: error: cannot write{where}: {error.strerror} (free space, or write somewhere else)")
         return 2
-    except Exception as error:  # a bug of ours: never show a participant a traceback
+    except Exception as error:  # a bug of ours, or a library this installation leaves out: never a traceback
         if os.environ.get("SCORER_DEBUG"):
             raise
+        missing = _missing_library(error) if isinstance(error, ModuleNotFoundError) else None
+        if missing is not None:
+            _say(f"scorer: error: {missing}")
+            return 2
         _say(f"scorer: internal error ({type(error).__name__}: {printable(str(error))}); set SCORER_DEBUG=1 for details")
         return 3
 
