@@ -1,12 +1,18 @@
-"""The documentation holds together: every relative link of README.md and docs/*.md reaches a file (and heading),
-every page of docs/ is linked from the README, and every module path it names exists."""
+"""The documentation holds together: every relative link of README.md and docs/*.md reaches a file (and heading), and
+a docs page's links stay inside docs/ (the site is built from docs/ alone); every page of docs/ is linked from the
+README and is in the site's table of contents; every module path it names exists; and every output a page shows for
+a command on the bundled fixtures is what that command prints."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
+from conftest import run_main
+
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
@@ -42,3 +48,64 @@ def test_every_docs_page_is_linked_from_the_readme():
 def test_every_module_path_named_exists():
     named = {m.group(0).rstrip("/") for page in PAGES for m in re.finditer(r"scorer/[\w/]+(\.py|/)", page.read_text())}
     assert named and sorted(path for path in named if not (ROOT / path).exists()) == []
+
+
+def test_docs_pages_link_only_inside_docs():
+    """The site holds docs/ alone: a link from a page to README.md, bench/ or fixtures/ would be broken there."""
+    outside = [f"{page.name}: {target}" for page in sorted(DOCS.glob("*.md")) for target, _ in links(page)
+               if target and DOCS not in (page.parent / target).resolve().parents]
+    assert outside == []
+
+
+def toctree_entries(page: Path) -> set[str]:
+    blocks = re.findall(r"```\{toctree\}\n(.*?)```", page.read_text(), re.S)
+    return {line.strip() for block in blocks for line in block.splitlines() if line.strip() and not line.startswith(":")}
+
+
+def test_every_docs_page_is_in_the_site_s_contents():
+    entries = toctree_entries(DOCS / "index.md") | toctree_entries(DOCS / "cli.md")
+    assert "commands/*" in toctree_entries(DOCS / "cli.md")  # the generated command pages (docs/conf.py)
+    assert sorted(page.stem for page in DOCS.glob("*.md") if page.stem != "index") == sorted(entries - {"commands/*"})
+
+
+def shown_outputs() -> list[tuple[str, list[str], str]]:
+    """(page, command's arguments, output shown) of every text block that starts with `$ scorer` and names only files
+    that are in this repository (the bundled fixtures): what a reader can run as shown."""
+    shown = []
+    for page in PAGES:
+        for block in re.findall(r"```text\n(.*?)```", page.read_text(), re.S):
+            first, _, output = block.partition("\n")
+            if not first.startswith("$ scorer "):
+                continue
+            argv = shlex.split(first[len("$ scorer "):], comments=True)
+            files = [arg for arg in argv if not arg.startswith("-") and "/" in arg]
+            if files and all((ROOT / arg).is_file() for arg in files):
+                shown.append((page.name, argv, output))
+    return shown
+
+
+def test_every_output_shown_is_what_the_command_prints(monkeypatch):
+    """Shown lines must be the command's, in order; a line `...` stands for lines left out."""
+    monkeypatch.chdir(ROOT)
+    shown = shown_outputs()
+    commands = {(page, argv[0], argv[1]) for page, argv, _ in shown}
+    assert {("README.md", "score", "fixtures/otto_submission.csv"), ("README.md", "validate", "fixtures/bad/S005_unknown_type.csv"),
+            ("start-format-check.md", "validate", "fixtures/bad/S021_separator.csv"), ("semantics.md", "validate", "fixtures/bad/S021_separator.csv"),
+            ("start-participant.md", "explain", "fixtures/explain/submission.csv")} <= commands
+    assert any(page == "README.md" and "sessions in truth 3  rows expected 9" in output for page, _, output in shown)  # the counts line
+    wrong = []
+    for page, argv, output in shown:
+        _, printed, _ = run_main(*argv)
+        lines = [line.rstrip() for line in printed.splitlines()]
+        at = 0
+        for part in re.split(r"^ *\.\.\.\n", output, flags=re.M):
+            want = [line.rstrip() for line in part.splitlines()]
+            found = next((i for i in range(at, len(lines) - len(want) + 1) if lines[i:i + len(want)] == want), None)
+            if found is None or (at == 0 and want and found != 0):  # the first line shown is the first printed
+                wrong.append(f"{page}: scorer {' '.join(argv)}: not printed in this order:\n" + "\n".join(want))
+                break
+            at = found + len(want)
+        else:
+            if "..." not in output and lines[at:] != []:
+                wrong.append(f"{page}: scorer {' '.join(argv)}: prints more than shown: {lines[at:]}")
+    assert wrong == []
