@@ -109,3 +109,10 @@ def test_every_output_shown_is_what_the_command_prints(monkeypatch):
             if "..." not in output and lines[at:] != []:
                 wrong.append(f"{page}: scorer {' '.join(argv)}: prints more than shown: {lines[at:]}")
     assert wrong == []
+
+
+def test_no_page_cites_a_tracker_number_a_reader_cannot_follow():
+    """`issue 25` means nothing to a reader; another project's issue is cited as a link to it."""
+    cited = [f"{page.name}: {m.group(0)}" for page in PAGES if page.name != "CHANGELOG.md"
+             for m in re.finditer(r"\bissues? #?\d+", re.sub(r"\[[^\]]*\]\(https?://[^)]*\)", "", page.read_text()), re.I)]
+    assert cited == []
