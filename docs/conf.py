@@ -11,6 +11,8 @@ import importlib
 import sys
 from pathlib import Path
 
+from docutils import nodes
+
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]  # the scorer of this tree (also where it is not installed), cli_reference
 
@@ -26,6 +28,7 @@ extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinxarg.ext"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 smartquotes = False  # "--truth" stays two hyphens
+highlight_language = "none"  # a block without a language (the usage lines) is shown as it is
 myst_heading_anchors = 3  # [text](page.md#a-heading) links, as GitHub makes the anchors
 myst_enable_extensions = ["colon_fence"]
 suppress_warnings = ["myst.header"]  # benchmarks and the reference keep their level-3 headings under level-1 ones
@@ -65,3 +68,14 @@ def write_command_pages() -> None:
 
 
 write_command_pages()
+
+
+def code_not_citations(app, doctree) -> None:
+    """`text` in a parser's help or a docstring is code, as in the Markdown pages (reStructuredText would cite it)."""
+    for node in list(doctree.findall(nodes.title_reference)):
+        node.replace_self(nodes.literal(node.rawsource, node.astext()))
+
+
+def setup(app) -> dict:
+    app.connect("doctree-read", code_not_citations)
+    return {"parallel_read_safe": True}
