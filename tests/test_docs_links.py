@@ -5,6 +5,7 @@ a command on the bundled fixtures is what that command prints."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 from pathlib import Path
@@ -116,3 +117,31 @@ def test_no_page_cites_a_tracker_number_a_reader_cannot_follow():
     cited = [f"{page.name}: {m.group(0)}" for page in PAGES if page.name != "CHANGELOG.md"
              for m in re.finditer(r"\bissues? #?\d+", re.sub(r"\[[^\]]*\]\(https?://[^)]*\)", "", page.read_text()), re.I)]
     assert cited == []
+
+
+def command_lines(page: Path) -> list[str]:
+    """The `scorer COMMAND ...` command lines of a page: in its code blocks (continuation lines joined) and code spans."""
+    text = page.read_text()
+    blocks = [re.sub(r"\\\n\s*", " ", block) for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S)]
+    spans = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    lines = [line.strip().removeprefix("$ ") for chunk in blocks + spans for line in chunk.splitlines()]
+    return [m.group(0) for line in lines for m in re.finditer(r"(?<![\w/.-])scorer [a-z][a-z-]*[^&;#]*", line)]
+
+
+def test_every_option_a_page_names_is_its_command_s():
+    """Hand-written command lines name only options the command's parser has (the reference pages are generated)."""
+    from scorer.cli.main import build_parser
+
+    parsers = next(action.choices for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    unknown, named = [], 0
+    for page in PAGES:
+        for line in command_lines(page):
+            command, rest = (line.split(maxsplit=2) + [""])[1:3]
+            if command not in parsers:
+                continue
+            options = {option for action in parsers[command]._actions for option in action.option_strings}
+            for option in re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", rest):
+                named += 1
+                if option not in options:
+                    unknown.append(f"{page.name}: scorer {command} {option}")
+    assert named > 100 and unknown == []
