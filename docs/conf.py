@@ -30,8 +30,6 @@ exclude_patterns = ["_build"]
 smartquotes = False  # "--truth" stays two hyphens
 highlight_language = "none"  # a block without a language (the usage lines) is shown as it is
 myst_heading_anchors = 3  # [text](page.md#a-heading) links, as GitHub makes the anchors
-myst_enable_extensions = ["colon_fence"]
-suppress_warnings = ["myst.header"]  # benchmarks and the reference keep their level-3 headings under level-1 ones
 
 html_theme = "furo"
 html_title = f"scorer {version}"
