@@ -104,7 +104,7 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
     empty for binary truth; gains is scratch of the same length as items. An empty out: mask only.
     """
     hit_ranks = np.int64(0)
-    n_distinct = 0
+    n_distinct = np.int64(0)
     graded = truth_grades.shape[0] > 0
     for r in range(n_items):
         n_distinct += relevant[r]
