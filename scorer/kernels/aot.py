@@ -1,31 +1,25 @@
-"""Ahead-of-time compiled hot kernels (numba.pycc), so that a warm pass starts without numba.
+"""The ahead-of-time compiled stage modules (numba.pycc): found, checked and imported, without numba.
 
-`scorer warmup` compiles parse_block, parse_strings_block, merge_rows, figure_sums and frame_rows with the argument
-types the engine passes into an extension module in the cache folder ($SCORER_CACHE_DIR/aot); a pass loads it when it
-is there. (Building takes about 13 s, most of it numba compiling and a C compiler linking, so it is
-not done in the middle of a participant's first run.) Its name carries a key of the kernels' source, the numba, numpy and Python
-versions and the CPU, so an edited kernel or another machine gets its own build. The exported functions
-release the GIL, as the JIT kernels do (nogil), so two blocks are still parsed at once.
+Each stage of scorer.kernels.door.STAGES is one extension module, file `scorer_<stage>-<key>`: the key covers the kernels'
+source and their build, the interpreter and numpy (and, for warmup's build, the numba and llvmlite versions) and the
+CPU it was compiled for, so an edited kernel or another machine simply finds none and the next build serves.
+Two builds are looked for, in this order:
 
-When a build is impossible (no C compiler, pycc gone from numba) the reason is kept beside it (.failed)
-and the JIT kernels are used; the next `scorer warmup` tries again. SCORER_AOT=0 turns the module off.
+1. The package's (setup.py compiles every stage into scorer/kernels/prebuilt/ where a C compiler works), trusted as the
+   package's own code is: its folder and files must be root's, this user's or the owner's of this very file (whoever
+   can write those could as well edit aot.py). SCORER_AOT=cache skips it.
+2. `scorer warmup`'s, in the private cache folder ($SCORER_CACHE_DIR/aot, this user's, 0700).
 
-A module runs inside the scorer, so only one this user built is imported: the folder is private (this user's,
-0700, not a symlink), the build's SHA-256 is recorded beside it (.sha256, `sha256sum -c` reads it), and before
-the import the file is checked (a regular file of this user's, not writable by others) and hashed. Anything
-else (a planted or altered file, a foreign or open folder) is not imported: the JIT kernels serve, and the
-process says why once, on stderr.
-
-The package's own build compiles the module too, where a C compiler is there (setup.py; a wheel then is a
-platform wheel, and `pip install -e .` builds it in place): scorer/engine/prebuilt/, named for the kernels'
-source, the interpreter's ABI, numpy's major version and the CPU it was compiled for. It is tried first, and
-trusted as the package's own code is: its folder and file must be root's, this user's or the owner's of this
-very file (whoever can write those could as well edit aot.py), not writable by others, not symlinks, and the
-file must have the SHA-256 its build recorded beside it. SCORER_AOT=cache skips it (only warmup's module).
+Either way a module is imported only when neither its folder nor its file is a symlink or writable by others, and the
+file has the SHA-256 its build recorded beside it (`<module>.sha256`, `sha256sum -c` reads it). A module that fails a
+check is not imported: the next build serves (the cache's, else numba's JIT), and the process says why once, on
+stderr. When a build was impossible (no C compiler) its reason is kept beside it (.failed). SCORER_AOT=0 turns both
+builds off. The exported functions release the GIL, as the JIT kernels do (nogil).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import importlib.machinery
@@ -33,6 +27,7 @@ import importlib.util
 import os
 import platform
 import sys
+import threading
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -40,37 +35,45 @@ from scorer import private_files
 from scorer.errors import one_line
 from scorer.private_files import Untrusted, cache_dir
 
-NAME = "scorer_hot"  # the extension module's own name (its PyInit_ symbol)
-SOURCES = ("kernels/parse.py", "kernels/rank.py", "kernels/kinds.py", "kernels/load.py", "kernels/codes.py",
-           "kernels/string_ids.py", "kernels/strings.py", "kernels/frame_rows.py", "kernels/rows.py", "kernels/beyond.py",
-           "engine/beyond.py", "engine/aot.py", "engine/aot_build.py")  # engine/beyond.py: the types of parse_block's `side`
-PREBUILT = Path(__file__).parent / "prebuilt"  # the module the package's build compiled, if any
-_OWN_CODE = __file__  # whose owner may have written the prebuilt module: the package's own code
+PACKAGE = Path(__file__).resolve().parent.parent  # scorer/
+# what the modules are compiled from besides scorer/kernels/*.py: the build, and the engine's classes whose arrays give
+# the exported kernels their argument types (scorer/engine/kernel_examples.py)
+BUILD_SOURCES = ("engine/aot_build.py", "engine/kernel_examples.py", "engine/id_kernel.py", "engine/string_kernel.py",
+                 "engine/frame_pass.py", "engine/beyond.py", "engine/explain_pass.py", "engine/candidate_pass.py")
+PREBUILT = Path(__file__).parent / "prebuilt"  # the modules the package's build compiled, if any
+_OWN_CODE = __file__  # whose owner may have written the prebuilt modules: the package's own code
 _tried: dict[Path, object] = {}
+_lock = threading.Lock()
 
 
 def enabled() -> bool:
     return os.environ.get("SCORER_AOT", "1") != "0"
 
 
-def _prebuilt_wanted() -> bool:
+def prebuilt_wanted() -> bool:
     return os.environ.get("SCORER_AOT", "1") not in ("0", "cache")
 
 
-def _cpu() -> str:
+MODULE_NAME = "scorer_kernels"  # every stage module's own name (its PyInit_ symbol): one runtime object file serves all builds
+
+
+def cpu() -> str:
     """What the code is compiled for: NUMBA_CPU_NAME (as numba's caches), else this host."""
     return os.environ.get("NUMBA_CPU_NAME") or "host"
 
 
-def _cpu_identity() -> str:
-    if _cpu() != "host":
-        return _cpu()
+@functools.cache
+def _host_identity() -> str:
     try:
         with open("/proc/cpuinfo") as handle:
             lines = [line for line in handle if line.startswith(("model name", "flags"))]
         return "".join(sorted(set(lines)))
     except OSError:
         return platform.machine() + platform.processor()
+
+
+def _cpu_identity() -> str:
+    return cpu() if cpu() != "host" else _host_identity()
 
 
 def _version_stamp(module: str) -> str:
@@ -81,40 +84,56 @@ def _version_stamp(module: str) -> str:
     return f"{spec.origin}:{stat.st_size}:{int(stat.st_mtime)}"  # whole seconds: image layers keep no more
 
 
-def _named(*parts: str) -> str:
-    """The module's file name for the kernels' source and these parts (versions, CPU): NAME-key.<ABI suffix>."""
+def sources() -> list[Path]:
+    """The files whose bytes key the modules: every kernels module, and BUILD_SOURCES."""
+    return [*sorted((PACKAGE / "kernels").glob("*.py")), *(PACKAGE / name for name in BUILD_SOURCES)]
+
+
+@functools.cache
+def _source_digest() -> hashlib._Hash:
     digest = hashlib.sha256()
-    root = Path(__file__).parent.parent  # scorer/
-    for name in SOURCES:
-        digest.update((root / name).read_bytes())
+    for path in sources():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest
+
+
+def _named(stage: str, *parts: str) -> str:
+    """The stage module's file name for the kernels' source and these parts (versions, CPU): scorer_<stage>-key.<ABI suffix>."""
+    digest = _source_digest().copy()
     for part in parts:
         digest.update(part.encode())
-    return f"{NAME}-{digest.hexdigest()[:20]}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    return f"scorer_{stage}-{digest.hexdigest()[:20]}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
 
 
-def module_path() -> Path:
-    """Where the build for this source, these libraries and this CPU lives."""
+def cache_folder() -> Path:
+    """The private folder of warmup's builds."""
+    return cache_dir() / "aot"
+
+
+def module_path(stage: str) -> Path:
+    """Where warmup's build of the stage for this source, these libraries and this CPU lives."""
     import numpy
 
-    return cache_dir() / "aot" / _named(sys.version, numpy.__version__, _version_stamp("numba"), _version_stamp("llvmlite"), _cpu_identity())
+    return cache_folder() / _named(stage, sys.version, numpy.__version__, _version_stamp("numba"), _version_stamp("llvmlite"),
+                                        _cpu_identity())
 
 
-def prebuilt_name(cpu: str | None = None) -> str:
-    """The file name of the module the package's build compiles for cpu (default: this host's identity, or
+def prebuilt_name(stage: str, cpu: str | None = None) -> str:
+    """The file name of the stage module the package's build compiles for cpu (default: this host's identity, or
     NUMBA_CPU_NAME): it runs wherever the source, the ABI and numpy's major version are the same (numba is not
     needed to run it, so its version is no part of the name)."""
     import numpy
 
-    return _named(sys.implementation.cache_tag, "numpy" + numpy.__version__.split(".")[0], cpu or _cpu_identity())
+    return _named(stage, sys.implementation.cache_tag, "numpy" + numpy.__version__.split(".")[0], cpu or _cpu_identity())
 
 
-def prebuilt_paths() -> list[Path]:
-    """Where a module the package's build compiled for this host would be: built for this CPU, or for any (generic)."""
-    return [PREBUILT / name for name in dict.fromkeys((prebuilt_name(), prebuilt_name("generic")))]
+def prebuilt_paths(stage: str) -> list[Path]:
+    """Where a stage module the package's build compiled for this host would be: built for this CPU, or for any (generic)."""
+    return [PREBUILT / name for name in dict.fromkeys((prebuilt_name(stage), prebuilt_name(stage, "generic")))]
 
 
 def package_trust() -> dict:
-    """Whose prebuilt module is trusted: root's, this user's, or that of the owner of this file (the package's code)."""
+    """Whose prebuilt modules are trusted: root's, this user's, or that of the owner of this file (the package's code)."""
     return {"root_too": True, "owners": frozenset({os.stat(_OWN_CODE).st_uid})}
 
 
@@ -130,10 +149,10 @@ def _recorded_hash(folder: int, name: str, **trusted) -> str:
     return fields[0]
 
 
-def _verified(path: Path, stack: ExitStack, **trusted) -> int | None:
-    """The private folder's descriptor (open until stack closes) once the module in it passed every check; None
+def verified(path: Path, stack: ExitStack, **trusted) -> int | None:
+    """The module's folder's descriptor (open until stack closes) once the module in it passed every check; None
     when no module is built. Raises Untrusted (or OSError) saying why a module that is there must not be imported.
-    `trusted`: whose folder and files pass besides this user's (private_files.check; the prebuilt module's)."""
+    `trusted`: whose folder and files pass besides this user's (private_files.check; the prebuilt modules')."""
     try:
         folder = stack.enter_context(private_files.opened_folder(path.parent, **trusted))
         module = stack.enter_context(private_files.opened_file(folder, path.name, **trusted))
@@ -145,7 +164,7 @@ def _verified(path: Path, stack: ExitStack, **trusted) -> int | None:
     return folder
 
 
-def _keep(path: Path, suffix: str, data: bytes | None) -> None:
+def keep_note(path: Path, suffix: str, data: bytes | None) -> None:
     """Write (or with None remove) a note beside the module, where the folder is private; else do without it."""
     try:
         with private_files.opened_folder(path.parent, create=True) as folder:
@@ -157,51 +176,64 @@ def _keep(path: Path, suffix: str, data: bytes | None) -> None:
         pass
 
 
-def _enabled_path() -> Path | None:
-    """The module's path, or None when the module is turned off or the cache folder cannot be named."""
+def _enabled_path(stage: str) -> Path | None:
+    """warmup's module path, or None when the modules are turned off or the cache folder cannot be named."""
     if not enabled():
         return None
     try:
-        return module_path()
+        return module_path(stage)
     except OSError:
         return None
 
 
-def tip() -> str | None:
-    """A hint for a participant at a terminal while no module is built (and no build has failed), else None."""
-    path = _enabled_path()
+def tip(stage: str = "score") -> str | None:
+    """A hint for a participant at a terminal while the stage has no module (and no build has failed), else None."""
+    path = _enabled_path(stage)
     if path is None or path.is_file() or path.with_name(path.name + ".failed").is_file():
         return None
-    if _prebuilt_wanted() and any(prebuilt.is_file() for prebuilt in prebuilt_paths()):
+    if prebuilt_wanted() and any(prebuilt.is_file() for prebuilt in prebuilt_paths(stage)):
         return None
-    return "run `scorer warmup` once: it compiles the hot kernels ahead of time, and every later run starts without numba"
+    return "run `scorer warmup` once: it compiles the kernels ahead of time, and every later run starts without numba"
 
 
-def load():
-    """The compiled module if one is built for this source and machine and passes the checks (the package's own
-    first, then the cache's), else None (the JIT kernels serve; a module that is there but fails a check is named
-    on stderr, once per process)."""
-    path = _enabled_path()
+def places(stage: str) -> list[tuple[Path, dict]]:
+    """Where the stage's module is looked for, in order, with whose files pass there besides this user's."""
+    path = _enabled_path(stage)
     if path is None:
-        return None
-    places = [(prebuilt, package_trust()) for prebuilt in prebuilt_paths() if os.path.lexists(prebuilt)] if _prebuilt_wanted() else []
-    for where, trusted in [*places, (path, {})]:
+        return []
+    prebuilt = [(where, package_trust()) for where in prebuilt_paths(stage) if os.path.lexists(where)] if prebuilt_wanted() else []
+    return [*prebuilt, (path, {})]
+
+
+def load(stage: str):
+    """The stage's compiled module if one is built for this source and machine and passes the checks (the package's
+    own first, then the cache's), else None (the JIT kernels serve; a module that is there but fails a check is named
+    on stderr, once per process)."""
+    for where, trusted in places(stage):
         module = _load_once(where, trusted)
         if module is not None:
             return module
     return None
 
 
+def forget(path: Path) -> None:
+    """Look at path again at the next load (a build just wrote it)."""
+    _tried.pop(path, None)
+
+
 def _load_once(path: Path, trusted: dict):
     """The module at path once it passed the checks, else None (a refusal said on stderr, once per process)."""
-    if path in _tried:
+    with _lock:  # kernels are first asked for on several threads at once
+        if path not in _tried:
+            _tried[path] = _checked_import(path, trusted)
         return _tried[path]
-    module = None
+
+
+def _checked_import(path: Path, trusted: dict):
     with ExitStack() as stack:
         try:
-            folder = _verified(path, stack, **trusted)
-            if folder is not None:
-                module = _import(path, folder)
+            folder = verified(path, stack, **trusted)
+            return None if folder is None else _import(path, folder)
         except (Untrusted, ImportError, OSError) as error:
             reason = str(error) if isinstance(error, Untrusted) else one_line(error)
             if trusted:
@@ -211,8 +243,7 @@ def _load_once(path: Path, trusted: dict):
             else:
                 print(f"scorer: warning: the ahead-of-time kernels in {path.parent} were not loaded: {reason}; "
                       "the JIT kernels serve (`scorer warmup` builds them again)", file=sys.stderr)
-    _tried[path] = module
-    return module
+    return None
 
 
 def _import(path: Path, folder: int):
@@ -226,8 +257,8 @@ def _import(path: Path, folder: int):
     """
     through_folder = f"/proc/self/fd/{folder}/{path.name}"
     location = through_folder if os.path.exists(through_folder) else str(path)
-    loader = importlib.machinery.ExtensionFileLoader(NAME, location)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(NAME, location, loader=loader))
+    loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, location)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(MODULE_NAME, location, loader=loader))
     loader.exec_module(module)
     module.__file__ = str(path)  # the descriptor's path means nothing once it is closed
     return module
