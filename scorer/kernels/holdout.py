@@ -102,7 +102,7 @@ def _string_end(buf, i, n):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _eq(buf, a, b, lit):
     if b - a != len(lit):
         return False
@@ -296,7 +296,7 @@ _F_CARTS = tuple(b'carts"}')
 _F_ORDERS = tuple(b'orders"}')
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _lit(buf, i, n, lit, space_after):
     """Index after the literal lit at i (and one optional space after it, if space_after), or -1."""
     m = len(lit)
@@ -753,7 +753,7 @@ def gather_events(starts, sel, lens, aid, ts, typ, out_sess, out_aid, out_ts, ou
     return o
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put(out, o, lit):
     for k in range(len(lit)):
         out[o + k] = lit[k]
