@@ -51,7 +51,7 @@ def _checked(name: str, function):
     def call(*args):
         from numba import typeof
 
-        from scorer.engine.aot_build import signatures
+        from scorer.engine.aot_compile import signatures
 
         stage = door_stage(name)
         if stage not in _signatures:
