@@ -33,7 +33,7 @@ class IdKernel(RowKernel):
         kmax = competition.k
         kinds, ks = competition.row_kinds()
         self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
-        self.metric = (frozen(kinds), frozen(ks), np.int64(kmax), frozen(discounts(kmax)), frozen(ideal_dcg(kmax)))
+        self.metric = (kinds, ks, np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.kmax = kmax

@@ -81,7 +81,8 @@ def _shape_kernel(shape: str = "long"):
     from scorer.spec.competition import load_competition
     from scorer.truth.strings import StringTable, StringTruth
 
-    names = StringTable.of(np.array(["a", "b"], dtype=object))
+    names = StringTable(np.frombuffer(b"ab" + bytes(8), np.uint8).copy(), np.array([0, 1]), np.array([1, 2]),
+                        np.full(16, -1, np.int64))  # a table's types; its entries are no matter here
     truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], np.int64), np.array([0, 1], np.int64),
                         ids=names, item_names=names)
     competition = {"list": "hm", "long": "airbnb"}[shape]

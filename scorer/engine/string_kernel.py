@@ -39,8 +39,8 @@ class ShapeKernel(RowKernel):
         graded = truth.grades is not None
         kinds, ks = competition.row_kinds()
         self.stored_metrics = self.n_metrics if competition.shape == "value" or not derivable(kinds, kmax, graded) else 0
-        self.metric = (frozen(kinds), frozen(ks), np.int64(kmax), frozen(discounts(kmax)), frozen(ideal_dcg(kmax)),
-                       frozen(np.array(value_kinds, np.int64)), frozen(np.array(self.cover_ks, np.int64)))
+        self.metric = (kinds, ks,
+                       np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array(value_kinds, np.int64), np.array(self.cover_ks, np.int64))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.preds: list[tuple] = []  # long shape, per kernel call: (slots, block-local lines, line offset, item codes)

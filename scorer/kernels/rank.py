@@ -121,7 +121,8 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
     if graded:
         row_figures(relevant, gains, n_items, t_end - t_start, n_distinct, sorted_grades[t_start:t_end], kinds, ks, discount, ideal, out)
     else:
-        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, out)
+        # no grades: empty arrays, of the graded call's types (one compile of row_figures serves both)
+        row_figures(relevant, gains[:0], n_items, t_end - t_start, n_distinct, sorted_grades[:0], kinds, ks, discount, ideal, out)
     return hit_ranks
 
 
