@@ -25,8 +25,9 @@ import numpy as np
 
 from scorer.api import score
 from scorer.engine.checklist import Check, failed, warned
+from scorer.kernels import door
 from scorer.kernels.kinds import ROW_AP, ROW_HITS, ROW_NDCG, ROW_NDCG_EXP, ROW_RR, ROW_SET_F1
-from scorer.kernels.submission_rows import EMPTY, PERFECT, RANDOM, write_rows
+from scorer.kernels.submission_modes import EMPTY, PERFECT, RANDOM
 from scorer.spec.competition import Competition, id_literals
 from scorer.truth.ids import Truth
 
@@ -85,8 +86,8 @@ def write_submission(path: str | Path, truth: Truth, comp: Competition, mode: in
         written += len(header)
         for first in range(0, truth.n_sessions * n_types, CHUNK_SLOTS):
             last = min(first + CHUNK_SLOTS, truth.n_sessions * n_types)
-            size = write_rows(buffer, first, last, truth.sessions, n_types, heads, head_offsets, tails, tail_offsets,
-                              truth.indptr, truth.items, mode, comp.k, pad, filler, items, seed)
+            size = door.kernel("write_rows")(buffer, first, last, truth.sessions, n_types, heads, head_offsets, tails, tail_offsets,
+                                             truth.indptr, truth.items, mode, comp.k, pad, filler, items, seed)
             out.write(memoryview(buffer)[:size])
             written += size
     return written

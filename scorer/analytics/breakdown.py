@@ -16,7 +16,7 @@ import numpy as np
 from scorer.errors import UsageError
 from scorer.file_formats import format_of, unreadable
 from scorer.handed_back import nests_deeper, parse
-from scorer.kernels.resample import rank_histogram
+from scorer.kernels import door
 
 SIZE_BINS = ((1, 1, "1"), (2, 3, "2-3"), (4, 10, "4-10"), (11, None, ">10"))
 LENGTH_BINS = ((1, 1, "1"), (2, 3, "2-3"), (4, 10, "4-10"), (11, 30, "11-30"), (31, None, ">30"))
@@ -64,7 +64,7 @@ def breakdown(hit_masks: np.ndarray, hits: np.ndarray, sizes: np.ndarray, types:
     """
     n = sizes.shape[0]
     keep = np.ones(n, bool) if keep is None else np.asarray(keep, bool)
-    hist = rank_histogram(np.ascontiguousarray(hit_masks, np.int64), np.ascontiguousarray(sizes, np.int64), keep, kmax)
+    hist = door.kernel("rank_histogram")(np.ascontiguousarray(hit_masks, np.int64), np.ascontiguousarray(sizes, np.int64), keep, kmax)
     curve = recall_curve(hist, sizes[keep])
     out: dict = {"k": kmax, "recall_at_k": {}, "hit_ranks": {}, "truth_size": {}}
     if lengths is not None:

@@ -83,7 +83,7 @@ def _skip_blas_probe() -> None:
 
 def _warmup_tip() -> None:
     """At a terminal, say once per run that `scorer warmup` would make runs start faster (until it has been run)."""
-    from scorer.engine import aot
+    from scorer.kernels import aot
 
     tip = aot.tip()
     if tip:

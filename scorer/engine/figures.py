@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set
+from scorer.kernels import door
 from scorer.kernels.kinds import discounts, ideal_dcg
 from scorer.spec.exact_sums import ExactSum, new_accumulators
 
@@ -35,12 +35,10 @@ class SlotFigures:
         """Figures of metric j for the slots of type t (every n_types-th slot from t)."""
         if self.stored is not None:
             return self.stored[t::n_types, j]
-        from scorer.kernels.rank import figures_from_hits
-
         hits = self.hits[t::n_types]
         out = np.empty((len(hits), 1), np.float64)
-        return figures_from_hits(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1], self.ks[j : j + 1],
-                                 self.discount, self.ideal, out)[:, 0]
+        return door.kernel("figures_from_hits")(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1],
+                                           self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
 
     def sums(self, t: int = 0, n_types: int = 1) -> list[ExactSum] | None:
         """Σ over the slots of type t of each metric's figures (exact sums, no per-row arrays), or None
@@ -58,8 +56,8 @@ class SlotFigures:
         return self._sums[t]
 
     def _type_sums(self, t: int, n_types: int) -> list[ExactSum]:
-        acc = kernel_set.kernels().figure_sums(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
-                                               self.kinds, self.ks, self.discount, self.ideal, new_accumulators(len(self.kinds)))
+        acc = door.kernel("figure_sums")(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
+                                    self.kinds, self.ks, self.discount, self.ideal, new_accumulators(len(self.kinds)))
         return [ExactSum.of_buckets(buckets) for buckets in acc]
 
     def array(self) -> np.ndarray:
@@ -67,8 +65,7 @@ class SlotFigures:
         if self.stored is not None:
             return self.stored
         if self._all is None:
-            from scorer.kernels.rank import figures_from_hits
-
             out = np.empty((len(self.hits), len(self.kinds)), np.float64)
-            self._all = figures_from_hits(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount, self.ideal, out)
+            self._all = door.kernel("figures_from_hits")(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount,
+                                                    self.ideal, out)
         return self._all

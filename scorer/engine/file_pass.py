@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.engine import kernel_set
 from scorer.engine.figures import SlotFigures
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
@@ -26,7 +25,7 @@ from scorer.engine.problems import Code, Report, report_missing_rows, report_rep
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
-from scorer.kernels import codes
+from scorer.kernels import codes, door
 from scorer.spec.competition import Competition, other_competition_hint
 from scorer.truth.ids import Truth
 
@@ -224,7 +223,7 @@ class Pass:
     def _merge(self, chunks: list, line_offset: int) -> None:
         """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
         rows of unknown sessions noted)."""
-        merge_rows = kernel_set.kernels().merge_rows
+        merge_rows = door.kernel("merge_rows")
         for row_ints, row_values, n_rows in chunks:
             self.rows_read += n_rows
             if self.keep_row_keys:

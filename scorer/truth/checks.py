@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.errors import TruthError
+from scorer.kernels.string_table import LOW, MIX, SEED, U
 
 CHECK_VERSION = 1  # part of a memo's key (scorer.truth.compiled.check_compiled): bump when a full check is added or changed
 
@@ -136,9 +137,6 @@ def check_string_truth(truth, path, full: bool = True) -> None:
         _require(np.isfinite(grades).all(), path, "a grade is not a finite number")
 
 
-U = np.uint64
-# the constants of scorer.kernels.strings (not imported: that imports numba, which a pass with the compiled kernels never does)
-MIX, SEED, LOW = U(0x9E3779B97F4A7C15), U(0x243F6A8885A308D3), np.int64(0xFFFFFFFF)
 
 CHUNK = 1 << 15  # keys hashed together: their few arrays stay in the CPU's cache across the words
 LONG_KEY = 256  # longer keys (rare) are hashed apart, all together, so that one does not slow a chunk down
