@@ -9,8 +9,11 @@ this one run, makes a fresh venv in each:
     isolated build environment, the compile, the dependencies' install), wall and CPU (user+sys), beside the load;
   - "pure": the same with SCORER_BUILD_AOT=0 (the package as it was before: numba compiles the kernels at the
     first run), the straightforward baseline.
-Then, on empty caches each time: the first `scorer score fixtures/otto_submission.csv --truth
-fixtures/otto_truth.jsonl` and the second; and at OTTO size (bench/make_otto.py's data, truth cache warm): the
+Then, on empty caches each time, the first run and the second of each of the ten commands a user tries first
+(bench/command_examples.py: score, validate, score of H&M, score --bootstrap 1000 --breakdown, compare, leaderboard of
+three files, explain against every convention, candidates of a small table, audit, prepare of a small log), in both
+installs, and whether the default install meets the goals (a first run at most 2x its second, and at most 1.5 s where
+the second is under 0.75 s); and at OTTO size (bench/make_otto.py's data, truth cache warm): the
 default install without `scorer warmup`, the pure install on numba's warm JIT cache, and the pure install after
 `scorer warmup` (the cache's ahead-of-time module): wall time (best of --runs, the three interleaved) and peak
 RSS, as subprocesses. With --stages, first each stage module's compile alone in a fresh process (wall and CPU, beside
@@ -30,6 +33,7 @@ import time
 from pathlib import Path
 
 from bench_score import timed_child
+from command_examples import commands
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -115,6 +119,39 @@ def first_runs(scorer: Path, source: Path, env: dict[str, str]) -> tuple[float, 
     return first, second
 
 
+def command_runs(scorer: Path, folder: Path, name: str) -> dict[str, tuple[float, float]]:
+    """{command: (first, second)} wall seconds of each of the ten commands, each on empty caches of its own."""
+    out = {}
+    for command, argv in commands(folder / f"{name}-inputs").items():
+        env = fresh_caches(folder / f"{name}-{command.replace(' ', '-')}", name)
+        times = []
+        for _ in range(2):
+            started = time.perf_counter()
+            done = subprocess.run([str(scorer), *map(str, argv)], env=env, cwd=folder, capture_output=True, text=True)
+            times.append(time.perf_counter() - started)
+            if done.returncode not in (0, 1):  # 1: validate's and audit's findings
+                raise SystemExit(f"{command} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+        out[command] = (times[0], times[1])
+    return out
+
+
+def meets_the_goal(first: float, second: float) -> bool:
+    """A first run at most 2x the second, and at most 1.5 s wherever the second is under 0.75 s."""
+    return first <= 2 * second and (second >= 0.75 or first <= 1.5)
+
+
+def print_command_runs(runs: dict[str, dict[str, tuple[float, float]]], load: float) -> None:
+    default, pure = runs["default"], runs["pure"]
+    print(f"first and second runs of each command on empty caches (wall s; load {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end):")
+    print(f"  {'command':<26} {'default 1st':>11} {'2nd':>6} {'1st/2nd':>7} {'goal':>5} | {'pure 1st':>8} {'2nd':>6} {'pure/default 1st':>16}")
+    for command, (first, second) in default.items():
+        pure_first, pure_second = pure[command]
+        print(f"  {command:<26} {first:>11.2f} {second:>6.2f} {first / second:>7.2f} {'met' if meets_the_goal(first, second) else 'MISS':>5} | "
+              f"{pure_first:>8.2f} {pure_second:>6.2f} {pure_first / first:>15.1f}x")
+    met = sum(meets_the_goal(*times) for times in default.values())
+    print(f"  the default install meets the goal for {met} of {len(default)} commands")
+
+
 def best(runs: list[tuple[float, float, str]]) -> str:
     wall = min(run[0] for run in runs)
     return f"best {wall:.2f} s of {[round(run[0], 2) for run in runs]}, peak RSS {max(run[1] for run in runs):.0f} MB"
@@ -142,6 +179,8 @@ def main(argv=None) -> None:
             first, second = first_runs(scorer, source, fresh_caches(folder, name))
             print(f"{name}: first `scorer score` of the fixture on empty caches {first:.2f} s, second {second:.2f} s")
             installs[name] = scorer
+        load = os.getloadavg()[0]
+        print_command_runs({name: command_runs(scorer, folder, name) for name, scorer in installs.items()}, load)
         if not args.no_otto:
             otto(args, folder, installs)
 

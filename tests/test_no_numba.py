@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from scorer.analytics.conventions import CONVENTIONS
+from scorer.analytics.conventions import CONVENTIONS as ALL_CONVENTIONS
 from scorer.kernels import aot, door
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-SUBMISSION, TRUTH = FIXTURES / "otto_submission.csv", FIXTURES / "otto_truth.jsonl"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from command_examples import CONVENTIONS, commands  # noqa: E402  (bench/: the ten commands, also timed by bench_install.py)
+
 COMMANDS = ("score", "validate", "score hm", "score bootstrap breakdown", "compare", "leaderboard", "explain", "candidates", "audit",
             "prepare")
 PROBE = ("import sys, io, json, contextlib\nfrom scorer.cli.main import main\n"
@@ -25,28 +25,9 @@ PROBE = ("import sys, io, json, contextlib\nfrom scorer.cli.main import main\n"
          "print(json.dumps({'exit': code, 'loaded': sorted(m for m in ('numba', 'llvmlite', 'pandas', 'pyarrow') if m in sys.modules)}))")
 
 
-def _commands(folder: Path) -> dict[str, list]:
-    other, third = folder / "other.csv", folder / "third.csv"
-    other.write_text(SUBMISSION.read_text().replace(",", ",1 ", 3))
-    third.write_text(SUBMISSION.read_text().replace(",", ",2 ", 5))
-    candidates = folder / "candidates.csv"
-    candidates.write_text("session,aid,score\n" + "".join(f"{s},{a},{(7 * s + a) % 10 / 10}\n" for s in range(4) for a in range(12)))
-    events = folder / "events.jsonl"
-    events.write_text("".join(json.dumps({"session": s, "events": [{"aid": (s + e) % 9, "ts": 1_659_000_000 + s * 86_400 + e * 60,
-                                                                   "type": ("clicks", "carts", "orders")[e % 3]} for e in range(3)]}) + "\n"
-                              for s in range(20)))
-    return {
-        "score": ["score", SUBMISSION, "--truth", TRUTH],
-        "validate": ["validate", SUBMISSION, "--truth", TRUTH],
-        "score hm": ["score", FIXTURES / "hm" / "submission.csv", "--truth", FIXTURES / "hm" / "truth.csv", "--competition", "hm"],
-        "score bootstrap breakdown": ["score", SUBMISSION, "--truth", TRUTH, "--bootstrap", "1000", "--breakdown"],
-        "compare": ["compare", SUBMISSION, other, "--truth", TRUTH],
-        "leaderboard": ["leaderboard", SUBMISSION, other, third, "--truth", TRUTH],
-        "explain": ["explain", SUBMISSION, "--truth", TRUTH, "--against", ",".join(c.name for c in CONVENTIONS)],
-        "candidates": ["candidates", candidates, "--truth", TRUTH],
-        "audit": ["audit", "--truth", TRUTH, "--sample", SUBMISSION],
-        "prepare": ["prepare", events, "--out", folder / "prepared"],
-    }
+def test_the_examples_are_the_ten_commands_and_every_convention(tmp_path):
+    assert tuple(commands(tmp_path)) == COMMANDS
+    assert set(CONVENTIONS) == {convention.name for convention in ALL_CONVENTIONS}
 
 
 def _installed() -> None:
@@ -58,7 +39,7 @@ def _installed() -> None:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_the_command_runs_without_numba(tmp_path, command):
     _installed()
-    argv = [str(arg) for arg in _commands(tmp_path)[command]]
+    argv = [str(arg) for arg in commands(tmp_path)[command]]
     env = {**os.environ, "SCORER_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     env.pop("SCORER_AOT", None)
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
