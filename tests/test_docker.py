@@ -70,8 +70,12 @@ def test_dockerfile_rules():
     bases = {k: v for step, rest in steps[:names.index("FROM")] if step == "ARG" for k, _, v in [rest.partition("=")]}
     for key in bases:  # BUILDER_IMAGE=${BASE_IMAGE}
         bases[key] = re.sub(r"\$\{(\w+)\}", lambda m: bases[m.group(1)], bases[key])
-    assert all(re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}( AS \w+)?", re.sub(r"\$\{(\w+)\}", lambda m: bases[m.group(1)], rest))
-               for step, rest in steps if step == "FROM")
+    stages: list[str] = []
+    for step, rest in steps:  # each stage starts from the pinned base or from a stage named before it
+        if step == "FROM":
+            image, _, stage = re.sub(r"\$\{(\w+)\}", lambda m: bases[m.group(1)], rest).partition(" AS ")
+            assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", image) or image in stages, rest
+            stages.append(stage)
     args = {k: v for step, rest in steps if step == "ARG" for k, _, v in [rest.partition("=")]}
     user = [re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], rest) for step, rest in steps if step == "USER"]
     assert user and user[-1].split(":")[0] == "0", "root by default: Codabench mounts its output root-owned, DAC_OVERRIDE dropped"

@@ -1,7 +1,7 @@
 """The documentation site (docs/conf.py): `sphinx-build -W` builds it, and headless Chromium finds on the built pages
 the search box, a working search, and one page per command of scorer.cli.main.COMMANDS, generated from its parser
 (slow: about 30 s). The reference is complete: it leaves argparse's defaults out because every help text says its
-default, and each command page is the parser's (fast)."""
+default, and each command page is the parser's (slow: conf.py needs the docs extra)."""
 
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ def test_the_reference_usage_names_every_option():
     assert "--untrusted" in parsers["score"].format_usage() and "[-o FILE]" in parsers["grade"].format_usage()
 
 
+@pytest.mark.slow  # conf.py imports docutils, of the docs extra, which .ci/run installs before the slow tests
 def test_each_command_page_holds_its_parser_and_examples(tmp_path, monkeypatch):
     """conf.py writes a page per command, rewrites it only when it changes and removes the pages of commands gone."""
     conf = docs_module("conf")
