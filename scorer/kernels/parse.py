@@ -456,6 +456,42 @@ def fast_id(buf, start, n, fast, middle, type_names, type_offsets):
     return session, type_index, p, ok
 
 
+@njit(cache=True, nogil=True, inline="always")
+def nondigit_bytes(w):
+    """The high bit of every byte of the word w that is not an ASCII digit (bytes of 0x80 and above included)."""
+    x = w ^ U(0x3030303030303030)  # digits become 0-9
+    return (((x & U(0x7F7F7F7F7F7F7F7F)) + U(0x7676767676767676)) | x) & U(0x8080808080808080)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def digits_value(w, run):
+    """The number written by the first `run` bytes (1 to 8, all digits) of the word w."""
+    d = (w - U(0x3030303030303030)) << U(8 * (8 - run))  # the run's digits, right-aligned as 8 digits
+    d = d * U(10) + (d >> U(8))
+    d = (((d & U(0x000000FF000000FF)) * U(100 + (1000000 << 32))) + (((d >> U(16)) & U(0x000000FF000000FF)) * U(1 + (10000 << 32)))) >> U(32)
+    return np.int64(d)
+
+
+@njit(cache=True, nogil=True)
+def type_words(type_names, type_offsets):
+    """Each type's name and a comma as one little-endian word (what a plain id has after its middle byte), the
+    mask of its bytes and its length with the comma; a name of 8 bytes or more gets length 0 (compared byte by byte)."""
+    n_types = type_offsets.shape[0] - 1
+    words = np.zeros(n_types, np.uint64)
+    masks = np.zeros(n_types, np.uint64)
+    lengths = np.zeros(n_types, np.int64)
+    for t in range(n_types):
+        length = type_offsets[t + 1] - type_offsets[t]
+        if length + 1 <= 8:
+            word = U(44) << U(8 * length)
+            for j in range(length):
+                word |= U(type_names[type_offsets[t] + j]) << U(8 * j)
+            words[t] = word
+            masks[t] = U(0xFFFFFFFFFFFFFFFF) >> U(8 * (7 - length))
+            lengths[t] = length + 1
+    return words, masks, lengths
+
+
 @njit(cache=True, nogil=True)
 def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
     """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
@@ -465,8 +501,9 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     row_ints columns: slot (session_index * n_types + type, or -1 if the session is not in the
     truth), session, type, line, hit ranks (bit r set: the item at 0-based rank r < 63 is a hit).
 
-    The fast path for plain `{session}{middle}{type},{item} {item}...` lines is written out here
-    rather than called: a numba call per line costs more than parsing the line.
+    The fast path for plain `{session}{middle}{type},{item} {item}...` lines is written out here, eight bytes at a
+    time, and calls nothing with an array argument: a call per line costs more than parsing the line, and the
+    ahead-of-time build keeps a call's reference counting (two atomic operations per array).
     """
     id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
@@ -476,7 +513,11 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
     n_packed = packed.shape[0] if side_kinds.shape[0] > 0 else 0
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
-    middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
+    middle = U(id_middle[0]) if id_middle.shape[0] > 0 else U(0)
+    name_words, name_masks, name_lengths = type_words(type_names, type_offsets)
+    n_names = name_words.shape[0]
+    n_lookup = lookup_table.shape[0]
+    stored = row_values.shape[1]
     n_rows = 0
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
@@ -485,34 +526,107 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             continue
         line += 1
         start = pos
-        session, type_index, p, ok = fast_id(buf, start, n, fast, middle, type_names, type_offsets)
-        n_items = 0
-        row_error = False
+        stamp = np.uint8(line & 255)
+        # the id: up to 18 digits, the middle byte, a type's name and the comma
+        session = np.int64(0)
+        p = start
+        ok = fast
+        while ok:
+            w = load8(buf, p)
+            flags = nondigit_bytes(w)
+            run = 8 if flags == 0 else np.int64(trailing_zeros(flags)) >> 3
+            if run > 0:
+                session = session * POW10[run] + digits_value(w, run)
+                p += run
+            if run < 8 or p - start > 18:
+                break
+        ok = ok and 0 < p - start <= 18 and U(buf[np.uint64(p)]) == middle
+        type_index = -1
         if ok:
             p += 1
-            stamp = np.uint8(line & 255)
-            if p < n and buf[p] != 10:
-                while True:
-                    value, length = _digits(buf, p)
+            w = load8(buf, p)
+            for t in range(n_names):
+                if name_lengths[t] > 0 and (w & name_masks[t]) == name_words[t]:
+                    type_index = t
+                    p += name_lengths[t]
+                    break
+            if type_index < 0:  # a long name, or none: byte by byte up to the comma
+                comma = p
+                while comma < n and buf[np.uint64(comma)] != 44 and buf[np.uint64(comma)] != 10:
+                    comma += 1
+                if comma < n and buf[np.uint64(comma)] == 44:
+                    for t in range(n_names):
+                        if name_lengths[t] == 0 and comma - p == type_offsets[t + 1] - type_offsets[t]:
+                            same = True
+                            for j in range(comma - p):
+                                if buf[np.uint64(p + j)] != type_names[np.uint64(type_offsets[t] + j)]:
+                                    same = False
+                                    break
+                            if same:
+                                type_index = t
+                                p = comma + 1
+                                break
+            ok = type_index >= 0
+        # the items: digits, single spaces between them, a newline (or the data's end) after the last
+        n_items = 0
+        row_error = False
+        if ok and p < n and buf[np.uint64(p)] != 10:
+            while True:
+                w = load8(buf, p)
+                flags = nondigit_bytes(w)
+                if flags == 0:  # eight digits or more: word after word, up to 18
+                    value = digits_value(w, 8)
+                    length = 8
+                    while True:
+                        w = load8(buf, p + length)
+                        flags = nondigit_bytes(w)
+                        run = 8 if flags == 0 else np.int64(trailing_zeros(flags)) >> 3
+                        if run > 0:
+                            value = value * POW10[run] + digits_value(w, run)
+                            length += run
+                        if run < 8 or length > 18:
+                            break
+                    if length > 18:
+                        ok = False
+                        break
                     p += length
-                    if length == 0 or length > 18 or n_items == kmax or p > n or not _first_time(value, items, n_items, seen, stamp):
+                    end = U(buf[np.uint64(p)])
+                else:
+                    run = np.int64(trailing_zeros(flags)) >> 3
+                    if run == 0:
                         ok = False
                         break
-                    items[n_items] = value
-                    if value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read
-                        prefetch_word(packed, value)
-                    relevant[n_items] = True
-                    n_items += 1
-                    if p >= n or buf[p] == 10:
+                    value = digits_value(w, run)
+                    p += run
+                    end = (w >> U(8 * run)) & U(0xFF)
+                if n_items == kmax:
+                    ok = False
+                    break
+                h = _filter_slot(value)
+                if seen[h] == stamp:  # possibly seen in this line: a repeated item goes to the careful reader
+                    for j in range(n_items):
+                        if items[np.uint64(j)] == value:
+                            ok = False
+                            break
+                    if not ok:
                         break
-                    if buf[p] != 32:
-                        ok = False
-                        break
+                seen[h] = stamp
+                items[np.uint64(n_items)] = value
+                n_items += 1
+                if value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read
+                    prefetch_word(packed, value)
+                if end == 32:
                     p += 1
-            ok = ok and p - start <= max_line_bytes
+                    continue
+                if end != 10 and p < n:
+                    ok = False
+                break
+        ok = ok and p - start <= max_line_bytes
         if ok:
             pos = p + 1
+            fast_row = True
         else:
+            fast_row = False
             pos, session, type_index, n_items, n_problems = _careful_line(
                 buf, start, n, line, idspec, metric, limits, scratch, counts, found, n_problems)
             if session < 0:
@@ -521,23 +635,37 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 n_items = 0
                 row_error = True
         # the row: session index by table or binary search, then hits against the slot's truth
-        index = session_index(session, sessions, lookup_base, lookup_table)
+        if n_lookup > 0:
+            offset = session - lookup_base
+            index = np.int64(lookup_table[np.uint64(offset)]) if 0 <= offset < n_lookup else np.int64(NOT_FOUND)
+        else:
+            index = np.int64(locate(sessions, 0, sessions.shape[0], session))
         row_ints[n_rows, 1] = session
         row_ints[n_rows, 2] = type_index
         row_ints[n_rows, 3] = line
         row_ints[n_rows, 4] = 0
         row_ints[n_rows, 0] = -1
-        for j in range(row_values.shape[1]):
+        for j in range(stored):
             row_values[n_rows, j] = 0.0
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
             if row_error:
                 counts[codes.ROWS_WITH_ERRORS] += 1
-            t_start, t_end = indptr[slot], indptr[slot + 1]
-            if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, np.uint8(line & 255), truth_items, t_start, t_end)
+            t_start, t_end = indptr[np.uint64(slot)], indptr[np.uint64(slot + 1)]
+            if t_start < t_end and stored == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
+                hit_ranks = np.int64(0)  # truth_side_hits, written out
+                for q in range(t_start, t_end):
+                    target = truth_items[np.uint64(q)]
+                    if seen[_filter_slot(target)] == stamp:
+                        for r in range(n_items):
+                            if items[np.uint64(r)] == target:
+                                hit_ranks |= np.int64(1) << np.int64(r)
+                                break
+                row_ints[n_rows, 4] = hit_ranks
             elif t_start < t_end:
+                if fast_row:  # the fast path leaves relevant alone: every item of its rows is a first occurrence
+                    relevant[:n_items] = True
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)
             if side_kinds.shape[0] > 0:
