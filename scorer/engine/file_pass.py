@@ -276,10 +276,11 @@ class Pass:
                     bar.total = reader.file_bytes
                     bar.n = block.end_offset
                     bar.refresh()
-                offset, first_line = 0, 1
+                offset, first_line = block.start, 1
                 if first:
                     first = False
                     offset, first_line = self._header(block.data)
+                    offset += block.start
                 data = np.frombuffer(block.buffer, np.uint8)
                 if pool is None:
                     absorb(self.kernel.parse(data, offset, block.end, first_line))
