@@ -84,3 +84,17 @@ def test_missing_submission_exits_1_without_traceback(files, capsys):
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     assert "cannot open submission" in captured.out
+
+
+def test_the_cli_lets_openblas_threads_sleep_before_numpy_starts_them(monkeypatch, capsys):
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    assert main(["--version"]) == 0
+    assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "4"
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "20")  # the environment's own setting stays
+    assert main(["--version"]) == 0 and os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
+    built = "import sys, scorer.cli.main as cli; cli.build_parser(); print('numpy' in sys.modules)"  # numpy comes later: in time
+    assert subprocess.run([sys.executable, "-c", built], capture_output=True, text=True, check=True).stdout.strip() == "False"
