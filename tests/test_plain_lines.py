@@ -98,3 +98,28 @@ def test_the_fast_path_reads_long_items_and_long_type_names(tmp_path):
     result = scorer.score(tmp_path / "s.csv", tmp_path / "truth.jsonl", competition)
     assert result.report.counts == {} and result.metrics["twelve-bytes"]["recall@5"] == 1.0
     assert result.slot_hits.tolist() == [0b110, 0]
+
+
+def test_an_items_key_is_its_digits_below_ten_million_and_its_value_above():
+    """item_key (the truth's side of the fast path's comparison) writes an item's digits as the fast path reads them,
+    for every item below 10**7, and key_value reads the item back; larger items are their own key."""
+    from numba import njit
+
+    from scorer.kernels.parse import TAG, item_key, key_value
+
+    @njit
+    def first_wrong(limit):
+        for value in range(limit):
+            word, rest = np.uint64(0), value
+            while True:  # the digits, the first one in the lowest byte
+                word = (word << np.uint64(8)) | np.uint64(48 + rest % 10)
+                rest //= 10
+                if rest == 0:
+                    break
+            if item_key(np.int64(value)) != np.int64(word | TAG) or key_value(item_key(np.int64(value))) != value:
+                return value
+        return -1
+
+    assert first_wrong(10**7) == -1
+    for value in (10**7, 123456789012, 2**62):
+        assert item_key(np.int64(value)) == value and key_value(np.int64(value)) == value

@@ -12,7 +12,7 @@ Problem records are rows of `found` (code, line, start, end, line_start); only t
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from scorer.kernels import codes
 from scorer.kernels.beyond import prefetch_word, side_row
@@ -472,6 +472,35 @@ def digits_value(w, run):
     return np.int64(d)
 
 
+TAG = U(1) << U(63)  # set in the key of an item written with 1 to 7 digits: its bytes; other keys are the item's value
+PLAIN_BELOW = 10**7  # items below it are keyed by their bytes (written without leading zeros, they have at most 7 digits)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def item_key(value):
+    """The key of an item read by the fast path (see parse_block): below PLAIN_BELOW its digits as a word, tagged (written
+    eight digits at a time: two groups of four, then pairs, then digits, each split with one multiplication); else its value."""
+    if value < 0 or value >= PLAIN_BELOW:
+        return value
+    high = value // 10000
+    x = U(high) | (U(value - high * 10000) << U(32))  # the 8 digits zero-padded, first ones lowest: groups of 4
+    hundreds = ((x * U(10486)) >> U(20)) & U(0x0000007F0000007F)
+    x = hundreds | ((x - U(100) * hundreds) << U(16))  # pairs
+    tens = ((x * U(103)) >> U(10)) & U(0x000F000F000F000F)
+    x = (tens | ((x - U(10) * tens) << U(8))) | U(0x3030303030303030)  # digits
+    n_digits = 1 + (value >= 10) + (value >= 100) + (value >= 1000) + (value >= 10000) + (value >= 100000) + (value >= 1000000)
+    return np.int64((x >> U(8 * (8 - n_digits))) | TAG)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_value(key):
+    """The item of a key (item_key's inverse)."""
+    if key >= 0:
+        return key
+    word = U(key) ^ TAG
+    return digits_value(word, (71 - np.int64(leading_zeros(word))) >> 3)
+
+
 @njit(cache=True, nogil=True)
 def type_words(type_names, type_offsets):
     """Each type's name and a comma as one little-endian word (what a plain id has after its middle byte), the
@@ -518,6 +547,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     n_names = name_words.shape[0]
     n_lookup = lookup_table.shape[0]
     stored = row_values.shape[1]
+    keyed = stored == 0 and n_packed == 0  # the fast path keeps items' keys (item_key), not their values
     n_rows = 0
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
@@ -574,7 +604,10 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             while True:
                 w = load8(buf, p)
                 flags = nondigit_bytes(w)
-                if flags == 0:  # eight digits or more: word after word, up to 18
+                if flags == 0:  # eight digits or more: word after word, up to 18, no leading zero (its key is its value)
+                    if (w & U(0xFF)) == U(48):
+                        ok = False
+                        break
                     value = digits_value(w, 8)
                     length = 8
                     while True:
@@ -596,7 +629,13 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                     if run == 0:
                         ok = False
                         break
-                    value = digits_value(w, run)
+                    if not keyed:
+                        value = digits_value(w, run)
+                    elif run > 1 and (w & U(0xFF)) == U(48):  # a leading zero: the careful reader (its key would not be the item's)
+                        ok = False
+                        break
+                    else:  # the item's bytes, not its value: no conversion for the many rows that are never compared
+                        value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
                     p += run
                     end = (w >> U(8 * run)) & U(0xFF)
                 if n_items == kmax:
@@ -657,6 +696,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 hit_ranks = np.int64(0)  # truth_side_hits, written out
                 for q in range(t_start, t_end):
                     target = truth_items[np.uint64(q)]
+                    if fast_row and keyed:
+                        target = item_key(target)
                     if seen[_filter_slot(target)] == stamp:
                         for r in range(n_items):
                             if items[np.uint64(r)] == target:
@@ -664,8 +705,11 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                                 break
                 row_ints[n_rows, 4] = hit_ranks
             elif t_start < t_end:
-                if fast_row:  # the fast path leaves relevant alone: every item of its rows is a first occurrence
+                if fast_row:  # the fast path leaves relevant alone (every item of its rows is a first occurrence) and keeps keys
                     relevant[:n_items] = True
+                    if keyed:
+                        for r in range(n_items):
+                            items[np.uint64(r)] = key_value(items[np.uint64(r)])
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)
             if side_kinds.shape[0] > 0:
