@@ -1,6 +1,6 @@
 """Where one OTTO-size `scorer score` spends its time: the score split into its stages, beside the floors, in one run.
 
-    python bench/bench_stages.py [--data DIR] [--runs 3] [--no-polars] [--instructions MB] [--scale DIR ...]
+    python bench/bench_stages.py [--data DIR] [--runs 3] [--no-polars] [--instructions MB] [--scale DIR ...] [--compare SRC]
 
 DIR holds submission.csv and test_labels.jsonl (bench/make_otto.py writes them). Measured in this one run, each
 best of --runs, the runs interleaved so that a change of the machine's load falls on every line alike:
@@ -21,6 +21,8 @@ session is then unknown, so no row reaches the hit test); the hit test is the sa
 that. --instructions MB also counts the instructions (valgrind's callgrind) of an end-to-end score of the first MB of
 the submission and of the parse kernel in it: figures that do not move with the machine's load. --scale DIR scores
 another data folder (a 4x one from `make_otto.py --sessions 6687212`) in the same runs, for peak RSS against size.
+--compare SRC scores with another source tree of the scorer (`git archive main | tar -x -C SRC`, its kernels' module
+built there with scorer.engine.aot_build.build_into_package) in the same runs: before and after side by side.
 """
 
 from __future__ import annotations
@@ -253,6 +255,8 @@ def main(argv=None) -> None:
     parser.add_argument("--instructions", type=int, metavar="MB", help="also count instructions (callgrind) on the first MB of the file")
     parser.add_argument("--scale", type=Path, action="append", default=[], metavar="DIR",
                         help="another data folder scored end to end in the same runs (peak RSS against size)")
+    parser.add_argument("--compare", type=Path, metavar="SRC",
+                        help="another source tree of the scorer (its kernels' module built in it), scored end to end in the same runs")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -277,10 +281,15 @@ def main(argv=None) -> None:
     print(f"truth cache and page cache warmed by one score of each file, the package's bytecode compiled (not counted); kernels: {kernels}")
 
     score_command = [*scorer_cli, "score", str(submission), "--truth", str(truth)]
-    measured: dict[str, list] = {name: [] for name in ("score", "stages", "cat", "numpy", "commas", "pyarrow")}
+    measured: dict[str, list] = {name: [] for name in ("score", "compare", "stages", "cat", "numpy", "commas", "pyarrow")}
+    other = dict(env, PYTHONPATH=str(args.compare)) if args.compare else None
+    if other is not None:
+        run_child(score_command, other)  # its truth cache entry, if its format differs
     scales: dict[Path, list] = {folder: [] for folder in args.scale}
     for _ in range(args.runs):
         measured["score"].append(run_child(score_command, env))
+        if other is not None:
+            measured["compare"].append(run_child(score_command, other))
         for folder in args.scale:
             scales[folder].append(run_child([*scorer_cli, "score", str(folder / "submission.csv"), "--truth",
                                              str(folder / "test_labels.jsonl")], env))
@@ -303,6 +312,11 @@ def main(argv=None) -> None:
     print()
     print(f"scorer score, end to end (best of {args.runs}): {best(score_runs, 'wall'):.3f} s wall, {best(score_runs, 'cpu'):.3f} s CPU, "
           f"peak RSS {best(score_runs, 'rss'):.0f} MiB  (walls {[round(run['wall'], 2) for run in score_runs]})")
+    if other is not None:
+        runs = measured["compare"]
+        print(f"the same, from {args.compare}: {best(runs, 'wall'):.3f} s wall, {best(runs, 'cpu'):.3f} s CPU, peak RSS {best(runs, 'rss'):.0f} MiB  "
+              f"(walls {[round(run['wall'], 2) for run in runs]}); this tree / that one: {best(score_runs, 'wall') / best(runs, 'wall'):.2f}x wall, "
+              f"{best(score_runs, 'cpu') / best(runs, 'cpu'):.2f}x CPU, {best(score_runs, 'rss') / best(runs, 'rss'):.2f}x RSS")
     names = [name for name, _, _ in measured["stages"][0]]
     rows = [(name, min(run[i][1] for run in measured["stages"]), min(run[i][2] for run in measured["stages"])) for i, name in enumerate(names)]
     by_name = {name: (wall, used) for name, wall, used in rows}
