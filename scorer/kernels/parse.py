@@ -580,22 +580,13 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                     type_index = t
                     p += name_lengths[t]
                     break
-            if type_index < 0:  # a long name, or none: byte by byte up to the comma
+            if type_index < 0:  # a name of 8 bytes or more, or none: byte by byte up to the comma (a call: rare)
                 comma = p
                 while comma < n and buf[np.uint64(comma)] != 44 and buf[np.uint64(comma)] != 10:
                     comma += 1
                 if comma < n and buf[np.uint64(comma)] == 44:
-                    for t in range(n_names):
-                        if name_lengths[t] == 0 and comma - p == type_offsets[t + 1] - type_offsets[t]:
-                            same = True
-                            for j in range(comma - p):
-                                if buf[np.uint64(p + j)] != type_names[np.uint64(type_offsets[t] + j)]:
-                                    same = False
-                                    break
-                            if same:
-                                type_index = t
-                                p = comma + 1
-                                break
+                    type_index = _type_index(buf, p, comma, type_names, type_offsets)
+                    p = comma + 1
             ok = type_index >= 0
         # the items: digits, single spaces between them, a newline (or the data's end) after the last
         n_items = 0
