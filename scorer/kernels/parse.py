@@ -668,6 +668,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
         if n_lookup > 0:
             offset = session - lookup_base
             index = np.int64(lookup_table[np.uint64(offset)]) if 0 <= offset < n_lookup else np.int64(NOT_FOUND)
+        elif sessions.shape[0] == 0:  # no truth (validate): no call per row
+            index = np.int64(NOT_FOUND)
         else:
             index = np.int64(locate(sessions, 0, sessions.shape[0], session))
         row_ints[n_rows, 1] = session
