@@ -350,6 +350,8 @@ class Pass:
         }
         stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
+        if any(metric.sums_suffice for metric in self.competition.metrics):  # the totals will ask for them
+            figures.start_sums(len(self.competition.types))  # under way while the caller reads the truth's sizes
         return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures())
 
 
