@@ -47,12 +47,12 @@ def load() -> str:
     return "load " + ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def run_child(command: list[str], env=None, max_rss_mb: int | None = None) -> dict:
+def run_child(command: list[str], env=None, max_rss_mb: int | None = None, cwd=None) -> dict:
     """Run a command; its wall seconds, CPU seconds (user + system, all threads: its own rusage), peak RSS (MiB) and
     output. Exit status 1 passes: the score ran and found problems (this submission repeats items in 510 rows)."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        child = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
         if max_rss_mb is not None:
             threading.Thread(target=_guard, args=(child, max_rss_mb), daemon=True).start()
         _, status, usage = os.wait4(child.pid, 0)
@@ -283,13 +283,13 @@ def main(argv=None) -> None:
     score_command = [*scorer_cli, "score", str(submission), "--truth", str(truth)]
     measured: dict[str, list] = {name: [] for name in ("score", "compare", "stages", "cat", "numpy", "commas", "pyarrow")}
     other = dict(env, PYTHONPATH=str(args.compare)) if args.compare else None
-    if other is not None:
-        run_child(score_command, other)  # its truth cache entry, if its format differs
+    if other is not None:  # run in SRC: `python -m` puts the working folder before PYTHONPATH
+        run_child(score_command, other, cwd=args.compare)  # its truth cache entry, if its format differs
     scales: dict[Path, list] = {folder: [] for folder in args.scale}
     for _ in range(args.runs):
         measured["score"].append(run_child(score_command, env))
         if other is not None:
-            measured["compare"].append(run_child(score_command, other))
+            measured["compare"].append(run_child(score_command, other, cwd=args.compare))
         for folder in args.scale:
             scales[folder].append(run_child([*scorer_cli, "score", str(folder / "submission.csv"), "--truth",
                                              str(folder / "test_labels.jsonl")], env))
