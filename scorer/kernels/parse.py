@@ -523,7 +523,8 @@ def type_words(type_names, type_offsets):
 
 @njit(cache=True, nogil=True)
 def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
-    """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
+    """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be readable and continue no
+    number of the data's last line: zeros, or (a mapped block, scorer.engine.reader) the bytes after its newline at n - 1.
 
     `line` is the number of the line before pos. Returns (pos, line, rows written, problems kept).
     `side`: the beyond-accuracy metrics' arrays (scorer.kernels.beyond; no kinds: nothing to do).
@@ -532,7 +533,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
 
     The fast path for plain `{session}{middle}{type},{item} {item}...` lines is written out here, eight bytes at a
     time, and calls nothing with an array argument: a call per line costs more than parsing the line, and the
-    ahead-of-time build keeps a call's reference counting (two atomic operations per array).
+    ahead-of-time build keeps a call's reference counting (two atomic operations per array). It keeps each item's key
+    (item_key: its digits as a word) in `items`, unless figures are stored or beyond-accuracy metrics read the items.
     """
     id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
