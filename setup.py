@@ -1,12 +1,12 @@
-"""The package's build: setuptools as pyproject.toml configures it, plus the hot kernels compiled ahead of time.
+"""The package's build: setuptools as pyproject.toml configures it, plus every kernel compiled ahead of time.
 
-Where numba.pycc and a C compiler work, every build (`pip wheel`, `pip install`, `pip install -e .`) compiles
-the ahead-of-time module into the package, scorer/engine/prebuilt/ (scorer/engine/aot.py loads it, with its
-checks): the wheel is then a platform wheel (cp311-cp311-linux_x86_64, say), and an editable install gets the
-module in place in the source tree (rebuilt only when the kernels' source changed). Elsewhere the build says why
-on stderr and makes the pure wheel (py3-none-any), which compiles its kernels with numba's JIT at first use.
-The module is compiled for $NUMBA_CPU_NAME when set (`generic`: any x86-64, for a wheel that travels), else for
-this machine's CPU. SCORER_BUILD_AOT=0 builds the pure wheel without trying.
+Where numba.pycc and a C compiler work, every build (`pip wheel`, `pip install`, `pip install -e .`) compiles a
+module per kernel stage into the package, scorer/kernels/prebuilt/ (scorer/engine/aot_build.py builds them, on every
+core; scorer/kernels/aot.py loads them, with its checks): the wheel is then a platform wheel (cp311-cp311-linux_x86_64,
+say), and an editable install gets the modules in place in the source tree (rebuilt only when the kernels' source
+changed). Elsewhere the build says why on stderr and makes the pure wheel (py3-none-any), which compiles its kernels
+with numba's JIT at first use. The modules are compiled for $NUMBA_CPU_NAME when set (`generic`: any x86-64, for a
+wheel that travels), else for this machine's CPU. SCORER_BUILD_AOT=0 builds the pure wheel without trying.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ except ImportError:  # setuptools < 70.1: the wheel package's
     from wheel.bdist_wheel import bdist_wheel
 
 HERE = Path(__file__).resolve().parent
-PREBUILT = Path("scorer", "engine", "prebuilt")
+PREBUILT = Path("scorer", "kernels", "prebuilt")
 
 
 def compile_kernels(folder: Path) -> bool:
-    """Compile the module into folder; True when it is there, False (and why, on stderr) when it cannot be built."""
+    """Compile the stage modules into folder; True when some are there, False (and why, on stderr) when none can be built."""
     if os.environ.get("SCORER_BUILD_AOT", "1") == "0":
         print("scorer build: SCORER_BUILD_AOT=0: no ahead-of-time kernels (a pure wheel)", file=sys.stderr)
         return False
@@ -40,9 +40,13 @@ def compile_kernels(folder: Path) -> bool:
             os.environ["NUMBA_CACHE_DIR"] = numba_cache  # nothing of the build's JIT left behind in the source tree
             from scorer.engine import aot_build
 
-            built = aot_build.build_into_package(folder)
-        print(f"scorer build: ahead-of-time kernels compiled into the package: {built.name}", file=sys.stderr)
-        return True
+            built, failed = aot_build.build_into_package(folder)
+        if built:
+            print(f"scorer build: ahead-of-time kernels compiled into the package: {', '.join(built)}", file=sys.stderr)
+        for stage, reason in failed.items():
+            print(f"scorer build: no ahead-of-time kernels of {stage} ({reason}); numba compiles them at first use "
+                  "(`scorer warmup`)", file=sys.stderr)
+        return bool(built)
     except Exception as error:  # no C compiler, no numba in the build environment, pycc gone: the pure wheel
         message = " ".join(f"{type(error).__name__}: {error}".split())[:500]
         print(f"scorer build: no ahead-of-time kernels ({message}); a pure wheel, whose kernels numba compiles "

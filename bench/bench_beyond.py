@@ -52,7 +52,6 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from scorer.api import score
-    from scorer.engine import kernel_set
     from scorer.spec.competition import load_competition
     from scorer.spec.metrics import parse_metric
     from scorer.truth.items import read_items
@@ -67,10 +66,11 @@ def main() -> int:
     read_seconds, items = best_of(1, lambda: read_items(table))
     otto = load_competition("otto")
     truth = load_truth(labels, otto.types)
-    from scorer.engine import aot, aot_build
+    from scorer.engine import aot_build
+    from scorer.kernels import door
 
-    status = aot_build.ensure_built()  # as after `scorer warmup`: the ahead-of-time kernels serve when they can be built
-    kernels = "ahead-of-time module" if kernel_set.kernels() is aot.load() and aot.load() is not None else f"numba JIT ({status})"
+    status = aot_build.ensure_built()["score"]  # as after `scorer warmup`: the ahead-of-time kernels serve when they can be built
+    kernels = door.served("score") + ("" if status.startswith(("ready", "built")) else f" ({status})")
     with_three = dataclasses.replace(otto, diagnostics=(*otto.diagnostics, *map(parse_metric, THREE)))
     with_every = dataclasses.replace(otto, diagnostics=(*otto.diagnostics, *map(parse_metric, EVERY)))
     score(submission, truth, otto)  # warm-up: page cache, kernels

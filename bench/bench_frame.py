@@ -60,12 +60,10 @@ def peak_extra(call):
 
 
 def served() -> str:
-    """Which kernel set scored: the ahead-of-time module (its file) or numba's JIT."""
-    from scorer.engine import kernel_set
+    """Which build of the pass's kernels scored: the ahead-of-time module (its file) or numba's JIT."""
+    from scorer.kernels import door
 
-    module = kernel_set.kernels()
-    path = getattr(module, "__file__", None)
-    return f"ahead-of-time module {Path(path).name}" if path else "numba JIT (no ahead-of-time module built: run `scorer warmup`)"
+    return door.served("score")
 
 
 def main() -> None:

@@ -5,7 +5,7 @@
 Generates the data with make_otto.py if it is missing, then in this one run measures:
   - the first run with an empty numba cache (compile time included),
   - warm runs (truth cache and numba cache warm), end to end as a subprocess: wall time and peak RSS,
-  - the same after `scorer warmup` has built the ahead-of-time kernel module (scorer.engine.aot),
+  - the same after `scorer warmup` has built the ahead-of-time kernel module (scorer.kernels.aot),
   - the same figures to the last bit for block sizes 1, 8, 64 MiB and 1 or 2 threads,
   - a plain-Python scorer (json, str.split, dicts and sets) on the same files,
 and prints the ratio.

@@ -161,9 +161,9 @@ def stage_child(submission: str, truth_path: str, spawned: float) -> None:
     from scorer.api import _result, resolve_truth
     from scorer.cli.common import warning_examples
     from scorer.cli.item_options import from_args
-    from scorer.engine import kernel_set
+    from scorer.kernels import door
 
-    kernel_set.kernels()
+    door.kernel("parse_block")  # the score stage's module loaded, as the pass's first block does
     done("imports (numpy, scorer, the kernels' module)")
 
     competition, _ = from_args(args, args.competition)
@@ -277,7 +277,7 @@ def main(argv=None) -> None:
     ours = json.loads(warm["out"])["score"]
     for folder in args.scale:  # its truth compiled into the cache, its file in the page cache
         run_child([*scorer_cli, "score", str(folder / "submission.csv"), "--truth", str(folder / "test_labels.jsonl")], env)
-    kernels = run_child([python, "-c", "from scorer.engine import kernel_set; print(kernel_set.name())"], env)["out"].strip()
+    kernels = run_child([python, "-c", "from scorer.kernels import door; print(door.served('score'))"], env)["out"].strip()
     print(f"truth cache and page cache warmed by one score of each file, the package's bytecode compiled (not counted); kernels: {kernels}")
 
     score_command = [*scorer_cli, "score", str(submission), "--truth", str(truth)]

@@ -10,8 +10,8 @@ decides what the scoring program scores, the competition's title and its leaderb
 score, then the scored metric of each type); --truth replaces the demo truth of codabench/reference_data and
 needs --competition or --config, so that no truth is bundled with another competition's config: it must read as
 that competition's truth. The truth goes into the bundle compiled (`scorer compile-truth` for that competition:
-a .truth.npz or .strings.npz loads in milliseconds, where the grader's read-only cache would compile a JSONL
-truth again for every submission); a compiled truth is shipped as it is. The EvalAI zip holds no truth of
+a .truth.npz or .strings.npz loads in milliseconds, where a JSONL truth would be compiled again for every
+submission: Codabench's worker runs each in a new container and removes it, cache and all); a compiled truth is shipped as it is. The EvalAI zip holds no truth of
 yours: with remote evaluation the truth stays on your machine.
 """
 

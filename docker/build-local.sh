@@ -5,8 +5,12 @@
 #      with `docker import`; and a builder base, the same with the C++ compiler and Python's headers;
 #   2. a wheelhouse: every wheel the image installs, the build backend's included (pip wheel -w, on this host,
 #      pinned by docker/constraints.txt);
-#   3. the image: docker/Dockerfile built with --network none from a context of the package and the wheelhouse.
+#   3. the images: docker/Dockerfile built with --network none from a context of the package and the wheelhouse, its
+#      full target as TAG and its grader target as TAG-grader (scorer:local-grader); the builder stages' images are
+#      removed after (they hold the compiler and every wheel: 1.5 GB).
 # Usage (as root, from anywhere):  docker/build-local.sh [TAG]      TAG defaults to scorer:local
+# The work folder (the bases' root file system, the build context) is $SCORER_DOCKER_WORK, else a temporary folder
+# outside the checkout, removed at the end.
 # Needs docker, debootstrap and python3.11 with pip on this host, Debian's mirror and the package index reachable
 # from it. The bases are made once (SCORER_REBASE=1 makes them again); DEBIAN_MIRROR picks the mirror.
 set -euo pipefail
@@ -15,7 +19,8 @@ cd "$(dirname "$0")/.."
 tag=${1:-scorer:local}
 base=scorer-base:bookworm
 builder=scorer-base:bookworm-gcc
-work=${SCORER_DOCKER_WORK:-build/docker-local}
+work=${SCORER_DOCKER_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/scorer-docker-XXXXXX")}
+[ -n "${SCORER_DOCKER_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 python=${PYTHON:-python3.11}  # the wheels must fit the base's Python: bookworm's is 3.11
 mkdir -p "$work"
@@ -56,6 +61,13 @@ echo "== the image, offline: $tag"
 cp pyproject.toml setup.py README.md "$context/"
 cp docker/Dockerfile docker/constraints.txt "$context/docker/"
 tar -c --exclude=__pycache__ --exclude=prebuilt scorer | tar -C "$context" -x
-docker build --network none -f "$context/docker/Dockerfile" --build-arg BASE_IMAGE="$base" --build-arg BUILDER_IMAGE="$builder" \
-    --build-arg PIP_NO_INDEX=1 -t "$tag" "$context"
-docker image ls "$tag"
+for target in full grader; do
+    name=$tag
+    [ "$target" = full ] || name=$tag-$target
+    echo "== the $target image: $name"
+    docker build --network none -f "$context/docker/Dockerfile" --build-arg BASE_IMAGE="$base" --build-arg BUILDER_IMAGE="$builder" \
+        --build-arg PIP_NO_INDEX=1 --target "$target" -t "$name" "$context"
+done
+# the builder stages' images (compiler, wheelhouse, both venvs): kept by the legacy builder as untagged images
+docker image prune --force --filter "label=scorer.stage=builder" >/dev/null
+docker image ls --filter "reference=${tag%%:*}"

@@ -107,6 +107,12 @@ def score(submission, truth, competition: str | Competition = "otto", *,
             report.add(Code.UNREADABLE, str(error))
         report.fatal = True
         outcome = None
+    except MemoryError:  # a grader refuses what it cannot hold, as it refuses what is too large: never an internal error
+        del engine  # what the pass held goes before the report grows
+        report.add(Code.UNREADABLE, f"submission {Path(str(submission)).name} needs more memory to be scored than this "
+                                    "process may use (an allocation failed): check it with scorer validate")
+        report.fatal = True
+        outcome = None
     return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started)
 
 

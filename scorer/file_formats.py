@@ -127,9 +127,23 @@ def not_a_regular_file(path: str | Path) -> str | None:
         return "not found"
     except OSError as error:
         return f"not readable ({error.strerror or type(error).__name__})"
-    if stat.S_ISREG(mode):
+    return None if stat.S_ISREG(mode) else kind_of(mode)
+
+
+def unreadable(path: str | Path, what: str) -> str | None:
+    """None for a regular file; else a sentence naming `what` and what the path is: "the item table x.csv is a FIFO
+    (named pipe), not a regular file" (a FIFO would block the reader, a device never end it)."""
+    kind = not_a_regular_file(path)
+    if kind is None:
         return None
-    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+    if kind == "not found":
+        return f"the {what} {path} was not found"
+    return f"the {what} {path} is {kind}" + ("" if kind.startswith("not readable") else ", not a regular file")
+
+
+def kind_of(mode: int) -> str:
+    """What a file's mode says it is when it is no regular file: "a FIFO (named pipe)", "a folder", ..."""
+    return next((kind for test, kind in _KINDS if test(mode)), "a special file")
 
 
 MAX_FOLDER_DEPTH = 64  # an upload or a partitioned submission nests a few folders; 1000 is an attack

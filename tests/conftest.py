@@ -27,8 +27,73 @@ def _blas_probe_undone():
     its own needs no BLAS); in the one test process that stub would make scipy, and so scikit-learn, ranx and implicit,
     unimportable for every later test (their comparisons then skipped as "not installed"). Undone after each test."""
     yield
+    undo_blas_probe_stub()
+
+
+def undo_blas_probe_stub() -> None:
+    """Make scipy importable again after an in-process main() (see _blas_probe_undone)."""
     if "scipy.linalg.cython_blas" in sys.modules and sys.modules["scipy.linalg.cython_blas"] is None:
         del sys.modules["scipy.linalg.cython_blas"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _kernels_called_with_their_signatures():
+    """Every kernel the tests' code calls through scorer.kernels.door is called with the argument types of its
+    signature (the ahead-of-time module's, from scorer.engine.kernel_examples): a compiled function does not check
+    them, so another type from a caller would read its memory wrongly. A call that differs fails here, named."""
+    from scorer.kernels import door
+
+    plain = door.kernel
+    door.kernel = lambda name: _checked(name, plain(name))
+    yield
+    door.kernel = plain
+
+
+_signatures: dict = {}
+
+
+def _checked(name: str, function):
+    def call(*args):
+        from numba import typeof
+
+        from scorer.engine.aot_compile import signatures
+
+        stage = door_stage(name)
+        if stage not in _signatures:
+            _signatures[stage] = None  # the examples call kernels too, unchecked while they are made
+            _signatures[stage] = signatures(stage)
+        if _signatures[stage] is None:
+            return function(*args)
+        wrong = [f"argument {i}: {typeof(arg)} where {expected} is compiled" for i, (arg, expected) in enumerate(zip(args, _signatures[stage][name]))
+                 if not fits(typeof(arg), expected)]
+        assert len(args) == len(_signatures[stage][name]) and not wrong, f"{name} called with {wrong or len(args)} arguments"
+        return function(*args)
+
+    call.__wrapped__ = function
+    return call
+
+
+def door_stage(name: str) -> str:
+    from scorer.kernels.door import STAGE_OF
+
+    return STAGE_OF[name]
+
+
+def fits(given, expected) -> bool:
+    """Can a value of numba type `given` be passed where the compiled function takes `expected`? Arrays: the same dtype
+    and dimensions, a layout the code reads (any for 'A'), and read-only only where the code never writes; tuples: item
+    by item; numbers: of the same kind (a compiled function converts a number's value)."""
+    from numba import types
+
+    if isinstance(expected, types.Array):
+        return (isinstance(given, types.Array) and given.dtype == expected.dtype and given.ndim == expected.ndim
+                and expected.layout in ("A", given.layout) and (given.mutable or not expected.mutable))
+    if isinstance(expected, types.BaseTuple):
+        return isinstance(given, types.BaseTuple) and len(given) == len(expected) and all(map(fits, given, expected))
+    for kind in (types.Boolean, types.Integer, types.Float):
+        if isinstance(expected, kind):
+            return isinstance(given, kind) or (kind is types.Integer and isinstance(given, types.Boolean))
+    return given == expected
 
 
 def truth_lines(truth: dict[int, dict[str, list[int] | int]]) -> str:
@@ -64,8 +129,8 @@ def full_rows(truth, predictions=None):
     return [(s, t, predictions.get((s, t), [])) for s in truth for t in TYPES]
 
 
-def run_cli(*argv) -> tuple[int, str, str]:
-    """`scorer ARGV --no-progress` in this process: (exit code, stdout, stderr)."""
+def run_main(*argv) -> tuple[int, str, str]:
+    """`scorer ARGV` in this process: (exit code, stdout, stderr)."""
     from contextlib import redirect_stderr, redirect_stdout
     from io import StringIO
 
@@ -73,5 +138,10 @@ def run_cli(*argv) -> tuple[int, str, str]:
 
     out, err = StringIO(), StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main([*map(str, argv), "--no-progress"])
+        code = main(list(map(str, argv)))
     return code, out.getvalue(), err.getvalue()
+
+
+def run_cli(*argv) -> tuple[int, str, str]:
+    """`scorer ARGV --no-progress` in this process (the commands that draw a progress bar)."""
+    return run_main(*argv, "--no-progress")

@@ -278,8 +278,8 @@ def test_cli_compare_text_and_json(tmp_path, capsys):
 @pytest.mark.parametrize("extra, words", [
     (["--split", "public=1.5"], "--split"),
     (["--split", "usage"], "no Usage"),
-    (["--report", "out.txt"], ".html or .png"),
-    (["--sessions", "missing.jsonl"], "sessions file not found"),
+    (["--report", "out.txt"], ".html, .htm or .png"),
+    (["--sessions", "missing.jsonl"], "was not found"),
     (["--bootstrap", "-3"], "--bootstrap"),
     (["--level", "95"], "--level"),
 ])

@@ -1,5 +1,6 @@
-"""The ahead-of-time compiled kernels (scorer.engine.aot): built by warmup, the same figures as numba's JIT, a
-fallback when no build is possible, and a pass that never imports numba."""
+"""The ahead-of-time compiled stage modules (scorer.kernels.aot): built by warmup, the same results as numba's JIT for
+every stage, a fallback when no build is possible, a pass that never imports numba, and only modules this user built
+imported (the trust checks are the same code for every stage: the score stage's module stands for all)."""
 
 import hashlib
 import json
@@ -12,8 +13,11 @@ import numpy as np
 import pytest
 
 import scorer
-from scorer.engine import aot, aot_build, kernel_set
+from scorer.cli import warmup_runs
+from scorer.engine import aot_build
+from scorer.kernels import aot, door
 
+STAGE = "score"  # the module the trust checks are tried on
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 pytestmark = pytest.mark.slow
@@ -26,28 +30,50 @@ def _the_caches_module_only(request, monkeypatch):
     if "prebuilt" not in request.node.name:
         monkeypatch.setenv("SCORER_AOT", "cache")
     aot._tried.clear()
-    kernel_set._kernels = None
+    door._served.clear()
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    """The module built once for these tests (in the session's cache folder), or None where it cannot be."""
+    """The score stage's module of the cache, every stage built once for these tests (in the session's cache folder);
+    None where they cannot be."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SCORER_AOT", "cache")
-        status = aot_build.ensure_built()
-        assert status.startswith(("built", "ready", "not built")), status
-        return aot.load()
+        statuses = aot_build.ensure_built()
+        assert set(statuses) == set(door.STAGES)
+        assert all(status.startswith(("built", "ready", "not built")) for status in statuses.values()), statuses
+        return aot.load(STAGE)
 
 
-def test_a_build_or_a_reason(compiled):
-    path = aot.module_path()
-    failed = path.with_name(path.name + ".failed")
-    if compiled is None:  # no C compiler here: the reason is kept, and the JIT kernels serve
-        assert failed.is_file() and failed.read_text().strip(), aot_build.ensure_built()
-        assert kernel_set.kernels().parse_block is kernel_set.jit_kernels().parse_block
-    else:
-        assert path.is_file() and not failed.exists() and aot.tip() is None
-        assert {"parse_block", "parse_strings_block", "merge_rows", "figure_sums", "frame_rows"} <= set(dir(compiled))
+def test_a_build_or_a_reason_for_every_stage(compiled):
+    for stage, names in door.STAGES.items():
+        path = aot.module_path(stage)
+        failed = path.with_name(path.name + ".failed")
+        if compiled is None:  # no C compiler here: the reason is kept, and the JIT kernels serve
+            assert failed.is_file() and failed.read_text().strip(), aot_build.ensure_built()
+            assert all(_served(name) is door.jit(name) for name in names)
+        else:
+            assert path.is_file() and not failed.exists() and aot.tip() is None
+            assert set(names) <= set(dir(aot.load(stage)))
+            assert all(_served(name) is getattr(aot.load(stage), name) for name in names)
+
+
+def _served(name: str):
+    """The function the door serves (the tests' conftest wraps it, to check the types it is called with)."""
+    served = door.kernel(name)
+    return getattr(served, "__wrapped__", served)
+
+
+@pytest.mark.parametrize("stage", door.STAGES)
+def test_every_stage_gives_the_same_results_on_both_builds(compiled, tmp_path, stage):
+    """The stage's run (what warmup runs: its commands on tiny inputs, with their problems) on numba's JIT and on the
+    stage's module."""
+    with door.using("jit"):
+        jit = warmup_runs.run(stage, tmp_path)
+    if compiled is None:
+        pytest.skip("no C compiler here: only numba's JIT kernels")
+    with door.using("compiled"):
+        assert warmup_runs.run(stage, tmp_path) == jit
 
 
 def _figures(result):
@@ -66,16 +92,16 @@ def test_compiled_and_jit_kernels_give_the_same_results(compiled, tmp_path, thre
     lines[7] = "7_clicks,1  2 x"  # the careful path too
     submission = tmp_path / "s.csv"
     submission.write_text("\n".join(lines) + "\n")
-    kernel_sets = [kernel_set.jit_kernels()] + ([compiled] if compiled is not None else [])
+    builds = ["jit"] + (["compiled"] if compiled is not None else [])
     outcomes = []
-    for kernels in kernel_sets:
-        with kernel_set.using(kernels):
+    for build in builds:
+        with door.using(build):
             outcomes.append(_figures(scorer.score(submission, truth, block_bytes=4096, threads=threads)))
             outcomes.append(_figures(scorer.score(FIXTURES / "otto_submission.csv", FIXTURES / "otto_truth.jsonl", threads=threads)))
             for name in ("hm", "instacart", "airbnb", "ratings"):  # the string shapes: list, list with a token, long, value
                 outcomes.append(_figures(scorer.score(FIXTURES / name / "submission.csv", FIXTURES / name / "truth.csv", name,
                                                       threads=threads)))
-    half = len(outcomes) // len(kernel_sets)
+    half = len(outcomes) // len(builds)
     assert outcomes[:half] == outcomes[half:] or compiled is None
 
 
@@ -103,13 +129,11 @@ def test_compiled_and_jit_frame_kernels_give_the_same_results(compiled, threads)
     rng = np.random.default_rng(threads)
     truth = scorer.load_truth(pa.table({"session": np.repeat(np.arange(300), 4), "type": ["clicks", "orders", "orders", "orders"] * 300,
                                         "aid": rng.integers(0, 50, 1200)}))
-    kernel_sets = [kernel_set.jit_kernels()] + ([compiled] if compiled is not None else [])
     outcomes = []
-    for kernels in kernel_sets:
-        with kernel_set.using(kernels):
+    for build in ["jit"] + (["compiled"] if compiled is not None else []):
+        with door.using(build):
             results = [scorer.score(frame, truth, threads=threads) for frame in _frames(np.random.default_rng(threads))]
             outcomes.append([_figures(result) for result in results])
-    assert "frame_rows" in dir(compiled) or compiled is None
     assert outcomes[0] == outcomes[-1]
     assert results[0].counts["rows_with_errors"] == 1 and results[0].counts["rows_scored"] == 898 and results[0].score > 0
 
@@ -117,19 +141,19 @@ def test_compiled_and_jit_frame_kernels_give_the_same_results(compiled, threads)
 def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
 
-    def broken(path):
-        raise RuntimeError("no C compiler")
-
-    monkeypatch.setattr(aot_build, "build", broken)
-    assert aot_build.ensure_built() == "not built (the JIT kernels serve): RuntimeError: no C compiler"
-    failed = aot.module_path().with_name(aot.module_path().name + ".failed")
-    assert failed.read_text().strip() == "RuntimeError: no C compiler"
-    assert aot.load() is None
+    monkeypatch.setattr(aot_build, "_compiled_each", lambda stages: ["RuntimeError: no C compiler"] * len(stages))
+    assert aot_build.ensure_built() == dict.fromkeys(door.STAGES, "not built (the JIT kernels serve): RuntimeError: no C compiler")
+    for stage in door.STAGES:
+        failed = aot.module_path(stage).with_name(aot.module_path(stage).name + ".failed")
+        assert failed.read_text().strip() == "RuntimeError: no C compiler"
+        assert aot.load(stage) is None
     assert aot.tip() is None  # no nagging about a build that cannot be made here
+    failed = aot.module_path(STAGE).with_name(aot.module_path(STAGE).name + ".failed")
     failed.unlink()
     assert "scorer warmup" in aot.tip()  # nothing built and nothing tried: the participant hears of warmup
     monkeypatch.setenv("SCORER_AOT", "0")
-    assert aot.load() is None and aot_build.ensure_built() == "turned off (SCORER_AOT=0)" and aot.tip() is None
+    assert aot.load(STAGE) is None and aot_build.ensure_built() == dict.fromkeys(door.STAGES, "turned off (SCORER_AOT=0)")
+    assert aot.tip() is None
 
 
 def _printed(code: str) -> str:
@@ -160,8 +184,8 @@ PLANTED_C = r"""
 #include <Python.h>
 #include <stdio.h>
 #include <stdlib.h>
-static struct PyModuleDef planted = {PyModuleDef_HEAD_INIT, "scorer_hot", NULL, -1, NULL};
-PyMODINIT_FUNC PyInit_scorer_hot(void) {
+static struct PyModuleDef planted = {PyModuleDef_HEAD_INIT, "scorer_kernels", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_scorer_kernels(void) {
     FILE *marker = fopen(getenv("PLANTED_MARKER"), "w");  /* proof that the planted code ran */
     if (marker) fclose(marker);
     return PyModule_Create(&planted);
@@ -178,7 +202,7 @@ def _planted_cache(tmp_path):
     folder = cache / "aot"
     folder.mkdir(parents=True, mode=0o700)
     env = {**os.environ, "SCORER_CACHE_DIR": str(cache), "PLANTED_MARKER": str(tmp_path / "marker")}
-    target = Path(subprocess.run([sys.executable, "-c", "from scorer.engine import aot; print(aot.module_path())"], env=env,
+    target = Path(subprocess.run([sys.executable, "-c", f"from scorer.kernels import aot; print(aot.module_path({STAGE!r}))"], env=env,
                                  capture_output=True, text=True, check=True).stdout.strip())
     source = tmp_path / "planted.c"
     source.write_text(PLANTED_C)
@@ -191,10 +215,10 @@ def _planted_cache(tmp_path):
 
 
 def _score_in_a_fresh_process(env):
-    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.engine import kernel_set\n"
+    code = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.kernels import door\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['score', {str(FIXTURES / 'otto_submission.csv')!r}, '--truth', {str(FIXTURES / 'otto_truth.jsonl')!r}])\n"
-            "print(code, 'score' in out.getvalue(), type(kernel_set.kernels().parse_block).__name__)")
+            "print(code, 'score' in out.getvalue(), type(door.kernel('parse_block')).__name__)")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -213,7 +237,7 @@ def test_a_planted_module_without_the_recorded_hash_is_not_imported(tmp_path):
     import hashlib
 
     target.with_name(target.name + ".sha256").write_text(f"{hashlib.sha256(target.read_bytes()).hexdigest()}  {target.name}\n")
-    done = subprocess.run([sys.executable, "-c", "from scorer.engine import aot; aot.load()"], capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, "-c", f"from scorer.kernels import aot; aot.load({STAGE!r})"], capture_output=True, text=True, env=env)
     assert (tmp_path / "marker").exists() if compiled_here else "were not loaded: ImportError" in done.stderr
 
 
@@ -221,28 +245,29 @@ def _copy_of_the_build(compiled, tmp_path, monkeypatch):
     """The honest build and its recorded hash copied into a fresh private cache folder (which this test now uses)."""
     import shutil
 
-    built = aot.module_path()
+    built = aot.module_path(STAGE)
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "cache" / "aot").mkdir(parents=True, mode=0o700)
+    path = aot.module_path(STAGE)
     if compiled is not None:
         for suffix in ("", ".sha256"):
-            shutil.copy(built.with_name(built.name + suffix), aot.module_path().with_name(aot.module_path().name + suffix))
+            shutil.copy(built.with_name(built.name + suffix), path.with_name(path.name + suffix))
     else:  # no compiler here: any file with its hash recorded passes the checks (and then fails to import)
-        aot.module_path().write_bytes(b"not a module")
-        aot.module_path().chmod(0o600)
-        aot._keep(aot.module_path(), ".sha256", f"{hashlib.sha256(b'not a module').hexdigest()}  {aot.module_path().name}\n".encode())
-    return aot.module_path()
+        path.write_bytes(b"not a module")
+        path.chmod(0o600)
+        aot.keep_note(path, ".sha256", f"{hashlib.sha256(b'not a module').hexdigest()}  {path.name}\n".encode())
+    return path
 
 
 def test_the_honest_build_loads_from_a_private_folder_with_its_hash_recorded(compiled, tmp_path, monkeypatch, capsys):
     if compiled is not None:
-        built = aot.module_path()
+        built = aot.module_path(STAGE)
         assert (built.parent.stat().st_mode & 0o777) == 0o700 and (built.stat().st_mode & 0o777) == 0o600
         recorded = built.with_name(built.name + ".sha256").read_text().split()
         assert recorded == [hashlib.sha256(built.read_bytes()).hexdigest(), built.name]  # `sha256sum -c` reads it
     path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
-    assert (aot.load() is not None) == (compiled is not None)
-    assert aot_build.ensure_built() == f"ready: {path}" or compiled is None
+    assert (aot.load(STAGE) is not None) == (compiled is not None)
+    assert aot_build._ready(STAGE) == f"ready: {path}" or compiled is None
     assert "not loaded" not in capsys.readouterr().err or compiled is None
 
 
@@ -260,8 +285,8 @@ def test_the_honest_build_loads_from_a_private_folder_with_its_hash_recorded(com
 def test_a_module_in_a_folder_or_file_others_control_is_not_imported(compiled, tmp_path, monkeypatch, capsys, spoil, reason):
     path = _copy_of_the_build(compiled, tmp_path, monkeypatch)
     spoil(path)
-    assert aot.load() is None
-    assert aot.load() is None  # asked again: said once
+    assert aot.load(STAGE) is None
+    assert aot.load(STAGE) is None  # asked again: said once
     warning = capsys.readouterr().err
     assert warning.count("were not loaded") == 1 and reason in warning, warning
 
@@ -271,19 +296,19 @@ def test_symlinks_are_not_followed(compiled, tmp_path, monkeypatch, capsys):
     elsewhere = tmp_path / "elsewhere"
     os.rename(path.parent, elsewhere)
     path.parent.symlink_to(elsewhere)  # the folder a symlink
-    assert aot.load() is None and "is a symlink or not a folder" in capsys.readouterr().err
+    assert aot.load(STAGE) is None and "is a symlink or not a folder" in capsys.readouterr().err
     aot._tried.clear()
     path.parent.unlink()
     path.parent.mkdir(mode=0o700)
     for name in (path.name, path.name + ".sha256"):  # then the module and its hash symlinks to the honest files
         (path.parent / name).symlink_to(elsewhere / name)
-    assert aot.load() is None and "is a symlink or not a regular file" in capsys.readouterr().err
+    assert aot.load(STAGE) is None and "is a symlink or not a regular file" in capsys.readouterr().err
 
 
 def test_warmup_refuses_to_build_into_a_folder_others_can_write_to(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     (tmp_path / "aot").mkdir(mode=0o777)
     (tmp_path / "aot").chmod(0o777)
-    status = aot_build.ensure_built()
-    assert status.startswith("not built (the JIT kernels serve): Untrusted: the folder") and "writable by others" in status
+    for status in aot_build.ensure_built().values():
+        assert status.startswith("not built (the JIT kernels serve): Untrusted: the folder") and "writable by others" in status
     assert os.listdir(tmp_path / "aot") == []  # nothing written there, not even the reason

@@ -160,16 +160,16 @@ def test_packed_self_information_is_within_its_stated_bound():
 
 @pytest.mark.parametrize("spacing", [1, 600])
 def test_aot_module_gives_the_same_side_figures(tmp_path, spacing):
-    from scorer.engine import aot, aot_build, kernel_set
+    from scorer.engine import aot_build
+    from scorer.kernels import aot, door
 
     status = aot_build.ensure_built()
-    module = aot.load()
-    assert module is not None, status
+    assert aot.load("score") is not None, status
     lists, truths, items, *_ = _random_case(tmp_path, 3, spacing=spacing)
     competition = _competition(METRICS.values())
-    with kernel_set.using(kernel_set.jit_kernels()):
+    with door.using("jit"):
         jit = score(tmp_path / "sub.csv", tmp_path / "labels.jsonl", competition, items=items).metrics
-    with kernel_set.using(module):
+    with door.using("compiled"):
         compiled = score(tmp_path / "sub.csv", tmp_path / "labels.jsonl", competition, items=items).metrics
     assert jit == compiled
 
@@ -234,9 +234,9 @@ def test_beyond_metrics_need_the_id_type_shape():
 
 def test_the_compiled_module_is_rebuilt_when_the_side_types_change():
     """The side tuple's types come from scorer/engine/beyond.py and its kernel from kernels/beyond.py: a stale module would crash."""
-    from scorer.engine import aot
+    from scorer.kernels import aot
 
-    assert {"kernels/beyond.py", "engine/beyond.py"} <= set(aot.SOURCES)
+    assert {aot.PACKAGE / "kernels" / "beyond.py", aot.PACKAGE / "engine" / "beyond.py"} <= set(aot.sources())
 
 
 def test_bootstrap_leaves_beyond_metrics_out_of_its_ratios():

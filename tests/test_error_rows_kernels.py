@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import scorer
-from scorer.engine import aot, aot_build, kernel_set
+from scorer.engine import aot_build
+from scorer.kernels import aot, door
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ERROR_LINES = [b"1_clicks,10 abc 99", b"1_carts,20 \xff", b"1_orders,30,31", b'2_clicks,"11 5', b"2_orders,0 99999999999999999999",
@@ -22,10 +23,10 @@ def _figures(result) -> str:
 
 
 @pytest.fixture(scope="module")
-def kernel_sets():
+def builds():
+    """numba's JIT kernels, and the ahead-of-time modules of the passes where they can be built."""
     aot_build.ensure_built()
-    compiled = aot.load()
-    return [kernel_set.jit_kernels()] + ([compiled] if compiled is not None else [])
+    return ["jit"] + (["compiled"] if all(aot.load(stage) is not None for stage in ("score", "strings")) else [])
 
 
 def _otto(tmp_path) -> Path:
@@ -44,10 +45,10 @@ def _hm(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("threads, block_bytes", [(1, 16), (2, 1 << 20)])
-def test_both_kernel_sets_agree_on_lines_with_errors(kernel_sets, tmp_path, threads, block_bytes):
+def test_both_builds_agree_on_lines_with_errors(builds, tmp_path, threads, block_bytes):
     outcomes = []
-    for kernels in kernel_sets:
-        with kernel_set.using(kernels):
+    for build in builds:
+        with door.using(build):
             otto = scorer.score(_otto(tmp_path), FIXTURES / "otto_truth.jsonl", threads=threads, block_bytes=block_bytes)
             hm = scorer.score(_hm(tmp_path), FIXTURES / "hm" / "truth.csv", "hm", threads=threads, block_bytes=block_bytes)
             outcomes.append(_figures(otto) + _figures(hm))

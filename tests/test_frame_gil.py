@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from scorer.engine import aot, aot_build, kernel_set
+from scorer.engine import aot_build
 from scorer.engine.frame_pass import _Job
 from scorer.engine.id_kernel import IdKernel as _Kernel
-from scorer.kernels import codes
+from scorer.kernels import aot, codes, door
 from scorer.kernels.rows import scratch_for
 from scorer.spec.competition import load_competition
 from scorer.truth.ids import from_long
@@ -66,13 +66,13 @@ def _python_steps_during(call) -> tuple[int, float]:
 
 
 def _kernel_sets():
-    yield pytest.param(lambda: kernel_set.jit_kernels().frame_rows, id="jit")
+    yield pytest.param(lambda: door.jit("frame_rows"), id="jit")
     yield pytest.param(lambda: _compiled().frame_rows, id="compiled", marks=pytest.mark.slow)
 
 
 def _compiled():
     aot_build.ensure_built()
-    module = aot.load()
+    module = aot.load("score")
     if module is None:
         pytest.fail(f"no ahead-of-time module: {aot_build.ensure_built()}")
     return module

@@ -107,17 +107,24 @@ def image_user() -> str:
     return re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], user).split(":")[0]
 
 
-def test_the_image_is_built_in_two_stages_pinned_and_checked():
-    builder, final = stages()
-    for stage in (builder, final):  # ARG BASE_IMAGE (build-local.sh's local base), by default the pinned digest
+def test_the_images_are_built_in_stages_pinned_and_checked():
+    """builder and grader-builder compile and install; grader and full (the default target, last) are the images."""
+    builder, grader_builder, grader, final = stages()
+    assert [stage[0][1].split(" AS ")[-1] for stage in (builder, grader_builder, grader, final)] == ["builder", "grader-builder", "grader", "full"]
+    for stage in (builder, grader, final):  # ARG BASE_IMAGE (build-local.sh's local base), by default the pinned digest
         named = re.sub(r"\$\{(\w+)\}", lambda m: global_args()[m.group(1)], stage[0][1])
-        assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}( AS \w+)?", named), "base pinned by digest"
+        assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}( AS [\w-]+)?", named), "base pinned by digest"
     runs = lambda stage: " ".join(rest for step, rest in stage if step == "RUN")  # noqa: E731
-    assert "g++" in runs(builder) and "scorer warmup" in runs(builder), "the builder compiles the ahead-of-time module (C++)"
-    assert "apt-get" not in runs(final) and "g++" not in runs(final), "no compiler in the image"
+    assert "g++" in runs(builder) and "scorer warmup" in runs(builder), "the builder compiles the ahead-of-time modules (C++)"
+    for image in (grader, final):
+        assert "apt-get" not in runs(image) and "g++" not in runs(image), "no compiler in an image"
     assert any(step == "COPY" and "--from=builder" in rest for step, rest in final)
-    assert "aot.load() is None" in runs(final), "the build fails unless the ahead-of-time module loads in the image"
-    assert entrypoint() == ["scorer"]
+    assert any(step == "COPY" and "--from=grader-builder" in rest for step, rest in grader)
+    assert "--no-deps" in runs(grader_builder) and "numpy xxhash" in runs(grader_builder), "the grader: the wheel, numpy and xxhash"
+    assert "'numba', 'llvmlite', 'pandas', 'pyarrow'" in runs(grader_builder), "the grader's build fails if the CLI imports them"
+    for stage in (grader_builder, final):
+        assert "aot.load(stage) is None for stage in door.STAGES" in runs(stage), "the build fails unless every module loads"
+    assert entrypoint() == ["scorer"] and json.loads(dict(grader)["ENTRYPOINT"]) == ["scorer"]
     assert image_user() == "0", "Codabench's output folder is root-owned 0755 with DAC_OVERRIDE dropped"
     install = next(rest for step, rest in builder if step == "RUN" and "pip install" in rest)
     assert "PIP_CONSTRAINT=/opt/scorer/constraints.txt" in install
@@ -130,7 +137,7 @@ def test_the_image_is_built_in_two_stages_pinned_and_checked():
 
 
 def test_the_aot_key_survives_image_layers_that_keep_whole_seconds(tmp_path, monkeypatch):
-    from scorer.engine import aot
+    from scorer.kernels import aot
 
     (tmp_path / "layered_module.py").write_text("x = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scorer"
 
 # A package may import its own modules and those of a lower rank, never a higher or an equal one.
 RANK = {
-    "base": 0,  # scorer/errors.py, private_files.py, numba_cache.py, frames.py, file_formats.py, wording.py: stdlib, numpy, pyarrow only
+    "base": 0,  # scorer/errors.py, private_files.py, numba_cache.py, frames.py, file_formats.py, wording.py, schema.py,
+                # handed_back.py: stdlib, numpy, pyarrow only
     "kernels": 1,
     "spec": 2, "prepare": 2,
     "truth": 3,
@@ -23,8 +24,10 @@ RANK = {
     "cli": 8,
     "": 9, "__main__": 9,  # scorer/__init__.py and python -m scorer
 }
-BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording"}
-KERNELS_MAY_IMPORT = {"scorer.numba_cache"}  # the guard that checks numba's cache folder before numba reads it
+BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording", "schema", "handed_back"}
+# numba_cache: the guard that checks numba's cache folder before numba reads it; private_files and errors: the checks of
+# the ahead-of-time modules before scorer.kernels.aot imports one
+KERNELS_MAY_IMPORT = {"scorer.numba_cache", "scorer.private_files", "scorer.errors"}
 
 
 def module_name(path: Path) -> str:
@@ -117,9 +120,9 @@ def test_no_import_cycle():
 
 
 def test_the_checks_can_fail():
-    assert upward({"scorer.truth.ids": {"scorer.engine.reader"}, "scorer.kernels.parse": {"scorer.errors"},
+    assert upward({"scorer.truth.ids": {"scorer.engine.reader"}, "scorer.kernels.parse": {"scorer.frames"},
                    "scorer.dask.run": {"scorer.adapters.kaggle"}, "scorer.cli.main": {"scorer.api"}}) == [
-        "scorer.dask.run -> scorer.adapters.kaggle", "scorer.kernels.parse -> scorer.errors (kernels import only kernels)",
+        "scorer.dask.run -> scorer.adapters.kaggle", "scorer.kernels.parse -> scorer.frames (kernels import only kernels)",
         "scorer.truth.ids -> scorer.engine.reader"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     assert stage("scorer.engine.reader") == "engine" and stage("scorer") == "" and stage("scorer.errors") == "base"

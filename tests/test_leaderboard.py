@@ -478,7 +478,7 @@ def test_command_without_resamples_gives_the_table_alone(board_files, capsys, tm
     (["leaderboard"], "give submission files or --results"),
     (["leaderboard", "a.csv"], "--truth is needed"),
     (["leaderboard", "a.csv", "--results", "r.jsonl"], "not both"),
-    (["leaderboard", "a.csv", "--truth", "t.jsonl", "--report", "x.pdf"], "must end in .html or .png"),
+    (["leaderboard", "a.csv", "--truth", "t.jsonl", "--report", "x.pdf"], "must end in .html, .htm or .png"),
 ])
 def test_command_usage_errors_exit_2(argv, message, capsys):
     assert main(argv) == 2

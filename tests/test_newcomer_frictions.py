@@ -134,18 +134,6 @@ def test_the_comparison_shows_p_below_a_thousandth(tmp_path, monkeypatch, files)
     assert not any("0.000999" in label for label in labels)
 
 
-def test_the_readme_example_is_what_the_command_prints():
-    """The README shows the score example whole, its counts line included."""
-    from pathlib import Path
-
-    root = Path(__file__).parent.parent
-    command = "$ scorer score fixtures/otto_submission.csv --truth fixtures/otto_truth.jsonl\n"
-    readme = (root / "README.md").read_text()
-    shown = readme[readme.index(command) + len(command):].split("```", 1)[0]
-    code, out, _ = run("score", root / "fixtures" / "otto_submission.csv", "--truth", root / "fixtures" / "otto_truth.jsonl")
-    assert code == 0 and out.strip() == shown.strip() and "sessions in truth 3  rows expected 9" in shown
-
-
 def test_score_shows_a_few_examples_of_each_warning_unless_asked(tmp_path):
     """A normal OTTO file's repeated items (S014) printed 85 lines: score's text now shows 3 of each warning code."""
     truth = tmp_path / "truth.jsonl"

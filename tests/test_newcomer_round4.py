@@ -16,25 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import run_cli, run_main
 from scorer.errors import TruthError
 from scorer.truth import ids
 
 ROOT = Path(__file__).resolve().parent.parent
 TYPES = ("clicks", "carts", "orders")
-
-
-def run_main(*argv) -> tuple[int, str, str]:
-    """run_cli for the commands that draw no progress bar (and take no --no-progress)."""
-    from contextlib import redirect_stderr, redirect_stdout
-    from io import StringIO
-
-    from scorer.cli.main import main
-
-    out, err = StringIO(), StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(map(str, argv)))
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- 1. a small JSONL truth: the line reader, with the large path's verdicts -------------------------------------------

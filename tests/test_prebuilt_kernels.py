@@ -1,6 +1,7 @@
-"""The ahead-of-time kernels the package's build compiles (setup.py into scorer/engine/prebuilt): a platform wheel
-where a C compiler works and the pure wheel where none does, loaded first, with the package's trust checks, and
-numba's JIT serving whenever the module is missing or refused."""
+"""The ahead-of-time kernels the package's build compiles (setup.py into scorer/kernels/prebuilt, a module per stage): a
+platform wheel where a C compiler works and the pure wheel where none does, loaded first, with the package's trust
+checks (the score stage's module stands for all: the checks are one code), and numba's JIT serving whenever a module is
+missing or refused."""
 
 from __future__ import annotations
 
@@ -14,18 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from scorer.engine import aot, kernel_set
+from scorer.kernels import aot, door
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SCORE = ["score", str(FIXTURES / "otto_submission.csv"), "--truth", str(FIXTURES / "otto_truth.jsonl"), "--format", "json"]
-PROBE = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.engine import kernel_set\n"
+STAGE = "score"
+PROBE = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom scorer.kernels import aot\n"
          "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(sys.argv[1:])\n"
-         "print(code, 'numba' in sys.modules, getattr(kernel_set.kernels(), '__file__', 'jit'))")
+         "print(code, 'numba' in sys.modules, getattr(aot.load('score'), '__file__', 'jit'))")
 
 
 def _prebuilt_here() -> Path:
-    present = [path for path in aot.prebuilt_paths() if path.is_file()]
+    present = [path for path in aot.prebuilt_paths(STAGE) if path.is_file()]
     if not present:
         pytest.skip("no module compiled with the package here (installed without a C compiler, or from the pure wheel)")
     return present[0]
@@ -45,7 +47,7 @@ def prebuilt_copy(tmp_path, monkeypatch):
     aot._tried.clear()
     yield folder / built.name
     aot._tried.clear()
-    kernel_set._kernels = None
+    door._served.clear()
 
 
 def _probe(env: dict, cwd: Path | None = None, python: str = sys.executable) -> list[str]:
@@ -65,7 +67,7 @@ def test_prebuilt_module_serves_a_fresh_process_without_numba(tmp_path):
 
 
 def test_prebuilt_module_loads_when_its_checks_pass(prebuilt_copy, capsys):
-    module = aot.load()
+    module = aot.load(STAGE)
     assert module is not None and module.__file__ == str(prebuilt_copy)
     assert aot.tip() is None and "not loaded" not in capsys.readouterr().err
 
@@ -83,7 +85,7 @@ def test_prebuilt_module_loads_when_its_checks_pass(prebuilt_copy, capsys):
 ])
 def test_prebuilt_module_others_could_have_changed_is_not_imported(prebuilt_copy, capsys, spoil, reason):
     spoil(prebuilt_copy)
-    assert aot.load() is None and aot.load() is None  # numba's JIT serves; asked again: said once
+    assert aot.load(STAGE) is None and aot.load(STAGE) is None  # numba's JIT serves; asked again: said once
     warning = capsys.readouterr().err
     assert warning.count("installed with the package") == 1 and reason in warning, warning
 
@@ -95,12 +97,12 @@ def test_prebuilt_module_of_the_packages_owner_is_trusted(prebuilt_copy, tmp_pat
     code.write_text("")
     os.chown(code, 4321, -1)
     monkeypatch.setattr(aot, "_OWN_CODE", str(code))
-    assert aot.load() is not None
+    assert aot.load(STAGE) is not None
 
 
 def test_prebuilt_module_of_other_kernels_is_not_looked_for(prebuilt_copy, capsys):
-    prebuilt_copy.rename(prebuilt_copy.with_name(aot.NAME + "-00000000000000000000" + prebuilt_copy.name.split(".", 1)[1]))
-    assert aot.load() is None and capsys.readouterr().err == ""  # an edited kernel's build is simply not there
+    prebuilt_copy.rename(prebuilt_copy.with_name(f"scorer_{STAGE}-00000000000000000000." + prebuilt_copy.name.split(".", 1)[1]))
+    assert aot.load(STAGE) is None and capsys.readouterr().err == ""  # an edited kernel's build is simply not there
 
 
 def _source_copy(tmp_path: Path) -> Path:
@@ -131,11 +133,12 @@ def test_prebuilt_platform_wheel_with_a_compiler_and_pure_wheel_without(tmp_path
         pytest.skip("no C compiler here: only the pure wheel can be built")
     assert "-cp3" in wheel.name and wheel.name.endswith("linux_x86_64.whl") or "any" not in wheel.name, wheel.name
     names = zipfile.ZipFile(wheel).namelist()
-    module = "scorer/engine/prebuilt/" + aot.prebuilt_name()
-    assert module in names and module + ".sha256" in names, (log[-2000:], names)
-    with zipfile.ZipFile(wheel) as archive:
-        recorded = archive.read(module + ".sha256").decode().split()
-        assert recorded == [hashlib.sha256(archive.read(module)).hexdigest(), module.rsplit("/", 1)[1]]
+    for stage in door.STAGES:
+        module = "scorer/kernels/prebuilt/" + aot.prebuilt_name(stage)
+        assert module in names and module + ".sha256" in names, (log[-2000:], names)
+        with zipfile.ZipFile(wheel) as archive:
+            recorded = archive.read(module + ".sha256").decode().split()
+            assert recorded == [hashlib.sha256(archive.read(module)).hexdigest(), module.rsplit("/", 1)[1]]
 
     venv = tmp_path / "venv"  # installed as users get it: a fresh venv, its own copy of the package, empty caches
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)

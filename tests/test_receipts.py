@@ -131,7 +131,11 @@ def test_verify_names_each_changed_input(case, capsys, monkeypatch):
 
     monkeypatch.setattr("scorer.__version__", "9.9.9")
     code, checks = verify(capsys, recorded, submission, "--truth", truth)
-    assert code == 1 and failing(checks) == ["version"] and "9.9.9" in checks["version"]["detail"]
+    assert code == 0 and failing(checks) == [] and "9.9.9" in checks["version"]["detail"]  # the figures agree: a warning
+    assert checks["version"]["state"] == "warn" and "the figures agree" in checks["version"]["detail"]
+    changed.write_text(submission_text(rows(seed=1)))
+    code, checks = verify(capsys, recorded, changed, "--truth", truth)
+    assert code == 1 and failing(checks) == ["version", "submission", "figures"]  # then the version may be why
 
 
 def test_a_receipt_hashed_without_xxhash_says_so(case, capsys):

@@ -5,17 +5,19 @@ truth, and its scoring program runs on the sample as the platform's worker runs 
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 
+from scorer.adapters.bundle_zip import MAX_YAML_BYTES, extract, load_yaml, open_zip, read_small
 from scorer.adapters.codabench import find_truth
 from scorer.adapters.kaggle import USAGE, HostVisibleError, parse_ids, truth_from_solution
 from scorer.analytics.audit import check_split
@@ -24,6 +26,10 @@ from scorer.api import resolve_truth
 from scorer.engine.checklist import Check, failed
 from scorer.engine.receipt import truth_hash
 from scorer.errors import ScorerError, UsageError
+from scorer.file_formats import unreadable
+from scorer.handed_back import read_json
+from scorer.schema import ANY, ListOf, MapOf, Number, OneOf, Record, SchemaError, Text
+from scorer.spec import MAX_SECONDS
 from scorer.spec.competition import Competition
 from scorer.truth.ids import USAGES, Truth
 
@@ -43,6 +49,9 @@ def solution_checks(path: str | Path, truth: Truth, comp: Competition) -> list[C
     import pandas as pd
     import pyarrow as pa
 
+    why = unreadable(path, "solution")
+    if why:
+        raise UsageError(why)
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as error:
@@ -82,32 +91,44 @@ class Bundle:
     limit: float | None  # that phase's execution_time_limit, seconds
 
 
+_FILE = Text(longest=4096)
+_PHASE = Record({}, {"execution_time_limit": Number(0, MAX_SECONDS, open=True), "scoring_program": _FILE,
+                     "reference_data": _FILE}, others=True)
+_COLUMNS = ListOf(Record({"key": Text(longest=256)}, others=True))
+SPEC = Record({}, {  # the fields of competition.yaml the audit reads (Codabench v2, CodaLab v1.5); others are left alone
+    "tasks": ListOf(Record({}, {"scoring_program": _FILE, "reference_data": _FILE}, others=True)),
+    "phases": OneOf("a list or a mapping of phases", ListOf(_PHASE), MapOf(_PHASE)),
+    "leaderboards": ListOf(Record({}, {"columns": _COLUMNS}, others=True)),
+    "leaderboard": Record({}, {"columns": MapOf(ANY)}, others=True),
+}, others=True)
+
+
 def read_bundle(path: str | Path) -> Bundle:
-    """The bundle's competition.yaml and entries; UsageError when it is no zip or has no competition.yaml."""
+    """The bundle's competition.yaml (checked against SPEC) and entries; UsageError when it is no zip (a regular file),
+    a member is over a limit (scorer.adapters.bundle_zip), or it has no competition.yaml."""
     try:
-        import yaml
+        import yaml  # noqa: F401  (bundle_zip.load_yaml's)
     except ImportError:
         raise UsageError("auditing a bundle needs PyYAML: pip install pyyaml") from None
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            if "competition.yaml" not in names:
-                raise UsageError(f"the bundle {path} has no competition.yaml at its top (zip the bundle's contents, not its folder)")
-            spec = yaml.safe_load(archive.read("competition.yaml"))
-    except (OSError, zipfile.BadZipFile) as error:
-        raise UsageError(f"cannot read the bundle {path}: {error}") from None
-    except yaml.YAMLError as error:
-        raise UsageError(f"the bundle's competition.yaml is not YAML: {error}") from None
+    label = f"the bundle {path}"
+    with open_zip(path, label) as archive:
+        names = set(archive.namelist())
+        if "competition.yaml" not in names:
+            raise UsageError(f"the bundle {path} has no competition.yaml at its top (zip the bundle's contents, not its folder)")
+        spec = load_yaml(read_small(archive, "competition.yaml", label), "the bundle's competition.yaml")
     if not isinstance(spec, dict):
         raise UsageError("the bundle's competition.yaml holds no mapping")
+    try:
+        SPEC.check(spec)
+    except SchemaError as error:
+        raise UsageError(f"the bundle's competition.yaml: {error}") from None
     tasks = spec.get("tasks") or []
     phases = spec.get("phases") or []
     phases = list(phases.values()) if isinstance(phases, dict) else phases
-    first_phase = phases[0] if phases and isinstance(phases[0], dict) else {}
-    first = tasks[0] if tasks and isinstance(tasks[0], dict) else first_phase
-    limit = first_phase.get("execution_time_limit")
+    first_phase = phases[0] if phases else {}
+    first = tasks[0] if tasks else first_phase
     return Bundle(Path(path), names, spec, first.get("scoring_program"), first.get("reference_data"),
-                  float(limit) if isinstance(limit, (int, float)) else None)
+                  first_phase.get("execution_time_limit"))
 
 
 def named_files(spec) -> list[str]:
@@ -143,25 +164,39 @@ def file_checks(bundle: Bundle) -> Check:
 
 
 def _extract(bundle: Bundle, name: str, into: Path) -> None:
-    """Unpack a folder of the bundle, or a zip inside it (CodaLab's scoring_program.zip), into `into`."""
+    """Unpack a folder of the bundle, or a zip inside it (CodaLab's scoring_program.zip), into `into`, each member
+    streamed to disk; the inner zip is checked as the bundle is (scorer.adapters.bundle_zip)."""
     into.mkdir(parents=True, exist_ok=True)
     name = str(PurePosixPath(name))
-    with zipfile.ZipFile(bundle.path) as archive:
+    label = f"the bundle {bundle.path}"
+    with open_zip(bundle.path, label) as archive:
         if name in bundle.names and name.endswith(".zip"):
-            inner = zipfile.ZipFile(io.BytesIO(archive.read(name)))
-            members, source = inner.namelist(), inner
+            packed = into.parent / f".{into.name}.zip"
+            extract(archive, archive.getinfo(name), packed)
+            try:
+                with open_zip(packed, f"the bundle's {name}") as inner:
+                    _unpack(inner, inner.infolist(), "", into)
+            finally:
+                packed.unlink(missing_ok=True)
         else:
-            members, source = [entry for entry in bundle.names if entry.startswith(name + "/")], archive
-        for member in members:
-            relative = member[len(name) + 1:] if source is archive else member
-            target = (into / relative).resolve()
-            if not target.is_relative_to(into.resolve()):
-                raise UsageError(f"the bundle's {member} would unpack outside its folder")
-            if member.endswith("/"):
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(source.read(member))
+            _unpack(archive, [info for info in archive.infolist() if info.filename.startswith(name + "/")], name + "/", into)
+
+
+def _unpack(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], prefix: str, into: Path) -> None:
+    """Stream members (named prefix + a relative name) to `into`, none outside it."""
+    root = into.resolve()
+    for info in members:
+        target = (into / info.filename[len(prefix):]).resolve()
+        if not target.is_relative_to(root):
+            raise UsageError(f"the bundle's {info.filename} would unpack outside its folder")
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            extract(archive, info, target)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+            raise UsageError(f"the bundle's {info.filename} cannot be unpacked: {error}") from None
 
 
 def reference_check(bundle: Bundle, truth: Truth, comp: Competition, workdir: Path) -> Check:
@@ -192,10 +227,6 @@ def leaderboard_keys(spec: dict) -> list[str]:
 def program_check(bundle: Bundle, submission: Path, workdir: Path, limit: float) -> Check:
     """Run the bundle's scoring program on the submission as the worker does: its command after the image's
     ENTRYPOINT `scorer`, in the program folder, with the reference data and the upload in input/ref and input/res."""
-    import json
-
-    import yaml
-
     if not bundle.program or not _present(bundle.program, bundle.names):
         return failed("bundle program", "no scoring program in the bundle", "add scoring_program/ (python bundles/build.py)")
     run = workdir / "run"
@@ -205,19 +236,23 @@ def program_check(bundle: Bundle, submission: Path, workdir: Path, limit: float)
         _extract(bundle, bundle.reference, ref)
     res.mkdir(parents=True, exist_ok=True)
     output.mkdir(parents=True, exist_ok=True)
-    (res / submission.name).write_bytes(submission.read_bytes())
+    shutil.copyfile(submission, res / submission.name)
     metadata = program / ("metadata.yaml" if (program / "metadata.yaml").is_file() else "metadata")
     try:
-        command = str(yaml.safe_load(metadata.read_text())["command"])
-    except (OSError, TypeError, KeyError, yaml.YAMLError):
-        return failed("bundle program", "the scoring program has no metadata.yaml (or metadata) with a command",
+        command = _command(metadata)
+    except (OSError, UsageError) as error:
+        return failed("bundle program", f"the scoring program has no metadata.yaml (or metadata) with a command ({error})",
                       "add scoring_program/metadata.yaml: command: codabench /app/input /app/output --competition NAME")
     for old, new in (("/app/input", run / "input"), ("/app/output", output), ("/app/program", program),
                      ("$input", run / "input"), ("$output", output), ("$program", program)):
         command = command.replace(old, str(new))
-    argv = [sys.executable, "-m", "scorer", *shlex.split(command)]
     try:
-        done = subprocess.run(argv, cwd=program, capture_output=True, text=True, timeout=limit, env=dict(os.environ))
+        argv = [sys.executable, "-m", "scorer", *shlex.split(command)]
+    except ValueError as error:
+        return failed("bundle program", f"its command cannot be split into words ({error})", "quote the command's words in pairs")
+    try:
+        done = subprocess.run(argv, cwd=program, capture_output=True, encoding="utf-8", errors="replace", timeout=limit,
+                              env=dict(os.environ))
     except subprocess.TimeoutExpired:
         return failed("bundle program", f"did not finish within {limit:g} s", "see the time check")
     last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
@@ -225,11 +260,25 @@ def program_check(bundle: Bundle, submission: Path, workdir: Path, limit: float)
         return failed("bundle program", f"`scorer {command}` exited {done.returncode}: {last}",
                       "make the sample valid for the bundle's truth and config, or fix the program's command")
     try:
-        scores = json.loads((output / "scores.json").read_text())
-    except (OSError, ValueError):
-        return failed("bundle program", "it wrote no scores.json", "the command must be `codabench INPUT OUTPUT ...`")
+        scores = read_json(output / "scores.json", "scores.json", SCORES, MAX_YAML_BYTES)
+    except UsageError as error:
+        return failed("bundle program", f"it wrote no scores.json the platform can read: {error}",
+                      "the command must be `codabench INPUT OUTPUT ...`")
     missing = [key for key in leaderboard_keys(bundle.spec) if key not in scores]
     if missing:
         return failed("bundle program", f"its scores lack the leaderboard's keys {', '.join(missing)}",
                       "name the leaderboard columns after the scores: score and one per type")
     return Check("bundle program", True, f"ran on {submission.name}: " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
+
+
+SCORES = MapOf(Number(infinite=True))  # what the platform reads from scores.json: a number per leaderboard key
+
+
+def _command(metadata: Path) -> str:
+    """The command of the scoring program's metadata.yaml (a small file, loaded as competition.yaml is)."""
+    with open(metadata, "rb") as handle:
+        data = handle.read(MAX_YAML_BYTES + 1)
+    found = load_yaml(data, f"its {metadata.name}")
+    if not isinstance(found, dict) or not isinstance(found.get("command"), str):
+        raise UsageError(f"its {metadata.name} holds no command text")
+    return found["command"]

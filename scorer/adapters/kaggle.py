@@ -38,7 +38,7 @@ from scorer.api import resolve_competition, validate
 from scorer.api import score as score_file
 from scorer.engine.problems import ERROR, Code
 from scorer.errors import ScorerError
-from scorer.kernels.solution import label_items, plain_ids
+from scorer.kernels import door
 from scorer.spec.competition import Competition, id_literals
 from scorer.truth.ids import Truth, from_long
 
@@ -288,7 +288,7 @@ def _read_whole(solution: pd.DataFrame, row_id: str, label_column: str, comp: Co
         row = int(np.flatnonzero(~well_formed)[0])
         raise HostVisibleError(f"solution row {row + 1}: id {ids[row].as_py()!r} does not have the form {comp.id_pattern!r}")
     labels = strings(solution[label_column])
-    ok, items, parents = label_items(*_buffers(labels))
+    ok, items, parents = door.kernel("label_items")(*_buffers(labels))
     if not ok:
         items, parents = _label_items(labels, label_column)
     if (items < 0).any():
@@ -311,7 +311,7 @@ def _read_by_chunks(ids: pd.Series, labels: pd.Series, comp: Competition):
         well_formed, session[start:stop], kinds[start:stop] = parse_ids(id_text.chunk(start, stop), comp)
         if not well_formed.all():
             return None
-        ok, chunk_items, rows = label_items(*_buffers(label_text.chunk(start, stop)))
+        ok, chunk_items, rows = door.kernel("label_items")(*_buffers(label_text.chunk(start, stop)))
         if not ok:
             return None
         row_items[start:stop] = np.bincount(rows, minlength=stop - start)
@@ -340,7 +340,7 @@ def _kernel_ids(ids: pa.Array, comp: Competition):
     type_names = np.frombuffer(b"".join(names), np.uint8) if any(names) else np.zeros(0, np.uint8)
     type_offsets = np.cumsum([0] + [len(name) for name in names]).astype(np.int64)
     session, kinds = np.empty(len(ids), np.int64), np.empty(len(ids), np.int64)
-    if not plain_ids(*_buffers(ids), np.uint8(middle.encode()[0]), type_names, type_offsets, session, kinds):
+    if not door.kernel("plain_ids")(*_buffers(ids), np.uint8(middle.encode()[0]), type_names, type_offsets, session, kinds):
         return None
     return np.ones(len(ids), np.bool_), session, kinds
 

@@ -1,4 +1,5 @@
-"""Kaggle files from a truth: the solution (row id, labels, Usage) and the matching sample submission."""
+"""Solution files from a truth, Kaggle's (row id, labels, Usage) and Hugging Face Competitions' (row id, labels, split),
+and the matching sample submission."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from scorer.spec.competition import Competition, id_literals
 from scorer.truth.ids import Truth
 
 SAMPLE_LABELS = ("empty", "popular")
+# the split column of each platform's solution: its name and how it spells the two sides
+SPLIT_COLUMNS = {"kaggle-solution": ("Usage", "Public", "Private"), "hf-solution": ("split", "public", "private")}
 
 
 def row_ids(truth: Truth, comp: Competition) -> list[str]:
@@ -58,21 +61,23 @@ def _csv_field(text: str) -> str:
 
 
 def write_solution(truth: Truth, comp: Competition, solution: str | Path, sample: str | Path,
-                   public: float = 0.3, seed: int = 0, sample_labels: str = "empty") -> dict:
-    """Write the solution CSV (id, labels, Usage; whole sessions per split) and the sample submission."""
+                   public: float = 0.3, seed: int = 0, sample_labels: str = "empty", target: str = "kaggle-solution") -> dict:
+    """Write the solution CSV (id, labels, and the split column of `target`, SPLIT_COLUMNS; whole sessions per side) and
+    the sample submission."""
     if truth.n_sessions == 0:
         raise UsageError("the truth has no sessions: nothing to export")
     if getattr(comp, "shape", "id_type") != "id_type":
-        raise UsageError(f"kaggle-solution writes submissions of shape 'id_type', not {comp.shape!r}")
+        raise UsageError(f"{target} writes submissions of shape 'id_type', not {comp.shape!r}")
     if sample_labels not in SAMPLE_LABELS:
         raise UsageError(f"sample labels must be one of {', '.join(SAMPLE_LABELS)}, got {sample_labels!r}")
     n_types = len(comp.types)
     ids = [_csv_field(text) for text in row_ids(truth, comp)]
     public_session = usage(truth.sessions, public, seed)
-    split = np.where(np.repeat(public_session, n_types), "Public", "Private").tolist()
+    split_column, public_side, private_side = SPLIT_COLUMNS[target]
+    split = np.where(np.repeat(public_session, n_types), public_side, private_side).tolist()
     id_column, label_column = comp.header
     with open(solution, "w", encoding="utf-8", newline="\n") as out:
-        out.write(f"{id_column},{label_column},Usage\n")
+        out.write(f"{id_column},{label_column},{split_column}\n")
         out.writelines(f"{i},{labels},{s}\n" for i, labels, s in zip(ids, slot_labels(truth), split))
     fill = popular_labels(truth, comp.k) if sample_labels == "popular" else [""] * n_types
     with open(sample, "w", encoding="utf-8", newline="\n") as out:

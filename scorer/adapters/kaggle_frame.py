@@ -28,7 +28,7 @@ from scorer.engine.problems import Code, Report
 from scorer.engine.reader import Deadline, LimitExceeded
 from scorer.engine.result import Result
 from scorer.kernels import codes
-from scorer.kernels.parse import SLACK
+from scorer.kernels.rows import SLACK
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 

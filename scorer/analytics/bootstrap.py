@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.kernels.resample import group_rows, poisson_draws, sign_flip_draws, stream_seeds
+from scorer.kernels import door
 from scorer.spec.metrics import Metric, parse_metric
 
 
@@ -84,7 +84,7 @@ class SessionTable:
         """Identical sessions merged: (values (G, 2C) = [numerators | denominators] of one session, counts (G,))."""
         values = self.values if keep is None else self.values[keep]
         sizes = self.sizes if keep is None else self.sizes[keep]
-        group, first = group_rows(np.ascontiguousarray(values).view(np.int64), np.ascontiguousarray(sizes, np.int64))
+        group, first = door.kernel("group_rows")(np.ascontiguousarray(values).view(np.int64), np.ascontiguousarray(sizes, np.int64))
         counts = np.bincount(group, minlength=len(first)).astype(np.int64)
         num, den = self.parts(values[first], sizes[first])
         return np.ascontiguousarray(np.concatenate([num, den], axis=1)), counts
@@ -98,8 +98,8 @@ def resample(values: np.ndarray, counts: np.ndarray, n: int, seed: int, kind: st
 
     Resample r uses its own seed (stream_seeds(seed)[r]), so the result does not depend on threads.
     """
-    kernel = poisson_draws if kind == "bootstrap" else sign_flip_draws
-    seeds = stream_seeds(np.uint64(seed % 2**64), n)
+    draw = door.kernel("poisson_draws" if kind == "bootstrap" else "sign_flip_draws")
+    seeds = door.kernel("stream_seeds")(np.uint64(seed % 2**64), n)
     out = np.zeros((n, values.shape[1]), np.float64)
     if n == 0 or len(counts) == 0:
         return out
@@ -108,7 +108,7 @@ def resample(values: np.ndarray, counts: np.ndarray, n: int, seed: int, kind: st
     def chunk(start: int) -> None:
         stop = min(n, start + CHUNK)
         draws = np.empty((stop - start, len(counts)), np.float64)
-        kernel(counts, seeds[start:stop], draws)
+        draw(counts, seeds[start:stop], draws)
         np.matmul(draws, values, out=out[start:stop])
 
     starts = range(0, n, CHUNK)

@@ -9,14 +9,14 @@ aggregated as the whole-run figure is, over the bin's sessions (all have truth o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.file_formats import format_of
-from scorer.kernels.resample import rank_histogram
+from scorer.file_formats import format_of, unreadable
+from scorer.handed_back import nests_deeper, parse
+from scorer.kernels import door
 
 SIZE_BINS = ((1, 1, "1"), (2, 3, "2-3"), (4, 10, "4-10"), (11, None, ">10"))
 LENGTH_BINS = ((1, 1, "1"), (2, 3, "2-3"), (4, 10, "4-10"), (11, 30, "11-30"), (31, None, ">30"))
@@ -64,7 +64,7 @@ def breakdown(hit_masks: np.ndarray, hits: np.ndarray, sizes: np.ndarray, types:
     """
     n = sizes.shape[0]
     keep = np.ones(n, bool) if keep is None else np.asarray(keep, bool)
-    hist = rank_histogram(np.ascontiguousarray(hit_masks, np.int64), np.ascontiguousarray(sizes, np.int64), keep, kmax)
+    hist = door.kernel("rank_histogram")(np.ascontiguousarray(hit_masks, np.int64), np.ascontiguousarray(sizes, np.int64), keep, kmax)
     curve = recall_curve(hist, sizes[keep])
     out: dict = {"k": kmax, "recall_at_k": {}, "hit_ranks": {}, "truth_size": {}}
     if lengths is not None:
@@ -94,8 +94,9 @@ def session_lengths(path: str | Path, truth_sessions: np.ndarray) -> np.ndarray:
     per row and a `session` column. UsageError names the file (and line) when it cannot be read.
     """
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"sessions file not found: {path}")
+    why = unreadable(path, "sessions file")
+    if why:
+        raise UsageError(why)
     if format_of(path) in ("parquet", "csv"):
         ids, counts = _table_counts(path)
     else:
@@ -138,13 +139,16 @@ def _jsonl_counts(path: Path) -> tuple[np.ndarray, np.ndarray]:
     except (UsageError, OSError):
         pass
     try:
+        import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.json as pj
 
-        table = pj.read_json(path)
-        ids = table.column("session").to_numpy().astype(np.int64)
-        counts = pc.fill_null(pc.list_value_length(table.column("events")), 0).to_numpy().astype(np.int64)
-        return ids, counts
+        if not nests_deeper(path):  # pyarrow's reader would crash the process
+            table = pj.read_json(path)
+            if pa.types.is_integer(table.schema.field("session").type):  # 1e23 is read as a float: named line by line
+                ids = table.column("session").to_numpy().astype(np.int64)
+                counts = pc.fill_null(pc.list_value_length(table.column("events")), 0).to_numpy().astype(np.int64)
+                return ids, counts
     except Exception:  # anything pyarrow cannot take is read line by line, which names the line
         pass
     ids, counts = [], []
@@ -153,10 +157,11 @@ def _jsonl_counts(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = parse(line)  # nested too deep: a ValueError, not a RecursionError
                 session, events = record["session"], record.get("events", [])
-                if not isinstance(session, int) or not isinstance(events, list):
-                    raise ValueError("'session' must be an integer and 'events' a list")
+                if isinstance(session, bool) or not isinstance(session, int) or not -2**63 <= session < 2**63 \
+                        or not isinstance(events, list):
+                    raise ValueError("'session' must be a 64-bit integer and 'events' a list")
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 raise UsageError(f"sessions file {path}, line {number}: expected "
                                  f'{{"session": ID, "events": [...]}} ({error})') from None

@@ -18,7 +18,7 @@ import numpy as np
 from scorer.analytics.bootstrap import SessionTable, interval, resample
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
-from scorer.kernels.resample import group_rows
+from scorer.kernels import door
 from scorer.wording import fixed
 
 
@@ -41,7 +41,7 @@ def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.9
     weights = a.weights
     observed_score = float((np.nan_to_num(observed) * weights).sum())
 
-    group, first = group_rows(np.ascontiguousarray(delta).view(np.int64), np.ascontiguousarray(den).view(np.int64))
+    group, first = door.kernel("group_rows")(np.ascontiguousarray(delta).view(np.int64), np.ascontiguousarray(den).view(np.int64))
     counts = np.bincount(group, minlength=len(first)).astype(np.int64)
     values = np.concatenate([delta[first], den[first]], axis=1)
 

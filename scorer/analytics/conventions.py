@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scorer.kernels.conventions import (
+from scorer.kernels.explain_layout import (
     BASE_MAP,
     BASE_NDCG,
     BASE_PRECISION,

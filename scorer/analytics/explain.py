@@ -19,8 +19,8 @@ from scorer.api import resolve_competition, score
 from scorer.engine.explain_pass import read_truth_rows
 from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError
-from scorer.kernels.conventions import N_ROWS, N_TOUCHED, RULE_PER_ROW_MEAN, SUM_DEN, SUM_NUM, SUM_RATIO, convention_sums
-from scorer.kernels.explain_rows import MAX_RANKS
+from scorer.kernels import door
+from scorer.kernels.explain_layout import MAX_RANKS, N_ROWS, N_TOUCHED, RULE_PER_ROW_MEAN, SUM_DEN, SUM_NUM, SUM_RATIO
 from scorer.wording import counted, fixed
 
 SHOWN = 5  # rows listed per rule
@@ -132,7 +132,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
         sums = np.zeros((len(steps.base), 3))
         counts = np.zeros((len(steps.base), 2), np.int64)
         first_rows = np.full((len(steps.base), shown), -1, np.int64)
-        convention_sums(rows.first[pick], rows.again[pick], rows.repeats[pick], rows.n_items[pick], sizes, zero_label, np.int64(k),
+        door.kernel("convention_sums")(rows.first[pick], rows.again[pick], rows.repeats[pick], rows.n_items[pick], sizes, zero_label, np.int64(k),
                         *step_arrays, sums, counts, first_rows)
         values = [_value(b, r, sums[s], counts[s]) for s, (b, r) in enumerate(zip(steps.base, steps.rules))]
         per_type.append((slots, values, counts, first_rows))

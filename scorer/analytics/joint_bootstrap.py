@@ -19,7 +19,18 @@ import numpy as np
 
 from scorer.analytics.bootstrap import SessionTable
 from scorer.errors import UsageError
-from scorer.kernels.resample import poisson_one_thresholds, session_poisson_weights, stream_seeds
+from scorer.kernels import door
+
+POISSON_ONE_MAX = 16  # a Poisson(1) weight is capped here (P(w >= 16) < 1e-13)
+
+
+def poisson_one_thresholds() -> np.ndarray:
+    """t[c] = P(Poisson(1) <= c) · 2^32, the 32-bit thresholds of session_poisson_weights' inversion."""
+    from math import exp, factorial
+
+    cdf = np.cumsum([exp(-1.0) / factorial(c) for c in range(POISSON_ONE_MAX)])
+    return np.minimum(np.floor(cdf * 2.0**32), 2.0**32 - 1).astype(np.uint64)
+
 
 THRESHOLDS = poisson_one_thresholds()
 BLOCK = 4096  # sessions per matrix product: the block's float32 sums of integer figures stay exact
@@ -63,7 +74,7 @@ class SessionColumns:
 def resample_weights(seeds: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(resamples, len(rows)) float32 Poisson(1) weights of the given sessions (see session_poisson_weights)."""
     out = np.empty((len(seeds), len(rows)), np.float32)
-    session_poisson_weights(np.ascontiguousarray(seeds, np.int64), np.ascontiguousarray(rows, np.int64), THRESHOLDS, out)
+    door.kernel("session_poisson_weights")(np.ascontiguousarray(seeds, np.int64), np.ascontiguousarray(rows, np.int64), THRESHOLDS, out)
     return out
 
 
@@ -74,7 +85,7 @@ def joint_sums(matrix: np.ndarray, sides: list[np.ndarray], n: int, seed: int, t
     Every side and column uses the same weights w_rs (seeded by `seed`); the figures do not depend on `threads`
     or `block` beyond float64 rounding of the block order.
     """
-    seeds = stream_seeds(np.uint64(seed % 2**64), n)
+    seeds = door.kernel("stream_seeds")(np.uint64(seed % 2**64), n)
     columns = matrix.shape[1]
     jobs = [(side, rows[start:start + block]) for side, rows in enumerate(sides) for start in range(0, len(rows), block)]
     lanes = max(1, min(threads, len(jobs)))

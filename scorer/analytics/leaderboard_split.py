@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.kernels.resample import hash_strings, hash_units
+from scorer.kernels import door
 
 PUBLIC, PRIVATE, IGNORED = 0, 1, 2  # the codes of scorer.truth.ids.USAGES
 SIDES = {"public": PUBLIC, "private": PRIVATE}
@@ -45,7 +45,7 @@ def parse_split(text: str) -> float:
 
 def hash_split(sessions: np.ndarray, fraction: float, seed: int) -> Split:
     """Public when u(seed, session) < fraction (see the module docstring)."""
-    units = hash_units(np.ascontiguousarray(sessions, np.int64), np.uint64(seed % 2**64))
+    units = door.kernel("hash_units")(np.ascontiguousarray(sessions, np.int64), np.uint64(seed % 2**64))
     usage = np.where(units < fraction, PUBLIC, PRIVATE).astype(np.int8)
     return Split(usage, f"hash split public={fraction:g} seed={seed}")
 
@@ -56,8 +56,8 @@ def string_keys(ids) -> np.ndarray:
         starts, ends = ids.starts, ids.ends
     else:
         starts, ends = ids.offsets[:-1], ids.offsets[1:]
-    return hash_strings(np.ascontiguousarray(ids.keys, np.uint8), np.ascontiguousarray(starts, np.int64),
-                        np.ascontiguousarray(ends, np.int64))
+    return door.kernel("hash_strings")(np.ascontiguousarray(ids.keys, np.uint8), np.ascontiguousarray(starts, np.int64),
+                                       np.ascontiguousarray(ends, np.int64))
 
 
 def resolve_split(truth, fraction: float | None = None, seed: int = 0) -> Split | None:

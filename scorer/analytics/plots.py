@@ -237,8 +237,11 @@ def _write(path, png: bytes, title: str, header: str, tables: str) -> Path:
     return path
 
 
+REPORT_SUFFIXES = (".html", ".htm", ".png")
+
+
 def check_name(path) -> None:
-    if Path(path).suffix.lower() not in (".html", ".htm", ".png"):
+    if not Path(path).name.lower().endswith(REPORT_SUFFIXES):
         raise UsageError(f"--report {path}: the name must end in .html or .png")
 
 

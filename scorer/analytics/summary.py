@@ -10,6 +10,7 @@ import numpy as np
 
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
+from scorer.kernels import door
 from scorer.wording import fixed
 
 # scorer.analytics.bootstrap, .breakdown and .split (numba kernels) are imported where used, so that building
@@ -55,11 +56,9 @@ def analyse(result, truth, *, n_bootstrap: int = 0, seed: int = 0, level: float 
         }
     if breakdowns or sessions_file is not None:
         lengths = session_lengths(sessions_file, truth.sessions) if sessions_file is not None else None
-        from scorer.kernels.resample import hit_counts
-
         # recall@k from the hit masks, whatever the scored metric; the masks hold the first 63 ranks
         kmax = max(1, min(max(m.k or 1 for m in table.metrics), 63))
-        hits = hit_counts(np.ascontiguousarray(result.slot_hits, np.int64), kmax).reshape(table.sizes.shape)
+        hits = door.kernel("hit_counts")(np.ascontiguousarray(result.slot_hits, np.int64), kmax).reshape(table.sizes.shape)
         from scorer.engine.beyond import per_row_metrics, subset_figures
 
         beyond = per_row_metrics(result)

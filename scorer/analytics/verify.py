@@ -8,11 +8,14 @@ bootstrap figures the receipt holds, to the last bit).
 from __future__ import annotations
 
 import json
+import os
 
 from scorer.api import score
-from scorer.engine.checklist import Check
+from scorer.engine.checklist import Check, failed, warned
 from scorer.engine.receipt import WHAT, differences, make_receipt
+from scorer.engine.receipt_schema import RECEIPT
 from scorer.errors import SubmissionError, UsageError
+from scorer.handed_back import TooDeep, checked, json_lines, opened, parse
 
 FIXES = {
     "version": "run the scorer version the receipt names (pip install recsys-scorer==VERSION, or its image)",
@@ -21,40 +24,47 @@ FIXES = {
     "submission": "pass the file that was scored, byte for byte",
     "figures": "the same inputs give other figures: report it (a scorer bug), unless another check failed too",
 }
+MAX_RECEIPT_BYTES = 64 << 20  # a receipt, or a score's JSON holding one; a longer file is read as JSON lines
+MAX_RECORD_BYTES = 64 << 20  # one line of `scorer grade -o`
 
 
-def receipt_from(data, submission_name: str) -> dict:
+def receipt_from(data, submission_name: str, where: str) -> dict:
     """The receipt in a parsed document: a receipt itself, a score JSON or grade record holding one, or a list of
-    grade records (the one for `submission_name`)."""
+    grade records (the one for `submission_name`), checked against RECEIPT. where: the file, in messages."""
     if isinstance(data, list):
-        matches = [record for record in data if isinstance(record, dict) and
-                   str(record.get("file", "")).rsplit("/", 1)[-1] == submission_name]
+        matches = [record for record in data if isinstance(record, dict) and _named(record, submission_name)]
         if len(matches) != 1:
             raise UsageError(f"the receipt file holds {len(data)} records, {len(matches)} of them for {submission_name!r}: "
                              "give the record of this submission")
         data = matches[0]
     if isinstance(data, dict) and isinstance(data.get("receipt"), dict):
         data = data["receipt"]
-    if not isinstance(data, dict) or not isinstance(data.get("receipt"), int) or "figures" not in data:
+    if not isinstance(data, dict) or "receipt" not in data or "figures" not in data:
         raise UsageError("no receipt found: give receipt.json, a `scorer score --format json` output or a `scorer grade` record")
-    return data
+    return checked(data, RECEIPT, where, "receipt")
 
 
 def read_receipt(path: str, submission_name: str) -> dict:
-    """The receipt in a file (JSON, or the JSON lines of `scorer grade -o`)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read the receipt {path}: {error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as error:
-            raise UsageError(f"the receipt {path} is not JSON (nor JSON lines): {error}") from None
-    return receipt_from(data, submission_name)
+    """The receipt in a file (a JSON document, or the JSON lines of `scorer grade -o`): a regular file, read within
+    bounds (scorer.handed_back), checked against RECEIPT."""
+    with opened(path, "receipt") as (fd, status):
+        if status.st_size <= MAX_RECEIPT_BYTES:
+            try:
+                return receipt_from(parse(os.pread(fd, MAX_RECEIPT_BYTES, 0)), submission_name, path)
+            except TooDeep as error:
+                raise UsageError(f"the receipt {path} {error}") from None
+            except ValueError:
+                pass  # not one document: JSON lines
+        records = []
+        for line, record, error in json_lines(fd, MAX_RECORD_BYTES, f"receipt {path}"):
+            if error is not None:
+                raise UsageError(f"the receipt {path} is not JSON (nor JSON lines): line {line.number} {error}")
+            records.append(record if isinstance(record, dict) and _named(record, submission_name) else None)
+    return receipt_from(records, submission_name, path)
+
+
+def _named(record: dict, submission_name: str) -> bool:
+    return str(record.get("file", "")).rsplit("/", 1)[-1] == submission_name
 
 
 def rescore(recorded: dict, submission, truth, competition, threads: int = 2) -> dict:
@@ -91,5 +101,14 @@ def verify(recorded: dict, submission, truth, competition, threads: int = 2) -> 
         "figures": f"score {now['figures']['score']!r} and {sum(map(len, now['figures']['metrics'].values()))} metric figures"
                    + "".join(f", the {key} figures" for key in ("split", "bootstrap") if key in now["figures"]),
     }
-    return [Check(what, False, f"{found[what]} — fix: {FIXES[what]}") if what in found else Check(what, True, same[what])
-            for what in WHAT]
+    return [_verdict(what, found, same[what]) for what in WHAT]
+
+
+def _verdict(what: str, found: dict[str, str], same: str) -> Check:
+    """Passed; failed with its fix; or, for another scorer version whose figures agree, a warning."""
+    if what not in found:
+        return Check(what, True, same)
+    if what == "version" and "figures" not in found:
+        return warned(what, found[what], "the figures agree all the same; to prove them with the same code, "
+                                         + FIXES[what])
+    return failed(what, found[what], FIXES[what])

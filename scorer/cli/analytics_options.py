@@ -7,6 +7,7 @@ import argparse
 import json
 
 from scorer.cli.common import add_aliased, add_seed, warning_examples, whole_number
+from scorer.engine.receipt_schema import MAX_RESAMPLES
 from scorer.errors import UsageError
 
 
@@ -20,7 +21,7 @@ def level_value(text: str) -> float:
     return value
 
 
-count_value = whole_number(0, 100_000, "a number of resamples")
+count_value = whole_number(0, MAX_RESAMPLES, "a number of resamples")
 
 
 def add_bootstrap(parser, default: int, help: str) -> None:

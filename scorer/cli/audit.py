@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from scorer.cli.common import add_competition, add_format, add_seed, add_threads
+from scorer.cli.common import add_competition, add_format, add_seed, add_threads, seconds
 
 USAGE = "scorer audit --truth TRUTH [--competition NAME | --config PATH] [--sample FILE] [--solution FILE] [--bundle ZIP] [options]"
 EXAMPLES = ("scorer audit --truth test_labels.jsonl --sample sample_submission.csv",
@@ -23,7 +23,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--split", metavar="public=F|usage", help="the split to check without a solution: a hashed public "
                         "share (seeded by --seed), or the truth's Usage column (the default when it has one)")
     add_seed(parser)
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="the platform's execution limit (default: the "
+    parser.add_argument("--time-limit", type=seconds, metavar="SECONDS", help="the platform's execution limit (default: the "
                         "bundle's execution_time_limit, else Codabench's default of 600 s)")
     add_threads(parser)
     add_format(parser)

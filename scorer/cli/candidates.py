@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scorer.cli.common import add_competition, add_format, add_max_per_code, add_threads, warning_examples
+from scorer.cli.common import add_competition, add_format, add_max_per_code, add_threads, output_path, warning_examples
 
 USAGE = "scorer candidates CANDIDATES --truth TRUTH [--k 20,50,100,200] [--plot FILE.png] [options]"
 EXAMPLES = ("scorer candidates candidates.parquet --truth test_labels.jsonl",
@@ -26,6 +26,11 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from scorer.api import candidates
 
+    if args.plot:
+        from scorer.analytics.plots import _pyplot
+
+        output_path(args.plot, "--plot", (".png",))
+        _pyplot()  # matplotlib missing: said before the work, not after
     result = candidates(args.candidates, args.truth, args.competition, config=args.config, k=args.k,
                         max_per_code=args.max_per_code, threads=args.threads)
     if args.plot:

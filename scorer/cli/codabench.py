@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from scorer.cli.common import add_competition, whole_number
+from scorer.spec import MAX_SECONDS
 
 USAGE = "scorer codabench INPUT_DIR OUTPUT_DIR [options]"
 EXAMPLES = ("scorer codabench /app/input /app/output", "scorer codabench /app/input /app/output --competition otto --max-seconds 600")
@@ -15,7 +16,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("input_dir", metavar="INPUT_DIR", help="the platform's input folder, holding ref/ and res/")
     parser.add_argument("output_dir", metavar="OUTPUT_DIR", help="where scores.json and scores.txt are written")
     add_competition(parser)
-    parser.add_argument("--max-seconds", type=whole_number(1, what="seconds"), metavar="N",
+    parser.add_argument("--max-seconds", type=whole_number(1, MAX_SECONDS, "a number of seconds"), metavar="N",
                         help="time limit in seconds, replacing the config's (keep it below the platform's execution time limit)")
 
 

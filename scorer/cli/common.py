@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import stat
+from pathlib import Path
+
+from scorer.spec import MAX_SECONDS
 
 
 def whole_number(low: int, high: int | None = None, what: str = "a number"):
@@ -22,6 +28,30 @@ def whole_number(low: int, high: int | None = None, what: str = "a number"):
 
 
 positive_int = whole_number(1)
+
+
+def number(low: float | None = None, high: float | None = None, what: str = "a number", above: bool = False):
+    """An argparse type: a finite number from low (above: more than low) to high; NaN, Infinity and what is out of range
+    are refused with the bad text named (a NaN limit would turn a check off: every comparison with it is false)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        out = (low is not None and (value <= low if above else value < low)) or (high is not None and value > high)
+        if not math.isfinite(value) or out:
+            bounds = (f" from {low:,g} to {high:,g}" if low is not None and high is not None and not above else
+                      "".join([f" above {low:,g}" if above else f" of at least {low:,g}"] if low is not None else [])
+                      + (" and" if low is not None and high is not None else "")
+                      + (f" at most {high:,g}" if high is not None else ""))
+            raise argparse.ArgumentTypeError(f"expected {what}{bounds} (a finite number), got {text!r}")
+        return value
+
+    return parse
+
+
+seconds = number(0, MAX_SECONDS, "a number of seconds", above=True)
 
 # Seed defaults, said in every --help: 0 for score, compare and export (export's Public/Private draw is score's
 # --split public=F, so they must agree); prepare keeps the 42 it had from the start, as changing it would silently
@@ -48,6 +78,42 @@ def add_aliased(parser, names: tuple[str, ...], old_names: tuple[str, ...], requ
 def add_output(parser, metavar: str, help: str, required: bool = True, old_names: tuple[str, ...] = ()) -> None:
     """-o/--output: what the command writes (every command that writes a file spells it so)."""
     add_aliased(parser, ("-o", "--output"), old_names, required=required, metavar=metavar, help=help)
+
+
+def output_path(path: str, option: str, suffixes: tuple[str, ...] = (), folder: bool = False, make: bool = True) -> str:
+    """Check what a command will write before it starts any work: the name ends in one of `suffixes`; what is there now
+    is a regular file we may replace (with folder: a folder), never a FIFO or a device; its folder is made if missing, as
+    `scorer prepare -o` makes its own (make=False: only checked), and can be written into. UsageError otherwise."""
+    from scorer.errors import UsageError
+    from scorer.file_formats import kind_of
+
+    target = Path(path)
+    if suffixes and not target.name.lower().endswith(suffixes):
+        names = ", ".join(suffixes[:-1]) + " or " * (len(suffixes) > 1) + suffixes[-1]
+        raise UsageError(f"{option} {path}: the name must end in {names}")
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise UsageError(f"cannot write {option} {path}: {error.strerror or error}") from None
+    if mode is not None and not (stat.S_ISDIR if folder else stat.S_ISREG)(mode):
+        kind = "a regular file" if stat.S_ISREG(mode) else kind_of(mode)
+        raise UsageError(f"cannot write {option} {path}: it is {kind}, not {'a folder' if folder else 'a regular file'}")
+    parent = target if folder else target.parent
+    if make:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"cannot make the folder {parent} for {option} {path}: {error.strerror or error}") from None
+    else:
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {option} {path}: the folder {parent} is not a folder this user can write into")
+    if mode is not None and not folder and not os.access(target, os.W_OK):
+        raise UsageError(f"cannot write {option} {path}: the file is not writable")
+    return path
 
 
 def add_competition(parser: argparse.ArgumentParser) -> None:

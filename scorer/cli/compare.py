@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scorer.cli.common import add_competition, add_report_options, engine_options
+from scorer.cli.common import add_competition, add_report_options, engine_options, output_path
 
 USAGE = "scorer compare A B --truth TRUTH [options]"
 EXAMPLES = ("scorer compare new.csv old.csv --truth test_labels.jsonl",
@@ -39,15 +39,15 @@ def run(args) -> int:
     from scorer.engine.result import render_problems
     from scorer.errors import UsageError
 
+    if args.report:
+        from scorer.analytics.plots import REPORT_SUFFIXES
+
+        output_path(args.report, "--report", REPORT_SUFFIXES)  # before the work, not after
     competition, items = from_args(args, args.competition)
     truth = resolve_truth(args.truth, competition)
     if truth.n_sessions == 0:
         raise UsageError(f"the truth {args.truth} has no sessions: nothing to compare")
     split = split_option(args.split, truth, args.truth, args.seed)
-    if args.report:
-        from scorer.analytics.plots import check_name
-
-        check_name(args.report)  # before the scoring, not after
     # One invocation scores both files (one after the other: each pass already uses the threads) and pairs them per session.
     results = [score(path, truth, competition, strict=args.strict, items=items, **engine_options(args))
                for path in (args.a, args.b)]

@@ -5,7 +5,7 @@ FILE ends in .truth.npz for the id_type shape (OTTO) and in .strings.npz for the
 
 from __future__ import annotations
 
-from scorer.cli.common import add_competition, add_output
+from scorer.cli.common import add_competition, add_output, output_path
 from scorer.wording import counted
 
 USAGE = "scorer compile-truth TRUTH -o FILE [--competition NAME | --config PATH]"
@@ -32,6 +32,7 @@ def run(args) -> int:
     if not args.output.endswith(suffix):
         raise UsageError(f"for shape {competition.shape!r} the output name must end in {suffix} (that is how readers "
                          f"recognise it), got {args.output!r}")
+    output_path(args.output, "-o")
     if competition.shape == "id_type":
         truth = load_truth(args.truth, competition.types, use_cache=False)
     else:

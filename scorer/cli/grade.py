@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from scorer.cli.common import add_competition, add_max_per_code, add_output, add_progress, add_threads, positive_int, whole_number
+from scorer.cli.common import add_competition, add_max_per_code, add_output, add_progress, add_threads, output_path, whole_number
 from scorer.cli.grade_report import RERUN, leaderboard, line, ran, workers_that_graded
 from scorer.wording import counted
 
@@ -19,7 +19,8 @@ HELP = "grade many submissions on a Dask cluster (local worker processes, or a r
 def add_cluster_options(parser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask scheduler (`dask scheduler`, `dask worker ADDRESS`)")
-    group.add_argument("--workers", type=positive_int, metavar="N", help="start a local cluster of N worker processes (default: one per CPU)")
+    group.add_argument("--workers", type=whole_number(1, 256, "a number of workers"), metavar="N",
+                       help="start a local cluster of N worker processes on this machine (default: one per CPU)")
 
 
 def add_arguments(parser) -> None:
@@ -30,12 +31,12 @@ def add_arguments(parser) -> None:
     add_output(parser, "FILE", "append one JSON line per submission to FILE, as each finishes", required=False, old_names=("--out",))
     parser.add_argument("--resume", action="store_true", help="skip every submission FILE already holds a final record of "
                         "(same path, same bytes): the way to go on after a run that was cut short")
-    parser.add_argument("--wait-workers", type=positive_int, default=60, metavar="SECONDS",
+    parser.add_argument("--wait-workers", type=whole_number(1, 86_400, "a number of seconds"), default=60, metavar="SECONDS",
                         help="wait this long for a first worker, and give up on a run left without any (default: 60)")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict, as a grader)")
     add_max_per_code(parser, " in each record")
     add_threads(parser, 1, "engine threads per task")
-    parser.add_argument("--retries", type=whole_number(0, what="a number of re-runs"), default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
+    parser.add_argument("--retries", type=whole_number(0, 100, "a number of re-runs"), default=2, metavar="N", help="re-runs of a task that raises (default: 2); "
                         "a task whose worker dies is rescheduled by Dask in any case")
     add_progress(parser)
 
@@ -50,12 +51,12 @@ def run(args) -> int:
     from scorer.errors import UsageError
 
     require()
-    competition = resolve_competition(args.competition, args.config)
-    resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
     if args.resume and not args.output:
         raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
-    results = _open_results(args.output) if args.output else None
+    results = _open_results(output_path(args.output, "-o")) if args.output else None  # before the start-up's work
     try:
+        competition = resolve_competition(args.competition, args.config)
+        resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache
         done = _already_graded(results, args.submissions, args.resume)
         return _grade(args, competition, results, done)
     finally:
@@ -64,20 +65,23 @@ def run(args) -> int:
 
 
 def _open_results(path: str):
-    from scorer.dask.results_file import Busy, open_results
+    from scorer.dask.results_file import Busy, NotRegular, open_results
     from scorer.errors import UsageError
 
     try:
         results = open_results(path)
     except Busy:
         raise UsageError(f"another scorer grade is writing to {path}: wait for it, or write to another file") from None
+    except NotRegular as kind:
+        raise UsageError(f"cannot write -o {path}: it is {kind}, not a regular file") from None
     except OSError as error:
-        raise UsageError(f"cannot write --output {path}: {error.strerror or error}") from None
+        raise UsageError(f"cannot write -o {path}: {error.strerror or error}") from None
     if results.repaired:
         say(f"{path}: {results.repaired}")
     if results.unreadable_lines:
         shown = ", ".join(map(str, results.unreadable_lines[:5]))
-        say(f"{path}: {len(results.unreadable_lines)} line(s) are not JSON records and are ignored (line {shown})")
+        say(f"{path}: {len(results.unreadable_lines)} line(s) are not grade records and are left alone (line {shown}); "
+            f"the first: {results.first_unreadable}")
     return results
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from scorer.cli.common import add_competition, add_format, add_threads, positive_int
+from scorer.cli.common import add_competition, add_format, add_threads, output_path, positive_int, whole_number
 
 USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [options]"
 EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
@@ -30,7 +30,7 @@ def add_arguments(parser) -> None:
                              "(Benjamini-Hochberg, false discovery rate), over every pair of submissions at α = 1 - level")
     parser.add_argument("--split", metavar="public=F|usage", help="rank on public and private sessions too: the expected "
                         "public -> private rank change (public=F hashes the sessions, seeded by --seed; usage: the truth's Usage column)")
-    parser.add_argument("--mde", nargs="?", type=positive_int, const=0, metavar="N",
+    parser.add_argument("--mde", nargs="?", type=whole_number(1, 10**12, "a number of sessions"), const=0, metavar="N",
                         help="the smallest score difference N sessions detect at 80%% power (default N: the private sessions, "
                              "else all), from the per-session variance")
     parser.add_argument("--report", metavar="FILE", help="write the rank-interval plot: FILE.html (with the table) or FILE.png")
@@ -42,33 +42,32 @@ def add_arguments(parser) -> None:
 def read_records(path: str) -> list[dict]:
     """The records of `scorer grade -o`, one per file: its last final record (scored or invalid, scorer.dask.results_file;
     a resumed run may repeat a file), else its last record (failed or retryable: listed unranked); a last line cut
-    short by a killed run is left out, as grade repairs it."""
-    from scorer.dask.results_file import FINAL, status
+    short by a killed run is left out, as grade repairs it. The file is read as untrusted input (scorer.handed_back:
+    a regular file, one bounded line at a time); a record whose fields are not a grade record's, or whose score is not
+    a finite number, is listed unranked with the reason."""
+    from scorer.dask.results_file import FINAL, MAX_RECORD_BYTES, finite_score, record_problem, status
     from scorer.errors import UsageError
+    from scorer.handed_back import json_lines, opened
+    from scorer.schema import shown
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")
-    except OSError as error:
-        raise UsageError(f"cannot read --results {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"--results {path}: not UTF-8 text") from None
     records: dict[str, dict] = {}
     final: dict[str, dict] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            if number == len(lines):  # no newline after it: a write cut short
-                continue
-            raise UsageError(f"--results {path} line {number}: not a JSON record ({error.msg})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("file"), str):
-            raise UsageError(f"--results {path} line {number}: a grade record needs a \"file\" name")
-        records[record["file"]] = record
-        if status(record) in FINAL:
-            final[record["file"]] = record
+    with opened(path, "--results file") as (fd, _):
+        for line, record, error in json_lines(fd, MAX_RECORD_BYTES, f"--results {path}"):
+            where = f"--results {path} line {line.number}"
+            if error is not None:
+                if not line.ended:  # no newline after it: a write cut short
+                    continue
+                raise UsageError(f"{where} {error}")
+            if not isinstance(record, dict) or not isinstance(record.get("file"), str):
+                raise UsageError(f"{where}: a grade record needs a \"file\" name")
+            why = record_problem(record) or (None if finite_score(record) or record.get("score") is None
+                                             else f"its score is {shown(record['score'])}, not a finite number")
+            if why:
+                record = {"file": record["file"], "score": None, "status": "failed", "error": f"line {line.number} is no grade record: {why}"}
+            records[record["file"]] = record
+            if status(record) in FINAL:
+                final[record["file"]] = record
     return [final.get(name, record) for name, record in records.items()]
 
 
@@ -98,9 +97,9 @@ def run(args) -> int:
     if bool(args.submissions) == bool(args.results):
         raise UsageError("give submission files or --results FILE (the JSON lines of `scorer grade -o`), not both")
     if args.report:
-        from scorer.analytics.plots import check_name
+        from scorer.analytics.plots import REPORT_SUFFIXES
 
-        check_name(args.report)
+        output_path(args.report, "--report", REPORT_SUFFIXES)
     records = read_records(args.results) if args.results else []
     if args.truth is None:
         if args.submissions:

@@ -87,14 +87,14 @@ def _quiet_blas_threads() -> None:
 
     numpy starts them when it is imported, and each spins for that long before it sleeps: 0.06-0.07 CPU-seconds of a
     score's 2-core machine that no kernel of ours uses (tests/test_cli.py). Matrix products (the bootstraps) still use
-    every thread. Set before numpy is imported, which building the parser does not do.
+    every thread. main() calls it first: building the parser imports numpy.
     """
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 
 def _warmup_tip() -> None:
     """At a terminal, say once per run that `scorer warmup` would make runs start faster (until it has been run)."""
-    from scorer.engine import aot
+    from scorer.kernels import aot
 
     tip = aot.tip()
     if tip:
@@ -102,12 +102,32 @@ def _warmup_tip() -> None:
 
 
 DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+# The libraries an installation may leave out (the grader image holds numpy and xxhash only), and what to do then.
+COMPILE_FIRST = ("compile the truth where the full package is installed (scorer compile-truth TRUTH -o TRUTH.truth.npz) "
+                 "and give that, or install the full package (pip install recsys-scorer)")
+OPTIONAL = {
+    "pyarrow": COMPILE_FIRST, "pandas": COMPILE_FIRST,
+    "numba": "its ahead-of-time kernels are not in this installation: install the full package (pip install recsys-scorer)",
+    "llvmlite": "its ahead-of-time kernels are not in this installation: install the full package (pip install recsys-scorer)",
+    "matplotlib": "pip install 'recsys-scorer[report]'", "dask": "pip install 'recsys-scorer[dask]'",
+    "distributed": "pip install 'recsys-scorer[dask]'", "yaml": "pip install pyyaml", "polars": "pip install polars",
+}
+
+
+def _missing_library(error: ModuleNotFoundError) -> str | None:
+    """The sentence for a library this installation leaves out, None for any other missing module (a bug)."""
+    name = (error.name or "").split(".")[0]
+    return f"this needs {name}, which is not installed here: {OPTIONAL[name]}" if name in OPTIONAL else None
+
+
+ESCAPING = ("backslashreplace", "replace", "namereplace", "xmlcharrefreplace", "ignore")  # error handlers that never raise
 
 
 def _any_encoding() -> None:
-    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii) is escaped, never an error."""
+    """Text the output's encoding cannot hold ('—' under PYTHONIOENCODING=ascii, or under the C locale without UTF-8
+    coercion, where stdout's handler is 'surrogateescape', which escapes only surrogates) is escaped, never an error."""
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+        if hasattr(stream, "reconfigure") and stream.errors not in ESCAPING:
             stream.reconfigure(errors="backslashreplace")
 
 
@@ -145,15 +165,23 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:  # a truth, a table or analytics too large for this process's memory: a refusal, not a bug
+        _say("scorer: error: out of memory: this input needs more memory than the process may use "
+             "(give it more memory, or less input at once)")
+        return 2
     except OSError as error:
         if error.errno not in DISK_FULL or os.environ.get("SCORER_DEBUG"):
             raise
         where = f" {error.filename}" if error.filename else " the output"
         _say(f"scorer: error: cannot write{where}: {error.strerror} (free space, or write somewhere else)")
         return 2
-    except Exception as error:  # a bug of ours: never show a participant a traceback
+    except Exception as error:  # a bug of ours, or a library this installation leaves out: never a traceback
         if os.environ.get("SCORER_DEBUG"):
             raise
+        missing = _missing_library(error) if isinstance(error, ModuleNotFoundError) else None
+        if missing is not None:
+            _say(f"scorer: error: {missing}")
+            return 2
         _say(f"scorer: internal error ({type(error).__name__}: {printable(str(error))}); set SCORER_DEBUG=1 for details")
         return 3
 

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from scorer.cli.common import PREPARE_SEED, add_aliased, add_output, add_progress, add_seed
+from scorer.cli.common import PREPARE_SEED, add_aliased, add_output, add_progress, add_seed, number, output_path, whole_number
 
 USAGE = "scorer prepare EVENTS -o DIR [options]"
 EXAMPLES = ("scorer prepare train.jsonl -o prepared/", "scorer prepare events.parquet -o prepared/ --days 7 --seed 42 --output-format parquet")
@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="session log: OTTO JSONL (one session a line, may be .gz) or Parquet with one event "
                              "per row (session, aid, ts, type)")
     add_output(parser, "DIR", "output directory (created if missing)", old_names=("--out",))
-    parser.add_argument("--days", type=float, default=7.0,
+    parser.add_argument("--days", type=number(0, what="a number of days", above=True), default=7.0,
                         help="test period: sessions starting in the last DAYS days form the test set (default 7)")
     add_seed(parser, PREPARE_SEED, "seed of the per-session random cut; same input and seed, same bytes", own="prepare")
     add_aliased(parser, ("--output-format",), ("--format",), choices=("jsonl", "parquet"), default=None,
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="input format (default: from the file name)")
     parser.add_argument("--ts-unit", choices=("auto", "s", "ms"), default="auto",
                         help="unit of the timestamps (default auto: milliseconds if the largest is >= 1e11)")
-    parser.add_argument("--chunk-mb", type=int, default=64, help="JSONL read chunk in MiB (default 64)")
+    parser.add_argument("--chunk-mb", type=whole_number(1, 1024, "a number of MiB"), default=64, help="JSONL read chunk in MiB (default 64)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     add_progress(parser)
 
@@ -43,11 +43,9 @@ def next_command(folder: str, labels: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scorer.errors import UsageError
     from scorer.prepare.pipeline import format_summary, prepare
 
-    if args.chunk_mb <= 0:
-        raise UsageError(f"--chunk-mb must be positive, got {args.chunk_mb}")
+    output_path(args.output, "-o", folder=True, make=False)  # prepare makes it, and removes it again if it fails
     summary = prepare(
         args.events,
         args.output,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 import sys
 
-from scorer.cli.common import add_competition, add_report_options, engine_options, positive_int, warning_examples
+from scorer.cli.common import (
+    add_competition,
+    add_report_options,
+    engine_options,
+    output_path,
+    warning_examples,
+    whole_number,
+)
 from scorer.cli.grade import add_cluster_options
 
 USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
@@ -25,7 +32,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="local (default), or dask: score the part files of a directory on a Dask cluster")
     add_cluster_options(parser)
-    parser.add_argument("--partitions", type=positive_int, metavar="N", help="with --engine dask: session partitions "
+    parser.add_argument("--partitions", type=whole_number(1, 100_000, "a number of partitions"), metavar="N", help="with --engine dask: session partitions "
                         "(default: one per 32 MB of truth file, at least two per worker)")
     parser.add_argument("--truth-parts", metavar="DIR", help="with --engine dask: where the partitioned truth is kept, a folder "
                         "every worker sees (default: $SCORER_CACHE_DIR/partitioned)")
@@ -41,6 +48,12 @@ def run(args) -> int:
     from scorer.api import resolve_competition, score
     from scorer.errors import TruthError
 
+    if args.report:
+        from scorer.analytics.plots import REPORT_SUFFIXES
+
+        output_path(args.report, "--report", REPORT_SUFFIXES)  # before the work, not after
+    if args.truth_parts:
+        output_path(args.truth_parts, "--truth-parts", folder=True)
     try:
         if args.engine == "dask" or os.path.isdir(args.submission):
             from scorer.dask.run import score_directory

@@ -15,8 +15,14 @@ record then, so it is graded again, once); a whole last record missing only its 
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 from dataclasses import dataclass, field
+
+from scorer.file_formats import kind_of
+from scorer.handed_back import lines, parse
+from scorer.schema import ANY, Flag, ListOf, MapOf, Maybe, Number, Record, SchemaError, Text, Whole
 
 try:
     import fcntl
@@ -24,6 +30,33 @@ except ImportError:  # Windows: no advisory locks; one writer at a time is then 
     fcntl = None  # type: ignore[assignment]
 
 FINAL = ("scored", "invalid")
+STATUSES = (*FINAL, "failed", "retryable")
+MAX_RECORD_BYTES = 64 << 20  # one line; a longer one is no record (and is not read into memory)
+FIGURE = Maybe(Number(infinite=True))  # an rmse of a prediction such as 1e200 is infinite
+PROBLEM = Record({"code": Text(longest=16), "severity": Text(longest=16), "message": Text()},
+                 {"line": Maybe(Whole(0)), "column": Maybe(Whole(0))}, others=True)
+RECORD = Record({"file": Text()}, {
+    "path": Text(), "content_key": Maybe(Text(longest=256)), "status": Text(STATUSES), "valid": Flag(), "score": FIGURE,
+    "metrics": MapOf(MapOf(FIGURE)), "counts": MapOf(ANY), "problem_counts": ListOf(MapOf(ANY)), "problems": ListOf(PROBLEM),
+    "error": Text(), "reason": Text(), "seconds": Number(0), "worker": Text(), "pid": Whole(0),
+    "index": Whole(0), "attempts": Maybe(Whole(0)), "workers": Maybe(ListOf(Text())),
+}, others=True)  # other fields (a receipt, checked by `scorer verify` as it reads one; another tool's) are kept, never read here
+
+
+def record_problem(record) -> str | None:
+    """Why a parsed line is no grade record (a field of the wrong type, a "scored" one without a score), None when it is one."""
+    try:
+        RECORD.check(record)
+    except SchemaError as error:
+        return str(error)
+    if status(record) == "scored" and record.get("score") is None:
+        return "its status is 'scored' but it has no score"
+    return None
+
+
+def finite_score(record: dict) -> bool:
+    score = record.get("score")
+    return score is not None and math.isfinite(score)
 
 
 def status(record: dict) -> str:
@@ -51,7 +84,8 @@ class Opened:
     fd: int
     records: list[dict] = field(default_factory=list)
     repaired: str = ""  # what was repaired, for a note on stderr; "" when nothing was
-    unreadable_lines: list[int] = field(default_factory=list)  # whole lines that are not a JSON object (left as they are)
+    unreadable_lines: list[int] = field(default_factory=list)  # whole lines that are no grade record (left as they are)
+    first_unreadable: str = ""  # why the first of them is none
 
     def final(self) -> dict[tuple[str, str | None], dict]:
         """The last final record of each (path, content key)."""
@@ -76,12 +110,16 @@ class Busy(Exception):
 
 
 def open_results(path: str) -> Opened:
-    """Open (create) `path` to append records: lock it, read its records, repair a torn last line.
+    """Open (create) `path` to append records: a regular file only, lock it, read its records, repair a torn last line.
 
-    Raises Busy when another run holds it, OSError when it cannot be opened or read.
+    Raises Busy when another run holds it, OSError when it cannot be opened or read, NotRegular when it is no regular file.
     """
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0), 0o644)
     try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO nobody reads would take every record and lose it
+            raise NotRegular(kind_of(mode))
+        os.set_blocking(fd, True)
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -95,33 +133,32 @@ def open_results(path: str) -> Opened:
     return opened
 
 
+class NotRegular(Exception):
+    """The results file is a FIFO, a device or a folder; the message says which."""
+
+
 def _read_and_repair(opened: Opened) -> None:
-    size = os.fstat(opened.fd).st_size
-    data = os.pread(opened.fd, size, 0) if size else b""
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
-    if tail:
-        record = _parse(tail)
-        if record is not None:  # cut after the record, before its newline
-            os.write(opened.fd, b"\n")
-            lines.append(tail)
-            opened.repaired = "its last record had no newline: added"
-        else:
-            os.ftruncate(opened.fd, size - len(tail))
-            opened.repaired = f"its last line was cut short ({len(tail)} bytes): removed, that submission is graded again"
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    """Read the records line by line (one line in memory at a time); repair a last line without its newline."""
+    for line in lines(opened.fd, MAX_RECORD_BYTES):
+        if line.data is not None and not line.data.strip():
             continue
-        record = _parse(line)
-        if record is None:
-            opened.unreadable_lines.append(number)
+        try:
+            value = parse(line.data) if line.data is not None else None
+            why = "not a JSON object" if not isinstance(value, dict) else record_problem(value)
+        except ValueError as error:
+            value, why = None, str(error)
+        if line.data is None:
+            why = f"over {MAX_RECORD_BYTES:,} bytes"
+        if not line.ended:  # a killed run's last write
+            if value is None:
+                size = os.fstat(opened.fd).st_size
+                os.ftruncate(opened.fd, line.offset)
+                opened.repaired = f"its last line was cut short ({size - line.offset} bytes): removed, that submission is graded again"
+                break
+            os.write(opened.fd, b"\n")  # cut after the whole value, before its newline
+            opened.repaired = "its last record had no newline: added"
+        if why:
+            opened.unreadable_lines.append(line.number)
+            opened.first_unreadable = opened.first_unreadable or why
         else:
-            opened.records.append(record)
-
-
-def _parse(line: bytes) -> dict | None:
-    try:
-        record = json.loads(line)
-    except ValueError:  # also a UnicodeDecodeError
-        return None
-    return record if isinstance(record, dict) else None
+            opened.records.append(value)

@@ -31,6 +31,7 @@ from scorer.dask.futures import failure, settle
 from scorer.dask.statistics import ORDER_BITS, Statistics, merge, of_result, part_and_line, to_result
 from scorer.engine.problems import Code
 from scorer.errors import ScorerError, UsageError, one_line
+from scorer.kernels import door
 from scorer.spec.competition import Competition
 
 ORDER, PARTITION, SESSION = "_order", "_partition", "_session"
@@ -182,8 +183,6 @@ def _with_partitions(table, index: int, competition: Competition, parts: int, li
     rows' lines within the part; default: row r is line r + 2)."""
     import pyarrow as pa
 
-    from scorer.kernels.hashing import session_partitions, string_partitions
-
     ids = table.column(competition.header[0]).combine_chunks()
     n = table.num_rows
     sessions, partition = np.full(n, -1, np.int64), np.zeros(n, np.int64)
@@ -191,9 +190,9 @@ def _with_partitions(table, index: int, competition: Competition, parts: int, li
         data, offsets = _string_buffers(ids)
         if competition.shape == "id_type":
             skip, separator = id_layout(competition)
-            session_partitions(data, offsets, skip, separator, parts, sessions, partition)
+            door.kernel("session_partitions")(data, offsets, skip, separator, parts, sessions, partition)
         else:
-            string_partitions(data, offsets, parts, partition)
+            door.kernel("string_partitions")(data, offsets, parts, partition)
     order = (np.int64(index) << ORDER_BITS) | (np.arange(n, dtype=np.int64) if lines is None else lines - 2)
     return table.append_column(ORDER, pa.array(order)).append_column(PARTITION, pa.array(partition)).append_column(
         SESSION, pa.array(sessions))
@@ -250,14 +249,12 @@ def _known(frame, truth, competition: Competition) -> np.ndarray:
     """Per row: does its id name a session of this truth partition (or is it unreadable, which the scorer names)?"""
     import pyarrow as pa
 
-    from scorer.kernels.hashing import strings_known
-
     if competition.shape == "id_type":
         sessions = frame[SESSION].to_numpy(np.int64)
         return (sessions < 0) | np.isin(sessions, truth.sessions)
     ids = pa.array(frame[competition.header[0]].array).cast(pa.large_string())
     data, offsets = _string_buffers(ids)
-    found = strings_known(data, offsets, *truth.ids.arrays(), np.zeros(len(ids), np.bool_))
+    found = door.kernel("strings_known")(data, offsets, *truth.ids.arrays(), np.zeros(len(ids), np.bool_))
     return found | (offsets[1:] == offsets[:-1])
 
 

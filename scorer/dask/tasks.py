@@ -82,7 +82,7 @@ def warm(truth_path: str, competition: Competition) -> float:
         lines.append(competition.id_pattern.format(session=session, type=competition.types[0]) + ",1")
     with tempfile.TemporaryDirectory(prefix="scorer-warm-") as scratch:
         path = os.path.join(scratch, "warm.csv")
-        with open(path, "w") as handle:
+        with open(path, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
         score(path, truth, competition, threads=1)
     return time.monotonic() - started

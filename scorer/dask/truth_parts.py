@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scorer.kernels import door
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
@@ -52,17 +53,16 @@ def dataset_folder(truth_path: str, competition: Competition, parts: int, root: 
 
 def partitions_of_truth(truth: Truth, parts: int) -> np.ndarray:
     """Each of the truth's sessions' (or string ids') partition."""
-    from scorer.kernels.hashing import partition_of_ids, string_partitions
     from scorer.truth.strings import StringTruth
 
     if isinstance(truth, StringTruth):
         ids = truth.ids
         offsets = np.append(ids.starts, ids.ends[-1:]) if len(ids.starts) else np.zeros(1, np.int64)
         if len(ids.starts) and not np.array_equal(ids.starts[1:], ids.ends[:-1]):  # not packed end to end: one by one
-            return np.array([string_partitions(ids.keys, np.array([a, b], np.int64), parts, np.empty(1, np.int64))[0]
+            return np.array([door.kernel("string_partitions")(ids.keys, np.array([a, b], np.int64), parts, np.empty(1, np.int64))[0]
                              for a, b in zip(ids.starts, ids.ends)], np.int64)
-        return string_partitions(ids.keys, offsets, parts, np.empty(len(ids.starts), np.int64))
-    return partition_of_ids(truth.sessions, parts, np.empty(truth.n_sessions, np.int64))
+        return door.kernel("string_partitions")(ids.keys, offsets, parts, np.empty(len(ids.starts), np.int64))
+    return door.kernel("partition_of_ids")(truth.sessions, parts, np.empty(truth.n_sessions, np.int64))
 
 
 def split_truth(truth: Truth, parts: int) -> list[Truth]:
@@ -172,18 +172,16 @@ def _start(truth_path: str, competition: Competition, parts: int, root: str | No
 def shard_range(truth_path: str, span: tuple[int, int], index: int, scratch: str, parts: int) -> int:
     """Write the lines of the truth that start in byte range `span` to one shard per partition
     (`shard-<partition>-<index>.jsonl` in scratch); returns the number of lines."""
-    from scorer.kernels.hashing import gather_lines, jsonl_sessions, partition_of_ids
-
     data = _whole_lines(truth_path, *span)
     n_lines = int(np.count_nonzero(data == 10)) + 1
     starts, ends, sessions = (np.empty(n_lines, np.int64) for _ in range(3))
-    n = jsonl_sessions(data, len(data), starts, ends, sessions)
+    n = door.kernel("jsonl_sessions")(data, len(data), starts, ends, sessions)
     starts, ends, sessions = starts[:n], ends[:n], sessions[:n]
-    partition = partition_of_ids(sessions, parts, np.empty(n, np.int64))
+    partition = door.kernel("partition_of_ids")(sessions, parts, np.empty(n, np.int64))
     out = np.empty(len(data) + n, np.uint8)
     for part in range(parts):
         chosen = np.flatnonzero(partition == part)
-        size = gather_lines(data, starts, ends, chosen, out)
+        size = door.kernel("gather_lines")(data, starts, ends, chosen, out)
         (Path(scratch) / f"shard-{part:05d}-{index:05d}.jsonl").write_bytes(out[:size].tobytes())
     return n
 
@@ -234,7 +232,7 @@ def _finish(scratch: str | Path, folder: str | Path, parts: int, competition: Co
     scratch, folder = Path(scratch), Path(folder)
     manifest = {"hash": HASH, "parts": parts, "types": list(competition.types), "truth": os.path.basename(truth_path),
                 "sessions": sessions}
-    (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    (scratch / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     try:
         scratch.rename(folder)
     except OSError:  # another run made it meanwhile: theirs serves

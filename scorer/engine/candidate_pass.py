@@ -21,9 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from scorer import frames
+from scorer.engine.id_kernel import truth_arrays as id_truth_arrays
 from scorer.engine.problems import Code, Report
 from scorer.errors import SubmissionError, UsageError
-from scorer.kernels import codes
+from scorer.kernels import codes, door
+from scorer.kernels.rows import frozen
 from scorer.wording import counted
 
 PIECE_ROWS = 1 << 20  # rows per kernel job
@@ -152,8 +154,6 @@ class CandidatePass:
     def _string_codes(self, array, name: str, table):
         import pyarrow as pa
 
-        from scorer.kernels.candidates import string_codes
-
         text = frames.strings(array)
         if text is None:
             raise SubmissionError(f"column {name!r} must hold strings, got {array.type}")
@@ -162,7 +162,8 @@ class CandidatePass:
         buf = np.zeros(size + 8, np.uint8)
         if size:
             buf[:size] = frames.buffer_view(text, 2, np.uint8, size)
-        out = string_codes(buf, np.ascontiguousarray(offsets), *table.arrays(), np.int64(table.size), np.empty(len(text), np.int64))
+        out = door.kernel("string_codes")(buf, np.ascontiguousarray(offsets), *table.arrays(), np.int64(table.size),
+                                          np.empty(len(text), np.int64))
         return pa.array(out, mask=text.is_null().to_numpy(zero_copy_only=False) if text.null_count else None)
 
     # -- the pass -------------------------------------------------------------------------------------
@@ -182,8 +183,7 @@ class CandidatePass:
         report = Report(strict=False, max_per_code=self.max_per_code)
         per_code = report.max_per_code  # 1 when 0 was asked for: the first of each code still carries its count
         slot_candidates = np.zeros(n_slots, np.int64)
-        base, table = truth.lookup
-        truth_arrays = (truth.sessions, np.int64(base), table, truth.indptr, truth.items)
+        truth_arrays = id_truth_arrays(truth)
         session_truth = truth.indptr[self.n_types :: self.n_types] - truth.indptr[: -1 : self.n_types]
         most_truth = int(session_truth.max()) if len(session_truth) else 0  # a session's hits all fit in one call's arrays
         local = threading.local()
@@ -192,14 +192,12 @@ class CandidatePass:
 
         def state() -> dict:
             if not hasattr(local, "state"):
-                local.state = _worker_state(truth.n_sessions, self.n_types, most_truth)
+                local.state = worker_state(truth.n_sessions, self.n_types, most_truth)
                 with lock:
                     states.append(local.state)
             return local.state
 
         def run(piece: _Columns):
-            from scorer.kernels.candidates import candidate_runs
-
             mine = state()
             views = _views(piece)
             kept = []
@@ -211,15 +209,15 @@ class CandidatePass:
             while True:
                 hits[3][0] = 0
                 unknown[1][:] = 0
-                row, n_found = candidate_runs(row, stop, np.int64(piece.start), views, truth_arrays, np.int64(self.n_types),
-                                              np.int64(per_code), mine["tables"], mine["scratch"], slot_candidates,
-                                              mine["runs"], hits, unknown, found, counts)
+                row, n_found = door.kernel("candidate_runs")(
+                    row, stop, np.int64(piece.start), views, truth_arrays, np.int64(self.n_types), np.int64(per_code),
+                    mine["tables"], mine["scratch"], slot_candidates, mine["runs"], hits, unknown, found, counts)
                 kept.extend(map(tuple, found[:n_found].tolist()))
                 n_hits = int(hits[3][0])
                 out_hits.append((hits[0][:n_hits].copy(), hits[1][:n_hits].copy(), hits[2][:n_hits].copy()))
                 n_unknown = int(unknown[1][0])
                 rows = unknown[0][:n_unknown].copy()
-                out_unknown.append((rows, np.asarray(views[0])[rows - piece.start].astype(np.int64), int(unknown[1][1])))
+                out_unknown.append((rows, _session_values(views)[rows - piece.start], int(unknown[1][1])))
                 if row >= stop:
                     break
                 counts_so_far = counts.copy()
@@ -337,7 +335,7 @@ def _session_name(truth, index: int):
     return truth.name(index) if hasattr(truth, "ids") else int(truth.sessions[index])
 
 
-def _worker_state(n_sessions: int, n_types: int, most_truth: int) -> dict:
+def worker_state(n_sessions: int, n_types: int, most_truth: int) -> dict:
     size = 1 << 12
     hit_capacity = max(HIT_CAPACITY, most_truth)
     tables = tuple(np.zeros(size, np.int64) for _ in range(5))
@@ -350,20 +348,47 @@ def _worker_state(n_sessions: int, n_types: int, most_truth: int) -> dict:
 
 def _views(piece: _Columns) -> tuple:
     """The kernel's columns tuple (see candidate_runs) of a piece: views of its Arrow buffers."""
-    def values(array, dtype=None):
-        dtype = dtype or array.type.to_pandas_dtype()
-        return frames.buffer_view(array, 1, dtype, array.offset + len(array))[array.offset:]
-
     session_bits, session_bit = frames.validity(piece.session)
     item_bits, item_bit = frames.validity(piece.item)
-    types = values(piece.type_code, np.int8) if piece.type_code is not None else np.empty(0, np.int8)
+    types = _values(piece.type_code, np.int8) if piece.type_code is not None else np.empty(0, np.int8)
     if piece.score is not None:
         score_bits, score_bit = frames.validity(piece.score)
-        scores = values(piece.score)
+        scores = _widths(_values(piece.score), np.float64, np.float32)
     else:
-        score_bits, score_bit, scores = np.empty(0, np.uint8), 0, np.empty(0, np.float64)
-    return (values(piece.session), session_bits, np.int64(session_bit), values(piece.item), item_bits, np.int64(item_bit), types, scores,
-            score_bits, np.int64(score_bit))
+        score_bits, score_bit, scores = np.empty(0, np.uint8), 0, _widths(np.empty(0, np.float64), np.float64, np.float32)
+    return kernel_columns(_widths(_values(piece.session)), session_bits, np.int64(session_bit), _widths(_values(piece.item)), item_bits,
+                          np.int64(item_bit), types, scores, score_bits, np.int64(score_bit))
+
+
+def kernel_columns(sessions: tuple, session_bits, session_bit, items: tuple, item_bits, item_bit, types, scores: tuple, score_bits,
+                   score_bit) -> tuple:
+    """candidate_runs' columns, read-only: each of sessions, items and scores a pair (wide, narrow) of which one is empty
+    (_widths)."""
+    held = (*sessions, session_bits, session_bit, *items, item_bits, item_bit, types, *scores, score_bits, score_bit)
+    return tuple(frozen(part) if isinstance(part, np.ndarray) else part for part in held)
+
+
+def _values(array, dtype=None) -> np.ndarray:
+    """The values of an Arrow array without nulls' care: a view of its buffer."""
+    dtype = dtype or array.type.to_pandas_dtype()
+    return frames.buffer_view(array, 1, dtype, array.offset + len(array))[array.offset:]
+
+
+def _widths(values: np.ndarray, wide=np.int64, narrow=np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """(wide, narrow): the values in the one of the two types that holds them with no copy when they are of either (an
+    integer column of another width is copied into the narrow type when it fits, else into the wide one); the other
+    one empty, as candidate_runs takes them."""
+    if values.dtype != wide and values.dtype != narrow:
+        fits = np.can_cast(values.dtype, narrow)
+        values = values.astype(narrow if fits else wide)
+    if values.dtype == wide:
+        return np.ascontiguousarray(values), np.empty(0, narrow)
+    return np.empty(0, wide), np.ascontiguousarray(values)
+
+
+def _session_values(views: tuple) -> np.ndarray:
+    """The piece's session values (int64) from the kernel's columns."""
+    return views[0] if len(views[0]) else views[1].astype(np.int64)
 
 
 def _integers(array, name: str):
@@ -482,12 +507,13 @@ class FileSource:
     """A Parquet file (read row group by row group) or a CSV file (read block by block) as record batches."""
 
     def __init__(self, path: str | Path, candidate_pass: CandidatePass):
-        from scorer.file_formats import format_of, not_a_regular_file, not_text
+        from scorer.file_formats import format_of, not_text, unreadable
 
         self.path = Path(path)
         self.description = str(path)
-        if (kind := not_a_regular_file(self.path)) is not None:
-            raise SubmissionError(f"cannot read the candidates {path}: {kind}")
+        why = unreadable(path, "candidates")
+        if why:
+            raise SubmissionError(why)
         self.kind = format_of(self.path)
         self.strings = candidate_pass.strings
         if self.kind == "parquet":

@@ -17,8 +17,8 @@ import numpy as np
 from scorer.engine.file_pass import BOM
 from scorer.engine.id_kernel import IdKernel
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline
-from scorer.kernels import codes
-from scorer.kernels.explain_rows import MAX_RANKS, ROW_COLUMNS, explain_block, merge_explain_rows
+from scorer.kernels import codes, door
+from scorer.kernels.explain_layout import MAX_RANKS, ROW_COLUMNS
 from scorer.kernels.rows import ROWS_PER_CALL, scratch_for
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
@@ -55,27 +55,39 @@ def _data_start(data: np.ndarray, header: tuple[str, ...]) -> tuple[int, int]:
     return offset, 1
 
 
-def read_truth_rows(path, competition: Competition, truth: Truth, threads: int = 2, block_bytes: int = DEFAULT_BLOCK_BYTES,
-                    untrusted: bool = False) -> TruthRows:
-    """One pass over the submission file: the masks of every row of the truth."""
-    slots, row_of_slot = truth_rows_of(truth)
+def block_arguments(competition: Competition, truth: Truth) -> tuple:
+    """explain_block's arguments after the block and its position: (id spec, truth, row of each slot, what the careful
+    reading takes, limits) and one call's work arrays (scratch, rows, problem counts and records)."""
+    _, row_of_slot = truth_rows_of(truth)
     kernel = IdKernel(competition, truth, 1)
     careful = (np.empty(0, np.int64), np.empty(0, np.int64), np.int64(MAX_RANKS), np.empty(0), np.empty(0))  # _careful_line reads K only
     limits = (np.int64(competition.limits.max_line_bytes), np.int64(1))
+    return kernel.idspec, kernel.truth, row_of_slot, careful, limits, *_work()
+
+
+def _work() -> tuple:
+    """One thread's work arrays: scratch, rows, problem counts and records."""
+    return (scratch_for(MAX_RANKS), np.empty((ROWS_PER_CALL, ROW_COLUMNS), np.int64), np.zeros(codes.N_CODES, np.int64),
+            np.zeros((codes.N_CODES, 5), np.int64))
+
+
+def read_truth_rows(path, competition: Competition, truth: Truth, threads: int = 2, block_bytes: int = DEFAULT_BLOCK_BYTES,
+                    untrusted: bool = False) -> TruthRows:
+    """One pass over the submission file: the masks of every row of the truth."""
+    slots, _ = truth_rows_of(truth)
+    fixed = block_arguments(competition, truth)[:5]
+    explain_block, merge_explain_rows = door.kernel("explain_block"), door.kernel("merge_explain_rows")
     out = TruthRows(slots, *(np.zeros(len(slots), np.int64) for _ in range(4)))
     limits_of = competition.limits
     reader = BlockReader(path, block_bytes, limits_of.max_file_bytes, limits_of.max_decompressed_bytes, limits_of.max_line_bytes,
                          Deadline(limits_of.max_seconds), untrusted=untrusted)
 
     def parse(data: np.ndarray, start: int, end: int, first_line: int) -> list:
-        scratch = scratch_for(MAX_RANKS)
-        counts = np.zeros(codes.N_CODES, np.int64)
-        found = np.zeros((codes.N_CODES, 5), np.int64)
+        scratch, _, counts, found = _work()
         chunks, pos, line = [], start, first_line - 1
         while pos < end:
             rows = np.empty((ROWS_PER_CALL, ROW_COLUMNS), np.int64)
-            pos, line, n_rows = explain_block(data, pos, end, line, kernel.idspec, kernel.truth, row_of_slot, careful, limits,
-                                              scratch, rows, counts, found)
+            pos, line, n_rows = explain_block(data, pos, end, line, *fixed, scratch, rows, counts, found)
             chunks.append((rows, n_rows))
         return chunks
 

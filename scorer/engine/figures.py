@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set
+from scorer.kernels import door
 from scorer.kernels.kinds import discounts, ideal_dcg
 from scorer.spec.exact_sums import ExactSum, new_accumulators
 
@@ -36,12 +36,10 @@ class SlotFigures:
         """Figures of metric j for the slots of type t (every n_types-th slot from t)."""
         if self.stored is not None:
             return self.stored[t::n_types, j]
-        from scorer.kernels.rank import figures_from_hits
-
         hits = self.hits[t::n_types]
         out = np.empty((len(hits), 1), np.float64)
-        return figures_from_hits(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1], self.ks[j : j + 1],
-                                 self.discount, self.ideal, out)[:, 0]
+        return door.kernel("figures_from_hits")(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1],
+                                           self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
 
     def start_sums(self, n_types: int) -> None:
         """Set every type's sums going on two threads (each type in halves; the kernel lets go of the GIL), for sums() to
@@ -71,8 +69,8 @@ class SlotFigures:
         hits, starts, ends = self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types]
         cut = len(hits) // 2
         part = slice(0, cut) if half == 0 else slice(cut, len(hits))
-        acc = kernel_set.kernels().figure_sums(hits[part], starts[part], ends[part], self.kinds, self.ks, self.discount, self.ideal,
-                                               new_accumulators(len(self.kinds)))
+        acc = door.kernel("figure_sums")(hits[part], starts[part], ends[part], self.kinds, self.ks, self.discount, self.ideal,
+                                         new_accumulators(len(self.kinds)))
         return [ExactSum.of_buckets(buckets) for buckets in acc]
 
     def array(self) -> np.ndarray:
@@ -80,8 +78,7 @@ class SlotFigures:
         if self.stored is not None:
             return self.stored
         if self._all is None:
-            from scorer.kernels.rank import figures_from_hits
-
             out = np.empty((len(self.hits), len(self.kinds)), np.float64)
-            self._all = figures_from_hits(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount, self.ideal, out)
+            self._all = door.kernel("figures_from_hits")(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount,
+                                                    self.ideal, out)
         return self._all

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.engine import kernel_set
 from scorer.engine.figures import SlotFigures
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
@@ -26,7 +25,7 @@ from scorer.engine.problems import Code, Report, report_missing_rows, report_rep
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
-from scorer.kernels import codes
+from scorer.kernels import codes, door
 from scorer.spec.competition import Competition, other_competition_hint
 from scorer.truth.ids import Truth
 
@@ -65,12 +64,16 @@ def _shown(raw: bytes) -> str:
     return text if text.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in text)
 
 
+EXCERPT = 100  # bytes of the offending part a problem keeps: a whole 64 KB field helps nobody (10,000 of them were 400 MB)
+
+
 def _context(line: bytes, start: int, end: int) -> dict:
-    """A window of the line around bytes [start, end) and the caret under them, in characters."""
+    """A window of the line around bytes [start, end) (at most EXCERPT of them, then "…") and the caret under them, in
+    characters."""
     window = max(0, start - 60)
-    shown = _shown
-    before, bad = shown(line[window:start]), shown(line[start:end])
-    after = shown(line[end : window + 160].rstrip(b"\r"))
+    cut = min(end, start + EXCERPT)
+    before, bad = _shown(line[window:start]), _shown(line[start:cut]) + ("…" if cut < end else "")
+    after = _shown(line[end : window + 160].rstrip(b"\r")) if cut == end else ""
     return {"context": before + bad + after, "caret": (len(before), max(1, len(bad)))}
 
 
@@ -183,7 +186,7 @@ class Pass:
         if code == codes.WRONG_FIELD_COUNT:
             words["value"] = f"found more: {_text(text[start:end])}" if end > start else f"found one: {_text(text)}"
             words["hint"] = self._row_hint(text)
-            if not words["hint"] and end > start and re.fullmatch(rb"(,\s*\d+)+\s*", text[start:end]):
+            if not words["hint"] and end > start and re.fullmatch(rb"(?:,\s*+\d++)++\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
             if not words["hint"] and end == start and b"\t" in text:
                 words["hint"] = f" ({TAB_SEPARATED})"
@@ -220,7 +223,7 @@ class Pass:
     def _merge(self, chunks: list, line_offset: int) -> None:
         """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
         rows of unknown sessions noted)."""
-        merge_rows = kernel_set.kernels().merge_rows
+        merge_rows = door.kernel("merge_rows")
         for row_ints, row_values, n_rows in chunks:
             self.rows_read += n_rows
             if self.keep_row_keys:

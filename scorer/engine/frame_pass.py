@@ -21,7 +21,8 @@ from scorer import frames
 from scorer.engine.file_pass import Pass, PassResult, _text
 from scorer.engine.problems import CATALOGUE, Code
 from scorer.errors import UsageError
-from scorer.kernels import codes
+from scorer.kernels import codes, door
+from scorer.kernels.rows import frozen
 from scorer.spec.competition import other_competition_hint
 
 ID_CODES = {Code.WRONG_FIELD_COUNT, Code.MALFORMED_ID, Code.UNKNOWN_TYPE, Code.SESSION_NOT_INTEGER, Code.SESSION_OUT_OF_RANGE}  # about the id column
@@ -44,21 +45,11 @@ class _Job:
     row_index: np.ndarray | None = None  # long form: the frame row of each list's first item
 
     def __post_init__(self):
-        self.ids = (_frozen(self.ids[0], np.uint8), _frozen(self.ids[1], np.int64), _frozen(self.ids[2], np.uint8), np.int64(self.ids[3]))
-        self.keys = tuple(_frozen(array, np.int64) for array in self.keys)
-        offsets, list_valid, list_bit, values, value_valid, value_bit, value_line = self.lists
-        self.lists = (_frozen(offsets, np.int64), _frozen(list_valid, np.uint8), np.int64(list_bit), _frozen(values, np.int64),
-                      _frozen(value_valid, np.uint8), np.int64(value_bit), _frozen(value_line, np.int64))
-
-
-def _frozen(array, dtype) -> np.ndarray:
-    """The array as frame_rows takes it: contiguous, of dtype (a copy only for int32 offsets), read-only, so that the
-    kernel has one signature (Arrow's buffers are read-only) and the ahead-of-time module can hold it."""
-    array = np.ascontiguousarray(array, dtype)
-    if array.flags.writeable:
-        array = array.view()
-        array.flags.writeable = False
-    return array
+        self.ids = (frozen(self.ids[0], np.uint8), frozen(self.ids[1], np.int64), frozen(self.ids[2], np.uint8), np.int64(self.ids[3]))
+        self.keys = tuple(frozen(array, np.int64) for array in self.keys)
+        offsets, list_valid, list_bit, values, value_valid, value_bit, value_line = self.lists  # int32 offsets are copied
+        self.lists = (frozen(offsets, np.int64), frozen(list_valid, np.uint8), np.int64(list_bit), frozen(values, np.int64),
+                      frozen(value_valid, np.uint8), np.int64(value_bit), frozen(value_line, np.int64))
 
 
 class FramePass(Pass):
@@ -87,10 +78,9 @@ class FramePass(Pass):
 
     # -- integer lists: the frame kernel ------------------------------------------------------
     def _run_lists(self, table, form: str) -> None:
-        from scorer.engine import kernel_set
         from scorer.kernels.rows import scratch_for
 
-        frame_rows = kernel_set.kernels().frame_rows
+        frame_rows = door.kernel("frame_rows")
         kernel = self.kernel
         # made as they are submitted, so the first pieces run while later batches are still being viewed
         jobs = iter([self._long_job(table)]) if form == "long" else (self._wide_job(batch, form, start) for batch, start in _batches(table))
@@ -266,7 +256,7 @@ class FramePass(Pass):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from scorer.kernels.parse import SLACK
+        from scorer.kernels.rows import SLACK
 
         ids = _as_text(ids.combine_chunks(), id_name)
         labels = labels.combine_chunks()

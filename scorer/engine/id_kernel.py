@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set
 from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
 from scorer.engine.row_kernel import Parsed, RowKernel
-from scorer.kernels import codes
+from scorer.kernels import codes, door
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
-from scorer.kernels.rows import scratch_for
+from scorer.kernels.rows import frozen, scratch_for
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
+
+
+def truth_arrays(truth: Truth) -> tuple:
+    """The truth as the kernels read it: (sessions, lookup base, lookup table, CSR offsets, items), read-only."""
+    base, table = truth.lookup
+    return frozen(truth.sessions), np.int64(base), frozen(table), frozen(truth.indptr), frozen(truth.items)
 
 
 class IdKernel(RowKernel):
@@ -19,12 +24,11 @@ class IdKernel(RowKernel):
 
     def __init__(self, competition: Competition, truth: Truth, max_per_code: int, items=None):
         prefix, middle, suffix = competition.id_literals()
-        as_bytes = lambda text: np.frombuffer(text.encode(), np.uint8).copy()  # noqa: E731
+        as_bytes = lambda text: frozen(np.frombuffer(text.encode(), np.uint8))  # noqa: E731
         names = [name.encode() for name in competition.types]
         self.idspec = (as_bytes(prefix), as_bytes(middle), as_bytes(suffix), competition.session_first,
-                       as_bytes("".join(competition.types)), np.cumsum([0] + [len(name) for name in names]).astype(np.int64))
-        base, table = truth.lookup
-        self.truth = (truth.sessions, np.int64(base), table, truth.indptr, truth.items, np.int64(len(competition.types)))
+                       as_bytes("".join(competition.types)), frozen(np.cumsum([0] + [len(name) for name in names]), np.int64))
+        self.truth = (*truth_arrays(truth), np.int64(len(competition.types)))
         self.n_metrics = len(competition.metrics)
         kmax = competition.k
         kinds, ks = competition.row_kinds()
@@ -42,7 +46,7 @@ class IdKernel(RowKernel):
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = scratch_for(self.kmax)
         pos, line, n_problems, chunks = start, first_line - 1, 0, []
-        parse_block = kernel_set.kernels().parse_block
+        parse_block = door.kernel("parse_block")
         sides = []
         while pos < end:
             row_ints, row_values = self.rows()

@@ -24,11 +24,10 @@ from pathlib import Path
 from scorer.engine.problems import Code
 from scorer.errors import SubmissionError
 from scorer.file_formats import binary_format, compression_of, zip_kind
+from scorer.kernels.rows import SLACK
 from scorer.private_files import NO_LINK, READ_ANY
 
 DEFAULT_BLOCK_BYTES = 8 << 20
-SLACK = 8  # readable bytes after each block's data, so kernels may read 8 bytes at a time: zeros, or in a mapped block
-# the next line's (a block's data end with a newline there, so no number runs on into them)
 MAPPED_TAIL = 1 << 20  # a plain file's last bytes (at least these) are read into a zero-padded buffer, the rest mapped
 CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many

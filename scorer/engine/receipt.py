@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.engine import kernel_set
+from scorer.engine.receipt_schema import RECEIPT_VERSION
 from scorer.engine.result import Result, finite_or_none
+from scorer.kernels import door
 from scorer.spec.competition import Competition
 from scorer.truth.cache import content_digest, content_key
 
-RECEIPT_VERSION = 1
 WHAT = ("version", "config", "truth", "submission", "figures")  # what verify names when it differs
 
 _truth_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a truth object -> its hash (graders reuse one truth)
@@ -101,7 +101,7 @@ def make_receipt(result: Result, competition: Competition, submission=None, *, s
         figures.update({key: analytics[key] for key in ("split", "bootstrap") if key in analytics})
     return {
         "receipt": RECEIPT_VERSION,
-        "scorer": {"version": _version(), "kernels": kernel_set.name()},
+        "scorer": {"version": _version(), "kernels": door.served()},
         "competition": {"name": competition.name, "config": config_hash(competition),
                         "metrics": [str(m) for m in competition.metrics]},
         "truth": truth_hash(result.truth) if result.truth is not None else None,

@@ -22,6 +22,15 @@ def finite_or_none(value) -> float | None:
 
 @dataclass
 class Result:
+    """What scoring or validating a submission gives (scorer.score, scorer.validate).
+
+    score: the weighted score, None when there is none (strict mode with an error, or an unreadable file); metrics:
+    {type: {metric text: value}}, a value None where no session has truth of the type; counts: the row counts of the
+    text's last line (rows expected, read, scored, missing, ...); valid: no error-severity problem; problems: the
+    problems kept (each with its code, severity, line, column and message); to_dict(), to_json() and to_text(): the
+    command's JSON and text output.
+    """
+
     competition: str
     submission: str
     strict: bool

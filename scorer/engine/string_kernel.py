@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.engine import kernel_set
 from scorer.engine.problems import Code
 from scorer.engine.row_kernel import Parsed, RowKernel
-from scorer.kernels import codes
+from scorer.kernels import codes, door
 from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
-from scorer.kernels.rows import ROWS_PER_CALL
+from scorer.kernels.rows import N_DUPS, N_TOO_MANY, ROWS_PER_CALL, frozen, long_state
 from scorer.spec.competition import Competition
 from scorer.truth.strings import StringTruth
 
@@ -33,10 +32,10 @@ class ShapeKernel(RowKernel):
         self.cover_ks = sorted({m.k for m in metrics if m.family == "catalog"})
         # per coverage@K (ascending K) and item of the truth: in some row's top K
         self.covered = np.zeros((len(self.cover_ks), truth.item_names.size), np.bool_)
-        self.tables = (*truth.ids.arrays(), *truth.item_names.arrays(), self.covered)
+        self.tables = (*map(frozen, truth.ids.arrays()), *map(frozen, truth.item_names.arrays()), self.covered)
         grades = truth.grades if truth.grades is not None else np.empty(0, np.float64)
         sorted_grades = truth.sorted_grades if competition.shape != "value" else np.empty(0, np.float64)
-        self.truth = (truth.indptr, truth.items, grades, sorted_grades)
+        self.truth = (frozen(truth.indptr), frozen(truth.items), frozen(grades), frozen(sorted_grades))  # read-only: one signature
         graded = truth.grades is not None
         kinds, ks = competition.row_kinds()
         self.stored_metrics = self.n_metrics if competition.shape == "value" or not derivable(kinds, kmax, graded) else 0
@@ -45,6 +44,7 @@ class ShapeKernel(RowKernel):
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code
         self.preds: list[tuple] = []  # long shape, per kernel call: (slots, block-local lines, line offset, item codes)
+        self.seen: np.ndarray | None = None  # long shape: rows kept of each id so far
         self.slot_type = np.int32 if truth.ids.size < 2**31 else np.int64
         self.spare = []
         self.ids = truth.ids
@@ -59,7 +59,7 @@ class ShapeKernel(RowKernel):
         found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
         scratch = self.scratch()
         pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
-        parse_strings_block = kernel_set.kernels().parse_strings_block
+        parse_strings_block = door.kernel("parse_strings_block")
         while pos < end:
             row_ints, row_values = self.rows()
             block_preds = np.empty((ROWS_PER_CALL if self.shape == LONG else 1, 3), np.int64)
@@ -74,9 +74,17 @@ class ShapeKernel(RowKernel):
     def absorb(self, parsed: Parsed, line_offset: int) -> None:
         """Keep a block's predictions (long shape) compactly: slot (int32) and item code (int64: an unknown item's is a
         hash), 12 bytes each, and their block-local lines (int32) unless they are consecutive (as in a file without
-        blank or bad lines), with the line offset; take back its row arrays."""
+        blank or bad lines), with the line offset; take back its row arrays. Only the first kmax + 1 rows of an id are
+        kept (blocks come in line order): what is kept is bounded by the truth's ids, not by the upload's rows."""
         self.release(parsed)
+        if parsed.preds and self.seen is None:
+            self.seen = np.zeros(self.ids.size, np.int32)
         for block_preds in parsed.preds:
+            keep = np.empty(len(block_preds), np.bool_)
+            if door.kernel("first_rows")(block_preds[:, 0], self.seen, np.int32(self.kmax + 1), keep) < len(block_preds):
+                block_preds = block_preds[keep]
+            if not len(block_preds):
+                continue
             lines = block_preds[:, 1]
             if lines[-1] - lines[0] == len(lines) - 1:  # lines only increase: consecutive
                 kept, offset = np.empty(0, np.int32), line_offset + int(lines[0])
@@ -87,14 +95,13 @@ class ShapeKernel(RowKernel):
     def _by_slot(self, counts: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, lines, item codes) of the kept predictions of the chosen slots, grouped by slot (counts[s + 1]:
         slot s's), line order kept within a slot: a counting sort."""
-        from scorer.kernels.string_ids import place_by_slot
-
         offsets = np.zeros(len(counts), np.int64)
         np.cumsum(np.where(chosen, counts[1:], 0), out=offsets[1:])
         lines, item_codes = np.empty(offsets[-1], np.int64), np.empty(offsets[-1], np.int64)
         cursor = offsets[:-1].copy()
         for slots, block_lines, line_offset, block_codes in self.preds:
-            place_by_slot(slots, block_lines, np.int64(line_offset), block_codes, chosen, cursor, lines, item_codes)
+            door.kernel("place_by_slot")(np.asarray(slots, np.int64), block_lines, np.int64(line_offset), block_codes, chosen, cursor, lines,
+                                    item_codes)
         return offsets, lines, item_codes
 
     def finish(self, slot_line, slot_values, slot_hits, report) -> None:
@@ -104,22 +111,21 @@ class ShapeKernel(RowKernel):
         bytes each); only the rows of the others are copied, grouped by id (16 bytes each more), and scored after them."""
         if self.shape != LONG:
             return
-        from scorer.kernels.string_ids import N_DUPS, N_TOO_MANY, count_slots, finish_long, finish_long_runs, long_state
-
         counts = np.zeros(len(slot_line) + 1, np.int64)
         runs = np.zeros(len(slot_line), np.int32)
         previous = -1
         for slots, _, _, _ in self.preds:
-            previous = count_slots(slots, counts, runs, previous)
+            previous = door.kernel("count_slots")(np.asarray(slots, np.int64), counts, runs, previous)
         scattered = runs > 1  # ids whose rows are in several places
         running = long_state(self.kmax)
         too_many = np.zeros(self.max_per_code, np.int64)
         duplicates = np.zeros(self.max_per_code, np.int64)
         figures = (self.truth, self.metric, self.covered, slot_line, slot_values, slot_hits, too_many, duplicates)
         for index, (slots, lines, line_offset, item_codes) in enumerate(self.preds):
-            finish_long_runs(slots, lines, np.int64(line_offset), item_codes, scattered, index == len(self.preds) - 1, running, *figures)
+            door.kernel("finish_long_runs")(np.asarray(slots, np.int64), lines, np.int64(line_offset), item_codes, scattered,
+                                       index == len(self.preds) - 1, running, *figures)
         if scattered.any():
-            finish_long(*self._by_slot(counts, scattered), running, *figures)
+            door.kernel("finish_long")(*self._by_slot(counts, scattered), running, *figures)
         self.preds = []
         n_too_many, n_dups = int(running[0][N_TOO_MANY]), int(running[0][N_DUPS])
         for number, lines, count, message in (

@@ -48,11 +48,35 @@ def _slot_of(keys, stamps, bits, item, stamp):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _row_score(scores, score_valid, score_bit, r):
-    """A row's score; NaN when it is null or not a number (such a row is left out)."""
+def _int_at(wide, narrow, r):
+    """Row r of an integer column held as int64 (wide) or int32 (narrow); the other one is empty."""
+    return np.int64(wide[np.uint64(r)]) if wide.shape[0] > 0 else np.int64(narrow[np.uint64(r)])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_score(scores, narrow, score_valid, score_bit, r):
+    """A row's score (held as float64 in scores, or float32 in narrow); NaN when it is null or not a number (such a row
+    is left out)."""
     if not _valid(score_valid, score_bit, r):
         return np.nan
-    return np.float64(scores[np.uint64(r)])
+    return np.float64(scores[np.uint64(r)]) if scores.shape[0] > 0 else np.float64(narrow[np.uint64(r)])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _around(scores, i, r, j):
+    """(rows of [i, r) scored at least as row r, rows of (r, j) scored above it, rows of either scored as it), in loops
+    the compiler vectorises."""
+    own = scores[np.uint64(r)]
+    before, after, equal = np.int64(0), np.int64(0), np.int64(0)
+    for q in range(np.uint64(i), np.uint64(r)):  # unsigned: no test for a negative index
+        value = scores[q]
+        before += np.int64(value >= own)
+        equal += np.int64(value == own)
+    for q in range(np.uint64(r + 1), np.uint64(j)):
+        value = scores[q]
+        after += np.int64(value > own)
+        equal += np.int64(value == own)
+    return before, after, equal
 
 
 @njit(cache=True, nogil=True)
@@ -60,9 +84,10 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                    slot_candidates, session_runs, hits, unknown, found, counts):
     """Read the runs of rows [start, stop) (whole runs) until they end or an output is full.
 
-    columns: (sessions, session validity, bit offset, items, item validity, bit offset, types, scores, score validity,
-    bit offset); types: per row -1 (no type: every type), -2 (an unknown type) or the type's index, or empty (no type
-    column); scores empty without a score column. truth: (sessions, lookup base, lookup table, indptr, items).
+    columns: (sessions, narrow sessions, session validity, bit offset, items, narrow items, item validity, bit offset,
+    types, scores, narrow scores, score validity, bit offset): a column's values are int64 (float64) or, in its narrow
+    array, int32 (float32), the other one empty; types: per row -1 (no type: every type), -2 (an unknown type) or the
+    type's index, or empty (no type column); scores empty without a score column. truth: (sessions, lookup base, lookup table, indptr, items).
     tables: (keys, stamps, truth masks, seen masks, hit index) of a power-of-two size; scratch: (occurrence rows,
     occurrence hit index, occurrence ranks (n, n_types), best ranks (n, n_types), best ties (n, n_types)).
     Outputs: slot_candidates[slot] += the list's length; session_runs[session index] += 1 (saturating at 255);
@@ -70,29 +95,30 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
     lacks, unknown[1][0] its count, unknown[1][1] the rows; problems in found/counts (row: row_base + row).
     Returns (the next row, problems kept).
     """
-    sessions, session_valid, session_bit, items, item_valid, item_bit, types, scores, score_valid, score_bit = columns
+    sessions, narrow_sessions, session_valid, session_bit, items, narrow_items, item_valid, item_bit, types, scores, narrow_scores, \
+        score_valid, score_bit = columns
     truth_sessions, lookup_base, lookup_table, indptr, truth_items = truth
     keys, stamps, truth_mask, seen_mask, hit_index = tables
     occ_row, occ_hit, occ_rank, best_rank, best_tie = scratch
     hit_slot, hit_rank, hit_tied, n_hits_out = hits
     unknown_rows, unknown_counts = unknown
     has_types = types.shape[0] > 0
-    has_scores = scores.shape[0] > 0
+    has_scores = scores.shape[0] > 0 or narrow_scores.shape[0] > 0
     score_nulls = score_valid.shape[0] > 0
     all_types = (np.int64(1) << n_types) - 1
-    n_found = 0
+    n_found = np.int64(0)
     n_hits = n_hits_out[0]
     stamp = stamps.max() + 1
     counter = np.zeros(n_types, np.int64)
     i = start
     while i < stop:
         if not _valid(session_valid, session_bit, i):
-            n_found = _note(found, n_found, counts, max_per_code, codes.SESSION_NOT_INTEGER, row_base + i, 0)
+            n_found = _note(found, n_found, counts, max_per_code, codes.SESSION_NOT_INTEGER, row_base + i, np.int64(0))
             i += 1
             continue
-        session = np.int64(sessions[i])
+        session = _int_at(sessions, narrow_sessions, i)
         j = i + 1
-        while j < stop and np.int64(sessions[np.uint64(j)]) == session and _valid(session_valid, session_bit, j):
+        while j < stop and _int_at(sessions, narrow_sessions, j) == session and _valid(session_valid, session_bit, j):
             j += 1
         if session < 0:
             for r in range(i, j):
@@ -142,35 +168,35 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
         for t in range(n_types):
             counter[t] = 0
         n_every = 0  # rows that serve every type (the list of type t: n_every + counter[t] rows so far)
-        in_order = True
+        in_order = np.bool_(True)
         left_out = 0  # rows of the run in no list (a problem each)
         previous = np.inf
-        n_occ = 0
-        n_distinct = 0
+        n_occ = np.int64(0)
+        n_distinct = np.int64(0)
         for r in range(i, j):
             served = all_types
             code = -1
             if has_types:
                 code = types[r]
                 if code == -2:
-                    n_found = _note(found, n_found, counts, max_per_code, codes.UNKNOWN_TYPE, row_base + r, 0)
+                    n_found = _note(found, n_found, counts, max_per_code, codes.UNKNOWN_TYPE, row_base + r, np.int64(0))
                     left_out += 1
                     continue
                 if code >= 0:
                     served = np.int64(1) << code
             if not _valid(item_valid, item_bit, r):
-                n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_NOT_INTEGER, row_base + r, 0)
+                n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_NOT_INTEGER, row_base + r, np.int64(0))
                 left_out += 1
                 continue
-            item = np.int64(items[np.uint64(r)])
+            item = _int_at(items, narrow_items, r)
             if item < 0:
                 n_found = _note(found, n_found, counts, max_per_code, codes.ITEM_OUT_OF_RANGE, row_base + r, item)
                 left_out += 1
                 continue
             if has_scores:
-                score = np.float64(scores[np.uint64(r)])
+                score = np.float64(scores[np.uint64(r)]) if scores.shape[0] > 0 else np.float64(narrow_scores[np.uint64(r)])
                 if score != score or (score_nulls and not _valid(score_valid, score_bit, r)):  # NaN or null
-                    n_found = _note(found, n_found, counts, max_per_code, codes.VALUE_NOT_NUMBER, row_base + r, 0)
+                    n_found = _note(found, n_found, counts, max_per_code, codes.VALUE_NOT_NUMBER, row_base + r, np.int64(0))
                     left_out += 1
                     continue
                 in_order &= not score > previous
@@ -223,12 +249,12 @@ def _serves(types, has_types, r, t):
 @njit(cache=True, nogil=True, inline="always")
 def _in_list(columns, has_types, has_scores, r, t):
     """Does row r take a place in the list of type t (a known type that serves t, a good item and score)?"""
-    sessions, session_valid, session_bit, items, item_valid, item_bit, types, scores, score_valid, score_bit = columns
+    items, narrow_items, item_valid, item_bit, types = columns[4], columns[5], columns[6], columns[7], columns[8]
     if not _serves(types, has_types, r, t):
         return False
-    if not _valid(item_valid, item_bit, r) or np.int64(items[r]) < 0:
+    if not _valid(item_valid, item_bit, r) or _int_at(items, narrow_items, r) < 0:
         return False
-    if has_scores and np.isnan(_row_score(scores, score_valid, score_bit, r)):
+    if has_scores and np.isnan(_row_score(columns[9], columns[10], columns[11], columns[12], r)):
         return False
     return True
 
@@ -237,15 +263,15 @@ def _in_list(columns, has_types, has_scores, r, t):
 def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, n_types, first_slot, columns, keys, stamps, bits, stamp,
                truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits, n_hits):
     """The best rank of each distinct hit of a run, per type, written to hits; returns the new hit count."""
-    scores, score_valid, score_bit = columns[7], columns[8], columns[9]
-    items, types = columns[3], columns[6]
+    scores, narrow_scores, score_valid, score_bit = columns[9], columns[10], columns[11], columns[12]
+    items, narrow_items, types = columns[4], columns[5], columns[8]
     hit_slot, hit_rank, hit_tied = hits[0], hits[1], hits[2]
     sorted_ranks = np.empty(0, np.int64)
     if has_scores and not in_order and n_occ > SCAN_HITS:
         sorted_ranks = _ranks_by_sort(i, j, n_types, columns, has_types)
     for o in range(n_occ):
         r = occ_row[o]
-        item = np.int64(items[r])
+        item = _int_at(items, narrow_items, r)
         p = _slot_of(keys, stamps, bits, item, stamp)
         d = occ_hit[o]
         for t in range(n_types):
@@ -255,14 +281,14 @@ def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, 
             if not has_scores:
                 rank = occ_rank[o, t]
             else:
-                score = _row_score(scores, score_valid, score_bit, r)
+                score = _row_score(scores, narrow_scores, score_valid, score_bit, r)
                 if in_order:
                     rank = occ_rank[o, t]
                     for step in (-1, 1):  # equal scores sit next to each other in the list (other rows between them)
                         q = r + step
                         while i <= q < j and not tied:
                             if _in_list(columns, has_types, has_scores, q, t):
-                                if _row_score(scores, score_valid, score_bit, q) != score:
+                                if _row_score(scores, narrow_scores, score_valid, score_bit, q) != score:
                                     break
                                 tied = True
                             q += step
@@ -270,16 +296,7 @@ def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, 
                     rank = sorted_ranks[(r - i) * n_types + t]
                     tied = sorted_ranks[(j - i) * n_types + (r - i) * n_types + t] > 0
                 elif clean and not has_types:  # every row of the run is in the list: count in loops the compiler vectorises
-                    own = scores[np.uint64(r)]
-                    before, after, equal = np.int64(0), np.int64(0), np.int64(0)
-                    for q in range(np.uint64(i), np.uint64(r)):  # unsigned: no test for a negative index
-                        value = scores[q]
-                        before += np.int64(value >= own)
-                        equal += np.int64(value == own)
-                    for q in range(np.uint64(r + 1), np.uint64(j)):
-                        value = scores[q]
-                        after += np.int64(value > own)
-                        equal += np.int64(value == own)
+                    before, after, equal = _around(scores, i, r, j) if scores.shape[0] > 0 else _around(narrow_scores, i, r, j)
                     rank = before + after
                     tied = equal > 0
                 else:
@@ -287,7 +304,7 @@ def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, 
                     for q in range(i, j):
                         if q == r:
                             continue
-                        other = _row_score(scores, score_valid, score_bit, q)
+                        other = _row_score(scores, narrow_scores, score_valid, score_bit, q)
                         if (other > score or other == score) and _in_list(columns, has_types, has_scores, q, t):
                             if other > score or q < r:
                                 rank += 1
@@ -310,12 +327,12 @@ def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, 
 def _ranks_by_sort(i, j, n_types, columns, has_types):
     """Per row of the run and type: its rank in the type's list (by score, then row), and then whether another row of
     the list has its score; laid out as [rank (n_rows * n_types), tied (n_rows * n_types)]."""
-    scores, score_valid, score_bit = columns[7], columns[8], columns[9]
+    scores, narrow_scores, score_valid, score_bit = columns[9], columns[10], columns[11], columns[12]
     n_rows = j - i
     out = np.zeros(2 * n_rows * n_types, np.int64)
     keyed = np.empty(n_rows, np.float64)
     for r in range(i, j):
-        score = _row_score(scores, score_valid, score_bit, r)
+        score = _row_score(scores, narrow_scores, score_valid, score_bit, r)
         keyed[r - i] = -score if not np.isnan(score) else np.inf
     order = np.argsort(keyed, kind="mergesort")  # stable: equal scores keep row order
     for t in range(n_types):

@@ -22,15 +22,23 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-BASE_RECALL, BASE_PRECISION, BASE_MAP, BASE_NDCG = 0, 1, 2, 3
-RULE_ITEM0_DROPPED = 1
-RULE_NO_PREDICTIONS_SKIPPED = 2
-RULE_REPEATS_COLLAPSED = 4
-RULE_REPEATS_TWICE = 8
-RULE_DENOM_TRUTH = 16
-RULE_PER_ROW_MEAN = 32
-SUM_NUM, SUM_DEN, SUM_RATIO = 0, 1, 2  # columns of `sums`
-N_ROWS, N_TOUCHED = 0, 1  # columns of `counts`
+from scorer.kernels.explain_layout import (
+    BASE_MAP,
+    BASE_NDCG,
+    BASE_PRECISION,
+    BASE_RECALL,
+    N_ROWS,
+    N_TOUCHED,
+    RULE_DENOM_TRUTH,
+    RULE_ITEM0_DROPPED,
+    RULE_NO_PREDICTIONS_SKIPPED,
+    RULE_PER_ROW_MEAN,
+    RULE_REPEATS_COLLAPSED,
+    RULE_REPEATS_TWICE,
+    SUM_DEN,
+    SUM_NUM,
+    SUM_RATIO,
+)
 
 
 @njit(cache=True, nogil=True, inline="always")

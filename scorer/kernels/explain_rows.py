@@ -13,13 +13,10 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from scorer.kernels.explain_layout import MAX_RANKS
 from scorer.kernels.load import load8
 from scorer.kernels.parse import _careful_line, _digits, _first_time, fast_id, session_index
 from scorer.kernels.rank import contains
-
-MAX_RANKS = 63  # ranks a mask holds
-ROW_COLUMNS = 5  # truth row, first, again, repeats, items read
-
 
 U = np.uint64
 
@@ -108,7 +105,8 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
         if ok:
             pos = p + 1
         else:
-            pos, session, type_index, n_items, _ = _careful_line(buf, start, n, line, idspec, careful, limits, scratch, counts, found, 0)
+            pos, session, type_index, n_items, _kept = _careful_line(buf, start, n, line, idspec, careful, limits, scratch, counts, found,
+                                                                     np.int64(0))
             counts[:] = 0
             if session < 0:
                 continue

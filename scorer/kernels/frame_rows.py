@@ -109,7 +109,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
     plain = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
     has_nulls = value_valid.shape[0] > 0
-    n_rows = 0
+    n_rows = np.int64(0)
     capacity = row_ints.shape[0]
     while row < stop and n_rows < capacity:
         line = row_lines[row] if row_lines.shape[0] > 0 else line_base + row + 1
@@ -121,8 +121,8 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
             if plain:
                 session, type_index = _plain_id(id_bytes, id_start, id_end, middle, type_names, type_offsets)
             if type_index < 0:  # parse_block's own reading of an id, naming its problems
-                session, type_index, n_problems = _read_id(id_bytes, id_start, id_end, idspec, line, ID_FIELD, True, counts, found,
-                                                           n_problems, max_per_code)
+                session, type_index, n_problems = _read_id(id_bytes, id_start, id_end, idspec, line, np.int64(ID_FIELD), np.bool_(True),
+                                                           counts, found, n_problems, max_per_code)
                 if type_index < 0:
                     session = np.int64(-1)
         else:

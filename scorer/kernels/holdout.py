@@ -15,25 +15,28 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels.hashing import splitmix64
-
-CLICKS, CARTS, ORDERS = 0, 1, 2
-
-# --- error codes returned by parse_jsonl (the Python wrapper turns them into sentences) -------------
-OK = 0
-ERR_TRUNCATED = 1  # input ends inside a line's JSON value
-ERR_SYNTAX = 2  # unexpected byte
-ERR_MISSING_SESSION = 3
-ERR_MISSING_EVENTS = 4
-ERR_MISSING_AID = 5
-ERR_MISSING_TS = 6
-ERR_MISSING_TYPE = 7
-ERR_NOT_INTEGER = 8  # a number with a fraction/exponent, a string or another value where an integer id belongs
-ERR_NEGATIVE = 9
-ERR_TOO_LARGE = 10
-ERR_UNKNOWN_TYPE = 11
-ERR_BLANK_LINE = 12
-ERR_TRAILING = 13  # something after the closing brace of a line
-ERR_DUPLICATE_KEY = 14
+from scorer.kernels.holdout_layout import (
+    CARTS,
+    CLICKS,
+    ERR_BLANK_LINE,
+    ERR_DUPLICATE_KEY,
+    ERR_MISSING_AID,
+    ERR_MISSING_EVENTS,
+    ERR_MISSING_SESSION,
+    ERR_MISSING_TS,
+    ERR_MISSING_TYPE,
+    ERR_NEGATIVE,
+    ERR_NOT_INTEGER,
+    ERR_SYNTAX,
+    ERR_TOO_LARGE,
+    ERR_TRAILING,
+    ERR_TRUNCATED,
+    ERR_UNKNOWN_TYPE,
+    OK,
+    ORDERS,
+    ROLE_TEST,
+    ROLE_TRAIN,
+)
 
 _K_SESSION = tuple(b"session")
 _K_EVENTS = tuple(b"events")
@@ -99,7 +102,7 @@ def _string_end(buf, i, n):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _eq(buf, a, b, lit):
     if b - a != len(lit):
         return False
@@ -293,7 +296,7 @@ _F_CARTS = tuple(b'carts"}')
 _F_ORDERS = tuple(b'orders"}')
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _lit(buf, i, n, lit, space_after):
     """Index after the literal lit at i (and one optional space after it, if space_after), or -1."""
     m = len(lit)
@@ -410,9 +413,9 @@ def parse_jsonl(buf, sess, offs, aid, ts, typ, max_id):
     Returns (n_sessions, n_events, error code, byte position of the error).
     """
     n = buf.shape[0]
-    i = 0
-    ns = 0
-    ne = 0
+    i = np.int64(0)
+    ns = np.int64(0)
+    ne = np.int64(0)
     while i < n:
         if buf[i] == _LBRACE:
             session, j, e = _fast_line(buf, i, n, aid, ts, typ, ne, max_id)
@@ -588,11 +591,6 @@ def max_ts_of(ts):
 
 
 # --- the split -------------------------------------------------------------------------------------
-ROLE_DROP = 0
-ROLE_TRAIN = 1
-ROLE_TEST = 2
-
-
 @njit(cache=True, nogil=True)
 def split_roles(ts, starts, split_ts):
     """Sessions (events sorted by time) whose first event is after split_ts are test (all events kept);
@@ -755,7 +753,7 @@ def gather_events(starts, sel, lens, aid, ts, typ, out_sess, out_aid, out_ts, ou
     return o
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put(out, o, lit):
     for k in range(len(lit)):
         out[o + k] = lit[k]
@@ -797,12 +795,6 @@ _S_L_CLICKS = tuple(b'"clicks": ')
 _S_L_CARTS = tuple(b'"carts": [')
 _S_L_ORDERS = tuple(b'"orders": [')
 _S_LABELS_END = tuple(b"}}\n")
-
-# Upper bounds of the bytes one event / one line header can take (ids < 2**63: 19 digits, sign never).
-EVENT_BYTES = len(b'{"aid": , "ts": , "type": "orders"}, ') + 2 * 20
-SESSION_BYTES = len(b'{"session": , "events": []}\n') + 20
-LABEL_BYTES = 20 + 2
-LABELS_LINE_BYTES = len(b'{"session": , "labels": {"clicks": , "carts": [], "orders": []}}\n') + 40
 
 
 @njit(cache=True, nogil=True)

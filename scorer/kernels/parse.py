@@ -21,7 +21,6 @@ from scorer.kernels.rank import contains, locate, row_figures
 
 INT64_MAX = np.int64(9223372036854775807)
 NOT_FOUND = -1
-SLACK = 8  # readable bytes the caller leaves after the data (zeros), for 8-byte loads
 U = np.uint64
 POW10 = np.array([10**i for i in range(9)], np.int64)
 TRUTH_SIDE_MAX = 32  # up to this many truth items, hits are found from the truth's side (else each item is looked up)
@@ -219,7 +218,7 @@ def item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, 
     not inline: inlined, its code slowed frame_rows' loop for every row (parse_block measured the same either way)."""
     hit_ranks = np.int64(0)
     any_hit = False
-    n_distinct = 0
+    n_distinct = np.int64(0)
     for r in range(n_items):
         n_distinct += relevant[r]
         relevant[r] = relevant[r] and contains(truth_items, t_start, t_end, items[r])
@@ -385,13 +384,13 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     ok, n_problems = split_line(buf, start, end, line, max_line_bytes, max_per_code, counts, found, n_problems, bounds)
     if not ok:
         id_end = first_field_end(buf, start, end)
-        session, type_index, n_problems = _read_id(buf, start, id_end, idspec, line, start, False,
+        session, type_index, n_problems = _read_id(buf, start, id_end, idspec, line, start, np.bool_(False),
                                                    counts, found, n_problems, max_per_code)
         if end == start or session < 0 or type_index < 0:
             return end + 1, -1, -1, 0, n_problems
         return end + 1, session, type_index, -1, n_problems
 
-    session, type_index, n_problems = _read_id(buf, bounds[0], bounds[1], idspec, line, start, True,
+    session, type_index, n_problems = _read_id(buf, bounds[0], bounds[1], idspec, line, start, np.bool_(True),
                                                counts, found, n_problems, max_per_code)
 
     # The items: single spaces between them; only the first kmax take part. A line that gives no row (its id is bad) has
@@ -399,7 +398,7 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     gives_row = session >= 0 and type_index >= 0
     n_items = 0
     n_tokens = 0
-    bad_separator = False
+    bad_separator = np.bool_(False)
     duplicate_seen = False
     row_error = False
     label_start, label_end = bounds[2], bounds[3]
@@ -550,7 +549,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     n_lookup = lookup_table.shape[0]
     stored = row_values.shape[1]
     keyed = stored == 0 and n_packed == 0  # the fast path keeps items' keys (item_key), not their values
-    n_rows = 0
+    n_rows = np.int64(0)  # typed, not 0: numba would compile the callees it reaches once more for a literal
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
         if buf[pos] == 10:

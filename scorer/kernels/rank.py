@@ -104,7 +104,7 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
     empty for binary truth; gains is scratch of the same length as items. An empty out: mask only.
     """
     hit_ranks = np.int64(0)
-    n_distinct = 0
+    n_distinct = np.int64(0)
     graded = truth_grades.shape[0] > 0
     for r in range(n_items):
         n_distinct += relevant[r]
@@ -121,7 +121,8 @@ def score_row(items, relevant, gains, n_items, truth_items, truth_grades, sorted
     if graded:
         row_figures(relevant, gains, n_items, t_end - t_start, n_distinct, sorted_grades[t_start:t_end], kinds, ks, discount, ideal, out)
     else:
-        row_figures(relevant, discount[:0], n_items, t_end - t_start, n_distinct, discount[:0], kinds, ks, discount, ideal, out)
+        # no grades: empty arrays, of the graded call's types (one compile of row_figures serves both)
+        row_figures(relevant, gains[:0], n_items, t_end - t_start, n_distinct, sorted_grades[:0], kinds, ks, discount, ideal, out)
     return hit_ranks
 
 

@@ -136,22 +136,11 @@ def poisson_draws(counts, seeds, out):
             out[r, j] = draw
 
 
-POISSON_ONE_MAX = 16  # a Poisson(1) weight is capped here (P(w >= 16) < 1e-13)
-
-
-def poisson_one_thresholds() -> np.ndarray:
-    """t[c] = P(Poisson(1) <= c) · 2^32, the 32-bit thresholds of session_poisson_weights' inversion."""
-    from math import exp, factorial
-
-    cdf = np.cumsum([exp(-1.0) / factorial(c) for c in range(POISSON_ONE_MAX)])
-    return np.minimum(np.floor(cdf * 2.0**32), 2.0**32 - 1).astype(np.uint64)
-
-
 @njit(cache=True, nogil=True)
 def session_poisson_weights(seeds, rows, thresholds, out):
     """out[r, j] = w_rj ~ Poisson(1): the weight of session s = rows[j] in resample r, a function of (seeds[r], s) alone.
 
-    w_rj = #{c : u >= thresholds[c]} (inversion; thresholds from poisson_one_thresholds), u = one 32-bit half
+    w_rj = #{c : u >= thresholds[c]} (inversion; thresholds from scorer.analytics.joint_bootstrap.poisson_one_thresholds), u = one 32-bit half
     (s mod 2) of mix64(mix64(seeds[r]) + (s div 2 + 1)·φ): splitmix64's output at position s div 2 of resample r's
     stream. Any block of sessions, drawn in any order or thread, gets the same weights, so the joint bootstrap of
     many submissions draws them once per block and applies them to every submission's columns. The first seven

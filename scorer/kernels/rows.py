@@ -1,12 +1,25 @@
-"""The arrays a parse kernel writes into: rows (a fixed number per call, reused once merged) and scratch."""
+"""The arrays a parse kernel reads and writes: the block's zero bytes after its data, rows (a fixed number per call,
+reused once merged), scratch, and the long shape's running state. Plain numpy: the engine makes them without numba."""
 
 from __future__ import annotations
 
 import numpy as np
 
+SLACK = 8  # readable bytes the caller leaves after the data, for 8-byte loads: zeros, or in a mapped block the next line's
+# (scorer.engine.reader: its data end with a newline there, so no number runs on into them)
 ROWS_PER_CALL = 1 << 16  # rows one kernel call writes before it returns for fresh arrays
 NULL_SESSION = -1  # frame_rows: the session column's codes for a row without a usable session (precomputed forms)
 NEGATIVE_SESSION = -2
+
+
+def frozen(array, dtype=None) -> np.ndarray:
+    """An input as the kernels read it: contiguous, of dtype (a copy only when it is of another), read-only, so that a
+    compiled kernel has one signature for Arrow's and mapped files' read-only buffers and for writable arrays alike."""
+    array = np.ascontiguousarray(array, dtype)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
 
 
 def scratch_for(kmax):
@@ -30,3 +43,14 @@ class RowArrays:
     def release(self, parsed) -> None:
         """Take back a block's row arrays once they are merged."""
         self.spare.extend((row_ints, row_values) for row_ints, row_values, _ in parsed.chunks)
+
+
+SLOT, N_ITEMS, ROWS, FIRST_LINE, N_TOO_MANY, N_DUPS = range(6)  # the long shape's running state (an int64 array)
+
+
+def long_state(kmax: int) -> tuple:
+    """The running state of finish_long and finish_long_runs (scorer.kernels.string_ids): (counters, the open slot's
+    items, their relevance, a gains buffer): no slot open, nothing counted."""
+    state = np.zeros(6, np.int64)
+    state[SLOT] = -1
+    return state, np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(kmax, np.float64)

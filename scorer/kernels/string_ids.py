@@ -16,6 +16,7 @@ from scorer.kernels import codes
 from scorer.kernels.kinds import LIST, LONG, VALUE
 from scorer.kernels.parse import _problem, blank_lines, first_field_end, skip_separators, split_line
 from scorer.kernels.rank import score_row
+from scorer.kernels.rows import FIRST_LINE, N_DUPS, N_ITEMS, N_TOO_MANY, ROWS, SLOT
 from scorer.kernels.strings import lookup, next_separator, same_bytes, scan_line, word
 
 MAX_VALUE = 1e100  # a value shape's number: larger ones are refused (S031), so a squared error stays finite
@@ -200,7 +201,7 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
         else:  # LIST: items separated by single spaces; only the first kmax take part
             n_items = 0
             n_tokens = 0
-            bad_separator = False
+            bad_separator = np.bool_(False)
             duplicate_seen = False
             i = value_start
             while i < value_end:
@@ -293,6 +294,21 @@ def count_slots(slots, counts, runs, previous):
 
 
 @njit(cache=True, nogil=True)
+def first_rows(slots, seen, limit, keep):
+    """keep[i]: is row i among the first `limit` rows of its slot, in line order (seen: each slot's rows kept in earlier
+    chunks, updated)? The long shape needs no more of a slot than its first kmax + 1 rows (the one past kmax is
+    reported); the rest are only counted. Returns the number kept."""
+    kept = 0
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        keep[i] = seen[slot] < limit
+        if keep[i]:
+            seen[slot] += 1
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
 def place_by_slot(slots, lines, line_offset, item_codes, chosen, cursor, out_lines, out_codes):
     """Write one chunk's predictions of the chosen slots at their slot's cursor (advanced), their lines made global: a
     counting sort that keeps the line order within a slot when the chunks are placed in line order. An empty `lines`:
@@ -303,17 +319,6 @@ def place_by_slot(slots, lines, line_offset, item_codes, chosen, cursor, out_lin
             out_lines[at] = (lines[i] if lines.shape[0] else i) + line_offset
             out_codes[at] = item_codes[i]
             cursor[slots[i]] = at + 1
-
-
-SLOT, N_ITEMS, ROWS, FIRST_LINE, N_TOO_MANY, N_DUPS = range(6)  # the long shape's running state (an int64 array)
-
-
-def long_state(kmax: int) -> tuple:
-    """The running state of finish_long and finish_long_runs: (counters, the open slot's items, their relevance,
-    a gains buffer): no slot open, nothing counted."""
-    state = np.zeros(6, np.int64)
-    state[SLOT] = -1
-    return state, np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(kmax, np.float64)
 
 
 @njit(cache=True, nogil=True)

@@ -11,11 +11,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels.load import load8
-
-U = np.uint64
-MIX = U(0x9E3779B97F4A7C15)
-SEED = U(0x243F6A8885A308D3)
-LOW = np.int64(0xFFFFFFFF)
+from scorer.kernels.string_table import LOW, MIX, SEED, U
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -90,11 +86,6 @@ def intern(buf, start, end, starts, ends, n_keys, table):
     return n_keys, n_keys + 1
 
 
-def table_size(n_keys: int) -> int:
-    """The power of two of at least 1.5·n_keys (and 16): at most two thirds full."""
-    return max(16, 1 << int(3 * max(n_keys, 1) // 2 - 1).bit_length())
-
-
 @njit(cache=True, nogil=True)
 def read_rows(buf, start, n, id_starts, id_ends, id_table, item_starts, item_ends, item_table, pair_row, pair_item):
     """Read `id,item item ...` lines of buf[start:n] (no quotes), interning ids and items.
@@ -103,8 +94,8 @@ def read_rows(buf, start, n, id_starts, id_ends, id_table, item_starts, item_end
     Rows of the same id are merged; an id with an empty field has no pairs. A bad line is one without
     exactly one comma, with an empty id, or with a quote (the caller then reads the file another way).
     """
-    n_ids = 0
-    n_items = 0
+    n_ids = np.int64(0)
+    n_items = np.int64(0)
     n_pairs = 0
     line = 1
     pos = start

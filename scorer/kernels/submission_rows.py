@@ -17,8 +17,7 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels.hashing import splitmix64
-
-PERFECT, EMPTY, RANDOM = 0, 1, 2
+from scorer.kernels.submission_modes import PERFECT, RANDOM
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -43,7 +43,8 @@ from datetime import datetime, timezone
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.kernels import holdout as K
+from scorer.kernels import door
+from scorer.kernels import holdout_layout as K
 from scorer.prepare.readers import TYPE_NAMES, Events
 
 MS_THRESHOLD = 10**11
@@ -69,7 +70,7 @@ class Holdout:
 
 
 def seed_mix(seed: int) -> int:
-    return int(K.splitmix64(np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF)))
+    return int(door.kernel("splitmix64")(np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF)))
 
 
 def detect_ts_unit(max_ts: int) -> str:
@@ -83,16 +84,16 @@ def split_events(events: Events, days: float = 7, seed: int = 42, ts_unit: str =
     notes = list(events.notes)
     n_sessions = len(events.sess_ids)
     n_events = len(events.aid)
-    bad = K.unordered_sessions(events.ts, events.starts)
+    bad = door.kernel("unordered_sessions")(events.ts, events.starts)
     n_bad = int(bad.sum())
     if n_bad:
         first = int(np.flatnonzero(bad)[0])
-        K.sort_sessions_by_time(events.ts, events.aid, events.typ, events.starts, bad)
+        door.kernel("sort_sessions_by_time")(events.ts, events.aid, events.typ, events.starts, bad)
         notes.append(
             f"{n_bad} session(s) had events out of time order (first: session {int(events.sess_ids[first])}"
             f"{events.where(first)}); sorted their events stably by ts"
         )
-    max_ts = int(K.max_ts_of(events.ts)) if n_events else 0
+    max_ts = int(door.kernel("max_ts_of")(events.ts)) if n_events else 0
     if ts_unit == "auto":
         unit = detect_ts_unit(max_ts)
         how = f"detected: the largest ts {max_ts} is {'>=' if unit == 'ms' else '<'} 1e11"
@@ -108,15 +109,15 @@ def split_events(events: Events, days: float = 7, seed: int = 42, ts_unit: str =
     if events.ts.shape[0] and int(events.ts.min()) > split_ts:
         notes.append(f"the log covers less than {days:g} days: every session is a test session and none is left "
                      "for training, so the test set is empty")
-    role, keep = K.split_roles(events.ts, events.starts, np.int64(split_ts))
+    role, keep = door.kernel("split_roles")(events.ts, events.starts, np.int64(split_ts))
     max_aid = int(events.aid.max()) if n_events else 0
-    bits = K.train_item_bitmap(events.aid, events.starts, role, keep, max_aid)
-    t_ids, t_starts, t_aid, t_ts, t_typ, removed, dropped = K.filter_test(
+    bits = door.kernel("train_item_bitmap")(events.aid, events.starts, role, keep, max_aid)
+    t_ids, t_starts, t_aid, t_ts, t_typ, removed, dropped = door.kernel("filter_test")(
         events.sess_ids, events.aid, events.ts, events.typ, events.starts, role, bits
     )
     del bits
-    kept = K.cut_points(t_ids, t_starts, np.uint64(seed_mix(seed)))
-    l_starts, l_type, l_aid = K.labels_after_cut(t_starts, kept, t_aid, t_typ)
+    kept = door.kernel("cut_points")(t_ids, t_starts, np.uint64(seed_mix(seed)))
+    l_starts, l_type, l_aid = door.kernel("labels_after_cut")(t_starts, kept, t_aid, t_typ)
 
     is_train = role == K.ROLE_TRAIN
     is_test = role == K.ROLE_TEST

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from scorer.errors import UsageError
+from scorer.file_formats import unreadable
 from scorer.prepare.holdout import split_events
 from scorer.prepare.readers import (
     DEFAULT_CHUNK_BYTES,
@@ -29,8 +30,9 @@ def prepare(events_path, out_dir, days: float = 7, seed: int = 42, fmt: str | No
     out_dir = Path(out_dir)
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if not events_path.is_file():
-        raise UsageError(f"{events_path}: no such file")
+    why = unreadable(events_path, "session log")
+    if why:
+        raise UsageError(why)
     in_fmt = input_format or detect_format(events_path)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out_dir}: exists and is not a directory")

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.file_formats import format_of, is_gzip, not_text
-from scorer.kernels import holdout as K
+from scorer.file_formats import format_of, is_gzip, not_text, unreadable
+from scorer.kernels import door
+from scorer.kernels import holdout_layout as K
 
 TYPE_NAMES = ("clicks", "carts", "orders")
 MAX_ID = 2**31 - 1
@@ -211,7 +212,7 @@ def _parse_block(item):
     aid = np.empty(cap, dtype=np.int32)
     ts = np.empty(cap, dtype=np.int64)
     typ = np.empty(cap, dtype=np.int8)
-    ns, ne, code, pos = K.parse_jsonl(buf, sess, offs, aid, ts, typ, MAX_ID)
+    ns, ne, code, pos = door.kernel("parse_jsonl")(buf, sess, offs, aid, ts, typ, MAX_ID)
     parsed = (sess[:ns].copy(), np.diff(offs[: ns + 1]), aid[:ne].copy(), ts[:ne].copy(), typ[:ne].copy())
     return block, at_eof, parsed, int(code), int(pos)
 
@@ -281,13 +282,14 @@ def read_parquet(path: Path, progress: bool = False, batch_rows: int = 1 << 22) 
     with tqdm(total=n, unit=" events", unit_scale=True, desc="reading", disable=not progress, file=sys.stderr) as bar:
         for batch in pf.iter_batches(batch_size=batch_rows, columns=["session", "aid", "ts", "type"]):
             m = batch.num_rows
-            for name, out, limit in (("session", session, MAX_ID), ("aid", aid, MAX_ID), ("ts", ts, 2**63 - 1)):
+            for name, out, limit, copy in (("session", session, MAX_ID, "copy_checked_int32"), ("aid", aid, MAX_ID, "copy_checked_int32"),
+                                           ("ts", ts, 2**63 - 1, "copy_checked_int64")):
                 col = batch.column(name)
                 _check_nulls(path, col, name, row)
                 values = col.to_numpy(zero_copy_only=False)
                 if values.dtype == np.uint64:
                     limit = min(limit, 2**63 - 1)
-                bad = K.copy_checked(values, out, row, values.dtype.type(min(limit, np.iinfo(values.dtype).max)))
+                bad = door.kernel(copy)(_as_int64(values), out, row, np.int64(limit))
                 if bad >= 0:
                     raise UsageError(
                         f"{path}: row {row + bad + 1}: {name} {int(values[bad])} is out of range (must be 0..{limit})"
@@ -296,7 +298,7 @@ def read_parquet(path: Path, progress: bool = False, batch_rows: int = 1 << 22) 
             _check_nulls(path, col, "type", row)
             if type_kind == "int":
                 values = col.to_numpy(zero_copy_only=False)
-                bad = K.copy_checked(values, typ, row, values.dtype.type(2))
+                bad = door.kernel("copy_checked_int8")(_as_int64(values), typ, row, np.int64(2))
                 if bad >= 0:
                     raise UsageError(
                         f"{path}: row {row + bad + 1}: unknown event type {int(values[bad])} "
@@ -315,7 +317,7 @@ def read_parquet(path: Path, progress: bool = False, batch_rows: int = 1 << 22) 
                 typ[row : row + m] = codes.to_numpy(zero_copy_only=False)
             row += m
             bar.update(m)
-    ids, starts = K.run_starts(session)
+    ids, starts = door.kernel("run_starts")(session)
     notes = []
     order = np.sort(ids)
     if len(order) > 1 and bool(np.any(order[1:] == order[:-1])):
@@ -328,9 +330,14 @@ def read_parquet(path: Path, progress: bool = False, batch_rows: int = 1 << 22) 
         ts = ts[perm]
         typ = typ[perm]
         del perm
-        ids, starts = K.run_starts(session)
+        ids, starts = door.kernel("run_starts")(session)
     del session
     return Events(ids, starts, aid, ts, typ, "parquet", notes, regrouped=bool(notes))
+
+
+def _as_int64(values: np.ndarray) -> np.ndarray:
+    """An integer column as copy_checked takes it: int64 (uint64 values past 2^63 - 1 turn negative, so out of range)."""
+    return np.ascontiguousarray(values.astype(np.int64, copy=False))
 
 
 def _check_nulls(path, col, name, row):
@@ -341,8 +348,9 @@ def _check_nulls(path, col, name, row):
 
 def read_events(path: Path, fmt: str | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES, progress: bool = False) -> Events:
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+    why = unreadable(path, "session log")
+    if why:
+        raise UsageError(why)
     fmt = fmt or detect_format(path)
     if fmt == "jsonl":
         if found := not_text(path, gzip_ok=True):

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.kernels import holdout as K
+from scorer.kernels import door
+from scorer.kernels import holdout_layout as K
 from scorer.prepare.holdout import Holdout
 from scorer.prepare.readers import FORMATS, TYPE_NAMES, ordered_map
 
@@ -46,7 +47,7 @@ def _write_sessions_jsonl(path, starts, sel, lens, sess_ids, aid, ts, typ, bar):
         j0, j1 = bounds
         n_ev = int(lens[j0:j1].sum())
         out = np.empty(n_ev * K.EVENT_BYTES + (j1 - j0) * K.SESSION_BYTES, dtype=np.uint8)
-        used = K.format_sessions(starts, sel[j0:j1], lens[j0:j1], sess_ids, aid, ts, typ, out)
+        used = door.kernel("format_sessions")(starts, sel[j0:j1], lens[j0:j1], sess_ids, aid, ts, typ, out)
         return out[:used], n_ev
 
     with open(path, "wb") as f:
@@ -71,7 +72,7 @@ def _write_sessions_parquet(path, starts, sel, lens, sess_ids, aid, ts, typ, bar
         o_aid = np.empty(n_ev, np.int32)
         o_ts = np.empty(n_ev, np.int64)
         o_typ = np.empty(n_ev, np.int8)
-        K.gather_events(starts, sel[j0:j1], lens[j0:j1], aid, ts, typ, o_sess, o_aid, o_ts, o_typ, sess_ids)
+        door.kernel("gather_events")(starts, sel[j0:j1], lens[j0:j1], aid, ts, typ, o_sess, o_aid, o_ts, o_typ, sess_ids)
         table = pa.Table.from_arrays(
             [pa.array(o_sess), pa.array(o_aid), pa.array(o_ts), pa.DictionaryArray.from_arrays(pa.array(o_typ), names)],
             schema=schema,
@@ -94,7 +95,7 @@ def _write_labels_jsonl(path, split: Holdout):
             s1 = min(n, s0 + (1 << 20))
             size = (s1 - s0) * K.LABELS_LINE_BYTES + int(label_counts[s0:s1].sum()) * K.LABEL_BYTES
             out = np.empty(size, dtype=np.uint8)
-            used = K.format_labels(s0, s1, split.test_ids, split.label_starts, split.label_type, split.label_aid, out)
+            used = door.kernel("format_labels")(s0, s1, split.test_ids, split.label_starts, split.label_type, split.label_aid, out)
             f.write(out[:used].data)
 
 
@@ -136,7 +137,7 @@ def write_split(split: Holdout, out_dir: Path, fmt: str, progress: bool = False)
                            split.test_aid, split.test_ts, split.test_typ, bar)
         write_labels(temps["test_labels"], split)
         split.summary["outputs"] = {name: path.name for name, path in final.items()}
-        temps["summary"].write_text(json.dumps(split.summary, indent=2) + "\n")
+        temps["summary"].write_text(json.dumps(split.summary, indent=2) + "\n", encoding="utf-8")
         for name, path in final.items():
             os.replace(temps[name], path)
     except BaseException:

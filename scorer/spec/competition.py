@@ -97,7 +97,7 @@ def load_competition(name: str | None = None, path: str | Path | None = None) ->
     else:
         name = name or "otto"
         entry = resources.files("scorer.spec") / "configs" / f"{name}.toml"
-        if not entry.is_file():
+        if name not in bundled_names():  # a name from a receipt is untrusted: never a path out of configs/
             import difflib  # only for this message
 
             names = bundled_names()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scorer.kernels import door
 from scorer.kernels.exact_layout import BUCKETS, LOW_BITS, NAN_COUNT, NEGATIVE_INF, POSITIVE_INF, SCALE, SPECIALS
 
 
@@ -41,10 +42,8 @@ class ExactSum:
     @classmethod
     def of(cls, values: np.ndarray) -> ExactSum:
         """The exact sum of a float64 array."""
-        from scorer.kernels.exact_sum import accumulate  # numba: only when an array is summed here
-
         acc = new_accumulators(1)
-        accumulate(np.ascontiguousarray(values, np.float64), acc, 0)
+        door.kernel("accumulate")(np.ascontiguousarray(values, np.float64), acc, 0)
         return cls.of_buckets(acc[0])
 
     def __add__(self, other: ExactSum) -> ExactSum:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.errors import TruthError
+from scorer.kernels.string_table import LOW, MIX, SEED, U
 
 CHECK_VERSION = 1  # part of a memo's key (scorer.truth.compiled.check_compiled): bump when a full check is added or changed
 
@@ -31,6 +32,35 @@ def _vector(array, name: str, dtype, path) -> np.ndarray:
              and array.flags.aligned, path, f"{name} must be a 1-D {np.dtype(dtype).name} array, got "
              f"{getattr(array, 'dtype', type(array).__name__)} of shape {getattr(array, 'shape', '?')}")
     return array
+
+
+def _length(shapes: dict[str, tuple[int, ...]], name: str) -> int:
+    shape = shapes.get(name)
+    if shape is None or len(shape) != 1:
+        raise ValueError(f"{name} is {'missing' if shape is None else f'of shape {shape}'}, not a 1-D array")
+    return int(shape[0])
+
+
+def declared_truth(shapes: dict[str, tuple[int, ...]]) -> None:
+    """Do the declared lengths of a .truth.npz's arrays go together (indptr a whole number of rows per session, usage
+    one code per session)? Checked on the npy headers (scorer.truth.npz.read_npz), before any array is inflated."""
+    sessions, rows = _length(shapes, "sessions"), _length(shapes, "indptr") - 1
+    if rows < 0 or (rows % sessions if sessions else rows):
+        raise ValueError(f"indptr declares {rows + 1:,} entries for {sessions:,} sessions")
+    _length(shapes, "items")
+    if "usage" in shapes and _length(shapes, "usage") != sessions:
+        raise ValueError(f"usage declares {_length(shapes, 'usage'):,} entries for {sessions:,} sessions")
+
+
+def declared_strings(shapes: dict[str, tuple[int, ...]]) -> None:
+    """declared_truth for a .strings.npz: one row per id, as many id starts as ends, a grade per item."""
+    sessions = _length(shapes, "sessions")
+    if _length(shapes, "indptr") != sessions + 1:
+        raise ValueError(f"indptr declares {_length(shapes, 'indptr'):,} entries for {sessions:,} ids")
+    if _length(shapes, "id_starts") != _length(shapes, "id_ends") or _length(shapes, "item_starts") != _length(shapes, "item_ends"):
+        raise ValueError("the string tables declare as many starts as ends")
+    if "grades" in shapes and _length(shapes, "grades") != _length(shapes, "items"):
+        raise ValueError(f"{_length(shapes, 'grades'):,} grades for {_length(shapes, 'items'):,} items")
 
 
 def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bool = True) -> None:
@@ -107,9 +137,6 @@ def check_string_truth(truth, path, full: bool = True) -> None:
         _require(np.isfinite(grades).all(), path, "a grade is not a finite number")
 
 
-U = np.uint64
-# the constants of scorer.kernels.strings (not imported: that imports numba, which a pass with the compiled kernels never does)
-MIX, SEED, LOW = U(0x9E3779B97F4A7C15), U(0x243F6A8885A308D3), np.int64(0xFFFFFFFF)
 
 CHUNK = 1 << 15  # keys hashed together: their few arrays stay in the CPU's cache across the words
 LONG_KEY = 256  # longer keys (rare) are hashed apart, all together, so that one does not slow a chunk down

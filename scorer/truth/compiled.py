@@ -24,12 +24,14 @@ def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str 
     sees them. TruthError names the file and what is wrong. `source` replaces the recorded source (a cache entry
     serves every copy of the same bytes); `opened`: the file at path, opened from the private cache folder;
     use_memo: remember (and look up) that these bytes passed the full check."""
-    from scorer.truth.checks import check_truth
+    from scorer.truth.checks import check_truth, declared_truth
 
     try:
         mapped = map_file(path if opened is None else opened)
-        data = read_npz(mapped)
+        data = read_npz(mapped, declared_truth)
         meta = json.loads(bytes(data["meta"]).decode())
+        if not isinstance(meta, dict):
+            raise ValueError("its meta record is not a JSON object")
         truth = Truth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or meta.get("source", str(path)),
                       data.get("usage"))
         lookup = (meta["lookup_base"], data["lookup_table"]) if "lookup_table" in data else None

@@ -18,6 +18,7 @@ import numpy as np
 
 from scorer.errors import TruthError
 from scorer.file_formats import is_parquet
+from scorer.handed_back import nests_deeper
 from scorer.truth.npz import CACHE_VERSION, write_npz
 
 USAGES = ("public", "private", "ignored")  # Truth.usage codes 0, 1, 2: Kaggle's Usage column (any case)
@@ -184,6 +185,8 @@ def _read_jsonl_arrow(path: Path, types: tuple[str, ...], lines: int) -> Truth |
     import pyarrow as pa
     import pyarrow.json as pj
 
+    if nests_deeper(path):  # pyarrow's reader would crash the process; the line reader names the line
+        return None
     try:
         table = pj.read_json(path)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):

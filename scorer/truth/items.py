@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import UsageError
-from scorer.file_formats import is_parquet
+from scorer.file_formats import is_parquet, unreadable
 
 ID_COLUMNS = ("item", "aid", "item_id", "article_id")
 HEAD_SHARE = 0.2  # the short head: this share of the table's items, the most popular ones
@@ -161,6 +161,9 @@ def read_items(path: str | Path) -> ItemSide:
 def _read_table(path: Path):
     import pyarrow as pa
 
+    why = unreadable(path, "item table")
+    if why:
+        raise UsageError(why)
     try:
         if is_parquet(path):
             import pyarrow.parquet as pq

@@ -12,7 +12,7 @@ import threading
 import zipfile
 from contextlib import nullcontext
 from pathlib import Path
-from typing import IO, BinaryIO, cast
+from typing import IO, BinaryIO, Callable, cast
 
 import numpy as np
 
@@ -78,36 +78,72 @@ def map_file(source: str | Path | io.BufferedReader) -> mmap.mmap:
             return copy
 
 
-def read_npz(source: str | Path | io.BufferedReader | mmap.mmap) -> dict[str, np.ndarray]:
+MAX_DEFLATE_RATIO = 1032  # deflate's most: a member that claims more lies about its size
+MAX_INFLATION = 100  # the compressed members of a file may inflate to at most this many times its size
+
+
+def read_npz(source: str | Path | io.BufferedReader | mmap.mmap, agree: Callable[[dict[str, tuple[int, ...]]], None] | None = None
+             ) -> dict[str, np.ndarray]:
     """The arrays of an .npz (a path, a file opened for binary reading, or its map_file mapping). Those stored
     uncompressed (as write_npz stores them) are views of the mapping: nothing is read until a page is used.
-    Anything else is read by np.load (from a copy of the same mapped bytes)."""
-    from numpy.lib import format as npy_format
+    Anything else is read by np.load (from a copy of the same mapped bytes).
 
+    Every member's npy header is read first, and nothing is inflated unless all agree with the file: no Python
+    objects; a header and data of exactly the member's size; a stored array inside the file; compressed members
+    inflating at most MAX_DEFLATE_RATIO times each and MAX_INFLATION times the file's size in all; and
+    agree(declared shapes by name), the reader's own check of how the arrays' lengths go together. ValueError else."""
     mapped = source if isinstance(source, mmap.mmap) else map_file(source)
     arrays: dict[str, np.ndarray | None] = {}  # None: read by np.load
     mapped.seek(0)
     with zipfile.ZipFile(cast(IO[bytes], mapped)) as archive:  # a mapping reads and seeks as a file does
-        for info in archive.infolist():
-            name = info.filename.removesuffix(".npy")
-            local = mapped[info.header_offset : info.header_offset + 30]
-            start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
-            mapped.seek(start)
+        infos = archive.infolist()
+        packed = None if all(info.compress_type == zipfile.ZIP_STORED for info in infos) else \
+            zipfile.ZipFile(io.BytesIO(mapped))  # zipfile streams a member only from a file object that says it seeks
+        headers = {info.filename.removesuffix(".npy"): (info, *_header(packed, info, mapped)) for info in infos}
+        inflated = sum(info.file_size for info, *_ in headers.values() if info.compress_type != zipfile.ZIP_STORED)
+        if inflated > MAX_INFLATION * len(mapped):
+            raise ValueError(f"its compressed arrays declare {inflated:,} bytes, over {MAX_INFLATION} times the file's "
+                             f"{len(mapped):,}")
+        if agree is not None:
+            agree({name: shape for name, (_, _, shape, _, _) in headers.items()})
+        for name, (info, start, shape, fortran, dtype) in headers.items():
             if info.compress_type != zipfile.ZIP_STORED:
                 arrays[name] = None
-                continue
-            version = npy_format.read_magic(mapped)
-            read_header = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
-            shape, fortran, dtype = read_header(mapped)
-            if dtype.hasobject:
-                arrays[name] = None
-                continue
-            if 0 in shape:
+            elif 0 in shape:
                 arrays[name] = np.empty(shape, dtype, order="F" if fortran else "C")
-                continue
-            view = np.ndarray(shape, dtype, buffer=mapped, offset=mapped.tell(), order="F" if fortran else "C")
-            arrays[name] = view if view.flags.aligned else view.copy()  # the kernels are compiled for aligned arrays
+            else:
+                view = np.ndarray(shape, dtype, buffer=mapped, offset=start, order="F" if fortran else "C")
+                arrays[name] = view if view.flags.aligned else view.copy()  # the kernels are compiled for aligned arrays
     if any(array is None for array in arrays.values()):  # not written by write_npz: read from a copy of the bytes
         with np.load(io.BytesIO(mapped), allow_pickle=False) as data:
             return {name: data[name] if array is None else array for name, array in arrays.items()}
     return {name: array for name, array in arrays.items() if array is not None}  # every one: none was None
+
+
+def _header(packed: zipfile.ZipFile | None, info: zipfile.ZipInfo, mapped: mmap.mmap) -> tuple[int, tuple[int, ...], bool, np.dtype]:
+    """(where a stored member's data starts in the file, shape, fortran order, dtype) from the member's npy header,
+    read without inflating its data; ValueError when the header disagrees with the member or the file."""
+    from numpy.lib import format as npy_format
+
+    name = info.filename
+    if info.compress_type == zipfile.ZIP_STORED:
+        local = mapped[info.header_offset : info.header_offset + 30]
+        start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+        mapped.seek(start)
+        stream: IO[bytes] = cast(IO[bytes], mapped)
+    else:
+        if info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+            raise ValueError(f"{name} claims to inflate {info.file_size // max(info.compress_size, 1):,} times, more than deflate can")
+        stream, start = cast(zipfile.ZipFile, packed).open(info), 0
+    version = npy_format.read_magic(stream)
+    read = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
+    shape, fortran, dtype = read(stream)
+    header = stream.tell() - start
+    if dtype.hasobject:
+        raise ValueError(f"{name} holds Python objects")
+    size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if header + size != info.file_size:
+        raise ValueError(f"{name} declares {size:,} bytes of data in a member of {info.file_size:,}")
+    if info.compress_type == zipfile.ZIP_STORED and (info.compress_size != info.file_size or start + header + size > len(mapped)):
+        raise ValueError(f"{name} lies outside the file")
+    return start + header, shape, fortran, dtype

@@ -19,6 +19,8 @@ import numpy as np
 
 from scorer.errors import TruthError
 from scorer.file_formats import format_of, is_parquet, not_text
+from scorer.kernels import door
+from scorer.kernels.string_table import table_size
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import check_compiled
 from scorer.truth.ids import Truth
@@ -40,15 +42,13 @@ class StringTable:
 
     @classmethod
     def of(cls, names) -> "StringTable":
-        from scorer.kernels.strings import fill_table, table_size
-
         encoded = [str(name).encode("utf-8") for name in names]
         offsets = np.zeros(len(encoded) + 1, np.int64)
         np.cumsum([len(raw) for raw in encoded], out=offsets[1:])
         keys = np.frombuffer(b"".join(encoded) + bytes(8), np.uint8).copy()
         table = np.full(table_size(len(encoded)), -1, np.int64)
         starts, ends = offsets[:-1].copy(), offsets[1:].copy()
-        fill_table(keys, starts, ends, table)
+        door.kernel("fill_table")(keys, starts, ends, table)
         return cls(keys, starts, ends, table)
 
     @property
@@ -103,11 +103,11 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
     can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
     check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one, unless
     its exact bytes passed it before (use_memo: see scorer.truth.compiled.check_compiled)."""
-    from scorer.truth.checks import check_string_truth
+    from scorer.truth.checks import check_string_truth, declared_strings
 
     try:
         mapped = map_file(path if opened is None else opened)
-        data = read_npz(mapped)
+        data = read_npz(mapped, declared_strings)
         meta = json.loads(bytes(data["meta"]).decode())
         if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
             raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
@@ -140,8 +140,6 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     items stay in that buffer: no Python strings); None when the file needs the general reader."""
     if format_of(path) != "csv":
         return None
-    from scorer.kernels.strings import count_byte, fill_table, read_rows, table_size
-
     size = path.stat().st_size
     buf = np.zeros(size + 8, np.uint8)  # the keys stay in this buffer; 8 zero bytes for 8-byte loads
     with open(path, "rb") as handle:
@@ -153,21 +151,21 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     header_end = len(header)
     if header.count(b",") != 1 or b'"' in header:
         return None
-    n_lines = count_byte(buf, size, 10) + 1
-    n_tokens = count_byte(buf, size, 32) + n_lines
+    n_lines = door.kernel("count_byte")(buf, size, 10) + 1
+    n_tokens = door.kernel("count_byte")(buf, size, 32) + n_lines
     id_starts, id_ends = np.empty(n_lines, np.int64), np.empty(n_lines, np.int64)
     item_starts, item_ends = np.empty(n_tokens, np.int64), np.empty(n_tokens, np.int64)
     id_table, item_table = np.full(table_size(n_lines), -1, np.int64), np.full(table_size(n_tokens), -1, np.int64)
     pair_row, pair_item = np.empty(n_tokens, np.int64), np.empty(n_tokens, np.int64)
-    n_ids, n_items, n_pairs, bad = read_rows(buf, header_end + 1, len(buf) - 8, id_starts, id_ends, id_table,
-                                             item_starts, item_ends, item_table, pair_row, pair_item)
+    n_ids, n_items, n_pairs, bad = door.kernel("read_rows")(buf, header_end + 1, len(buf) - 8, id_starts, id_ends, id_table,
+                                                       item_starts, item_ends, item_table, pair_row, pair_item)
     if bad:
         return None
     key = np.unique(pair_row[:n_pairs] * max(n_items, 1) + pair_item[:n_pairs])
     del pair_row, pair_item
     item_starts, item_ends = item_starts[:n_items].copy(), item_ends[:n_items].copy()
     item_table = np.full(table_size(n_items), -1, np.int64)  # sized for the items found, not the bound
-    fill_table(buf, item_starts, item_ends, item_table)
+    door.kernel("fill_table")(buf, item_starts, item_ends, item_table)
     rows, items = key // max(n_items, 1), key % max(n_items, 1)
     indptr = np.zeros(n_ids + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=n_ids), out=indptr[1:])

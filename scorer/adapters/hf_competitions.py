@@ -1,0 +1,115 @@
+"""Hugging Face Competitions: the custom metric's ``compute(params)`` (bundles/hf/metric.py calls it).
+
+The platform (github huggingface/competitions, competitions/compute_metrics.py) imports the competition's metric.py
+when its conf.json says ``"EVAL_METRIC": "custom"`` and calls ``compute(params)``; ``params`` carries
+``competition_id``, ``token``, ``team_id``, ``submission_id`` (and more). The metric fetches the solution and the
+submission from the competition's private dataset with ``hf_hub_download`` and returns
+``{"public_score": {key: value}, "private_score": {key: value}}`` with the same keys: here the leaderboard keys
+(``score`` and one per type). The split is the solution's ``split`` column (``public`` or ``private`` per row, as
+the platform's own metrics read it; every row of a session on the same side).
+
+solution.csv is a Kaggle-style solution: the id column and the labels column of the competition's header, plus
+``split`` (``scorer export hf-solution TRUTH -o solution.csv`` writes it, and the sample submission).
+
+The platform shows a participant only the status FAILED when the metric raises, and logs the traceback in the
+organisers' space. So only two exceptions leave: ``SubmissionRejected`` (the submission: its text is the sentence
+a participant would need, for the organisers to pass on) and ``EvaluationFailed`` (the solution, the config or a
+bug), and neither carries a byte of the solution: no cause is chained.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from scorer.adapters.message import leaderboard_values, participant_message
+from scorer.api import resolve_competition, score
+from scorer.errors import ScorerError, SubmissionError, one_line
+from scorer.spec.competition import Competition
+from scorer.truth.ids import Truth, attach_usage
+
+SOLUTION = "solution.csv"
+SPLIT_COLUMN = "split"
+HOST_SIDE = "The submission could not be evaluated: a problem on the organisers' side (see the space's log)."
+
+
+class SubmissionRejected(Exception):
+    """The submission is invalid; str(error) is the message for the participant."""
+
+
+class EvaluationFailed(Exception):
+    """Not the participant's fault (the solution, the config, a bug); the detail went to stderr, not into the text."""
+
+
+def compute(params, download, competition: str = "otto", config: str | None = None) -> dict:
+    """The public and private figures of the submission `params` names (see the module docstring).
+
+    `download` is huggingface_hub.hf_hub_download (the platform's own downloader; a test points it at local files).
+    """
+    try:
+        comp = resolve_competition(competition, config)
+        truth = solution_truth(_fetch(download, params, SOLUTION), comp)
+        submission = _fetch(download, params, f"submissions/{params.team_id}-{params.submission_id}.csv")
+    except Exception as error:  # the solution, the config or the hub: the organisers' business
+        _host_log(error)
+        raise EvaluationFailed(HOST_SIDE) from None
+    try:
+        result = score(submission, truth, comp, strict=True, untrusted=True)
+    except SubmissionError as error:
+        raise SubmissionRejected(f"Submission rejected: {error}.") from None
+    except Exception as error:
+        _host_log(error)
+        raise EvaluationFailed(HOST_SIDE) from None
+    if result.score is None:
+        raise SubmissionRejected(participant_message(result))
+    try:
+        return split_figures(result, truth)
+    except Exception as error:
+        _host_log(error)
+        raise EvaluationFailed(HOST_SIDE) from None
+
+
+def _fetch(download, params, filename: str) -> str:
+    return download(repo_id=params.competition_id, filename=filename, token=params.token, repo_type="dataset")
+
+
+def _host_log(error: BaseException) -> None:
+    print(f"scorer: evaluation failed: {one_line(error)}", file=sys.stderr)
+
+
+def solution_truth(path: str, comp: Competition) -> Truth:
+    """The truth of solution.csv with each session's side (Truth.usage) from its `split` column."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from scorer.adapters.kaggle import parse_ids, truth_from_solution
+
+    if comp.shape != "id_type":
+        raise ScorerError(f"this metric reads solutions of shape 'id_type' (ids like {comp.id_pattern!r}), not {comp.shape!r}")
+    row_id = comp.header[0]
+    solution = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if SPLIT_COLUMN not in solution.columns:
+        raise ScorerError(f"{SOLUTION} has no {SPLIT_COLUMN!r} column (columns: {', '.join(map(str, solution.columns))})")
+    sides = solution.pop(SPLIT_COLUMN)
+    truth = truth_from_solution(solution, row_id, comp)
+    sessions = parse_ids(pa.array(solution[row_id].to_numpy(), pa.string()), comp)[1]
+    return attach_usage(truth, np.asarray(sessions, np.int64), list(sides), where=f"{SOLUTION} row")
+
+
+def split_figures(result, truth: Truth) -> dict:
+    """{"public_score": {...}, "private_score": {...}}: the leaderboard figures of each side's sessions, as
+    `scorer score --split usage` gives them."""
+    from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.summary import analyse
+
+    figures = analyse(result, truth, split=resolve_split(truth))["split"]["figures"]
+    keys = list(leaderboard_values(result))
+    out = {}
+    for side in ("public", "private"):
+        side_figures = figures[side]
+        values = {"score": side_figures["score"]}
+        for type_name in keys[1:]:
+            values[type_name] = side_figures["metrics"][type_name][result.scored_metric]
+        out[f"{side}_score"] = {key: float(value) if value is not None else 0.0 for key, value in values.items()}
+    return out
