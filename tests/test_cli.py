@@ -84,3 +84,30 @@ def test_missing_submission_exits_1_without_traceback(files, capsys):
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     assert "cannot open submission" in captured.out
+
+
+def test_the_cli_lets_openblas_threads_sleep_before_numpy_starts_them(monkeypatch, capsys):
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    assert main(["--version"]) == 0
+    assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "4"
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "20")  # the environment's own setting stays
+    assert main(["--version"]) == 0 and os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
+    watch = """
+import os, sys
+seen = {}
+class Watch:  # notes the setting when numpy is first imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and name not in seen:
+            seen[name] = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+sys.meta_path.insert(0, Watch())
+import scorer.cli.main as cli
+cli.main(["--version"])
+print(seen)
+"""
+    environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", watch], capture_output=True, text=True, check=True, env=environment).stdout
+    assert out.strip().splitlines()[-1] == "{'numpy': '4'}"  # set before numpy started its threads

@@ -100,6 +100,18 @@ def test_content_key_without_xxhash_uses_blake2b(tmp_path, monkeypatch):
     assert content_key(path) != slow
 
 
+@pytest.mark.parametrize("size", [1, 4095, 4096, 4097, 3 * 4096 + 5])
+def test_the_content_key_hashed_window_by_window_is_the_whole_bytes_key(tmp_path, monkeypatch, size):
+    """The key of a file mapped a window at a time (its pages dropped as it goes) is the key of its bytes in one piece."""
+    from scorer.truth import cache
+
+    monkeypatch.setattr(cache, "HASH_WINDOW", 4096)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(bytes(range(256)) * (size // 256) + bytes(size % 256))
+    assert cache.content_key(path) == cache.bytes_key(path.read_bytes())
+    assert cache.content_key(path, mapped=False) == cache.bytes_key(path.read_bytes())
+
+
 def test_an_empty_looking_file_is_not_cached(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")

@@ -81,6 +81,17 @@ def _skip_blas_probe() -> None:
         sys.modules.setdefault("scipy.linalg.cython_blas", None)
 
 
+def _quiet_blas_threads() -> None:
+    """Let OpenBLAS's threads sleep as soon as they are idle (2**4 cycles; its default is 2**28, about 0.1 s), unless the
+    environment says otherwise.
+
+    numpy starts them when it is imported, and each spins for that long before it sleeps: 0.06-0.07 CPU-seconds of a
+    score's 2-core machine that no kernel of ours uses (tests/test_cli.py). Matrix products (the bootstraps) still use
+    every thread. main() calls it first: building the parser imports numpy.
+    """
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+
 def _warmup_tip() -> None:
     """At a terminal, say once per run that `scorer warmup` would make runs start faster (until it has been run)."""
     from scorer.kernels import aot
@@ -133,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     from scorer.wording import printable
 
     _any_encoding()
+    _quiet_blas_threads()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -102,7 +102,8 @@ def read_truth_rows(path, competition: Competition, truth: Truth, threads: int =
         first = True
         for block in reader:
             data = np.frombuffer(block.buffer, np.uint8)
-            offset, first_line = _data_start(data[: block.end], competition.header) if first else (0, 1)
+            offset, first_line = _data_start(data[block.start : block.end], competition.header) if first else (0, 1)
+            offset += block.start
             first = False
             pending.append((block, pool.submit(parse, data, offset, block.end, first_line)))
             while len(pending) > threads:

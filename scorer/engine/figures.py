@@ -22,6 +22,7 @@ class SlotFigures:
         derive them from hits."""
         self.kinds, self.ks, self.indptr, self.hits, self.stored = kinds, ks, indptr, hits, stored
         self._sums: dict[int, list[ExactSum]] = {}
+        self._started: dict[int, list] = {}  # per type: its halves' sums under way (start_sums)
         self._all: np.ndarray | None = None
         kmax = int(ks.max()) if len(ks) else 1
         self.discount, self.ideal = discounts(kmax), ideal_dcg(kmax)
@@ -40,24 +41,36 @@ class SlotFigures:
         return door.kernel("figures_from_hits")(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1],
                                            self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
 
+    def start_sums(self, n_types: int) -> None:
+        """Set every type's sums going on two threads (each type in halves; the kernel lets go of the GIL), for sums() to
+        collect: a pass starts them as it ends, so they run while the caller works out the truth's sizes. The halves'
+        exact sums add up to the same bits as one sum."""
+        if self.stored is not None or self._started or self._sums:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(2)
+        self._started = {t: [pool.submit(self._type_sums, t, n_types, half) for half in (0, 1)] for t in range(n_types)}
+        pool.shutdown(wait=False)  # its threads end once the sums are done
+
     def sums(self, t: int = 0, n_types: int = 1) -> list[ExactSum] | None:
         """Σ over the slots of type t of each metric's figures (exact sums, no per-row arrays), or None
         when the figures are stored (their aggregation sums the stored arrays)."""
         if self.stored is not None:
             return None
         if t not in self._sums:
-            if n_types == 1:
-                self._sums[t] = self._type_sums(t, n_types)
-            else:  # every type's at once, on threads (the kernel lets go of the GIL): the aggregate asks for each
-                from concurrent.futures import ThreadPoolExecutor
-
-                with ThreadPoolExecutor(min(n_types, 2)) as pool:
-                    self._sums.update(zip(range(n_types), pool.map(self._type_sums, range(n_types), [n_types] * n_types)))
+            self.start_sums(n_types)  # every type's at once: the aggregate asks for each
+            first, second = (future.result() for future in self._started.pop(t))
+            self._sums[t] = [a + b for a, b in zip(first, second)]
         return self._sums[t]
 
-    def _type_sums(self, t: int, n_types: int) -> list[ExactSum]:
-        acc = door.kernel("figure_sums")(self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
-                                    self.kinds, self.ks, self.discount, self.ideal, new_accumulators(len(self.kinds)))
+    def _type_sums(self, t: int, n_types: int, half: int) -> list[ExactSum]:
+        """The sums of the first (half 0) or second half of type t's slots."""
+        hits, starts, ends = self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types]
+        cut = len(hits) // 2
+        part = slice(0, cut) if half == 0 else slice(cut, len(hits))
+        acc = door.kernel("figure_sums")(hits[part], starts[part], ends[part], self.kinds, self.ks, self.discount, self.ideal,
+                                         new_accumulators(len(self.kinds)))
         return [ExactSum.of_buckets(buckets) for buckets in acc]
 
     def array(self) -> np.ndarray:

@@ -279,10 +279,11 @@ class Pass:
                     bar.total = reader.file_bytes
                     bar.n = block.end_offset
                     bar.refresh()
-                offset, first_line = 0, 1
+                offset, first_line = block.start, 1
                 if first:
                     first = False
                     offset, first_line = self._header(block.data)
+                    offset += block.start
                 data = np.frombuffer(block.buffer, np.uint8)
                 if pool is None:
                     absorb(self.kernel.parse(data, offset, block.end, first_line))
@@ -352,6 +353,8 @@ class Pass:
         }
         stored = self.slot_values if self.slot_values.shape[1] == self.kernel.n_metrics else None
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
+        if any(metric.sums_suffice for metric in self.competition.metrics):  # the totals will ask for them
+            figures.start_sums(len(self.competition.types))  # under way while the caller reads the truth's sizes
         return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import io
 import math
+import mmap
 import os
 import stat
 import struct
@@ -27,6 +28,7 @@ from scorer.kernels.rows import SLACK
 from scorer.private_files import NO_LINK, READ_ANY
 
 DEFAULT_BLOCK_BYTES = 8 << 20
+MAPPED_TAIL = 1 << 20  # a plain file's last bytes (at least these) are read into a zero-padded buffer, the rest mapped
 CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
 MAX_GZIP_MEMBERS = 1 << 20
@@ -226,13 +228,14 @@ def _zip_entries(raw) -> int | None:
 
 @dataclass
 class Block:
-    buffer: bytearray  # whole lines in buffer[:end], then SLACK zero bytes
+    buffer: bytearray | mmap.mmap  # whole lines in buffer[start:end], then SLACK readable bytes (zeros, or the next line's)
     end: int
     end_offset: int  # bytes of the source read so far (compressed bytes for archives), for progress
+    start: int = 0
 
     @property
     def data(self) -> memoryview:
-        return memoryview(self.buffer)[: self.end]
+        return memoryview(self.buffer)[self.start : self.end]
 
 
 class BlockReader:
@@ -306,7 +309,12 @@ class BlockReader:
     def __iter__(self):
         stream, raw = self._open()
         try:
-            yield from self._blocks(stream, raw)
+            if self.compression == "plain" and self.file_bytes > 2 * MAPPED_TAIL:
+                yield from self._mapped_blocks(raw)
+                stream.seek(self.bytes_read)
+                yield from self._blocks(stream, raw, head_checked=True)
+            else:
+                yield from self._blocks(stream, raw)
         except READ_ERRORS as error:
             content = "" if self.compression == "plain" else " of decompressed content"
             raise SubmissionError(f"reading {self.name} failed after {self.bytes_read:,} bytes{content}: {error}") from None
@@ -315,8 +323,49 @@ class BlockReader:
             raw.close()
 
     def release(self, block: Block) -> None:
-        """Hand a block's buffer back once its data is no longer used, to be filled again (no new pages)."""
-        self._free.append(block.buffer)
+        """Hand a block's buffer back once its data is no longer used, to be filled again (no new pages); a mapped
+        block's pages are dropped from the process (its file's pages stay in the page cache)."""
+        if isinstance(block.buffer, mmap.mmap):
+            block.buffer.madvise(mmap.MADV_DONTNEED)  # unmapped once the last view of it goes
+        else:
+            self._free.append(block.buffer)
+
+    def _mapped_blocks(self, raw):
+        """A plain file's blocks as windows of a private mapping (no copy: the kernels read the page cache), up to the
+        last line end before its last MAPPED_TAIL bytes; self.bytes_read is then where the rest starts. A window
+        holds the whole lines that end at least SLACK bytes before its end; one without a line end grows, up to the
+        longest line allowed and a block (then LINE_TOO_LONG, as the buffered reading says it)."""
+        fd = raw.fileno()
+        refused = content_refusal(os.pread(fd, HEAD_BYTES, 0))
+        if refused is not None:
+            raise refused
+        stop = self.file_bytes - MAPPED_TAIL
+        pos = 0
+        while pos < stop:
+            self.deadline.check(pos)
+            base = pos - pos % mmap.ALLOCATIONGRANULARITY
+            want = self.block_bytes
+            while True:
+                length = min(pos + want, stop) + SLACK - base
+                window = mmap.mmap(fd, length, access=mmap.ACCESS_COPY, offset=base)
+                cut = window.rfind(b"\n", pos - base, length - SLACK) + 1
+                if cut > 0 or base + length - SLACK >= stop:
+                    break
+                window.close()
+                if want > self.max_line_bytes + self.block_bytes:
+                    raise LimitExceeded(Code.LINE_TOO_LONG, f"more than {want - 1:,}", max_line_bytes=self.max_line_bytes,
+                                        ending=", with no end")
+                want += self.block_bytes
+            if cut == 0:  # no line end before the tail: the buffered reading takes the line from pos
+                window.close()
+                break
+            self.bytes_read = base + cut
+            if self.bytes_read > self.max_decompressed_bytes:
+                raise LimitExceeded(Code.DECOMPRESSED_TOO_LARGE, f"the content is over the limit of {self.max_decompressed_bytes:,} bytes: "
+                                                                 f"reading stopped after {self.bytes_read:,} bytes")
+            yield Block(window, cut, self.bytes_read, start=pos - base)
+            pos = base + cut
+        self.bytes_read = pos
 
     def _buffer(self, size: int) -> bytearray:
         while self._free:
@@ -338,14 +387,18 @@ class BlockReader:
             self.bytes_read += got
         return have
 
-    def _blocks(self, stream, raw):
-        head = bytearray(HEAD_BYTES)  # the content's first bytes, checked whatever the block size, then read again
-        size = self._fill(stream, memoryview(head))
-        refused = content_refusal(bytes(head[:size]), "the file" if self.compression == "plain" else f"the {self.compression} file's content")
-        if refused is not None:
-            raise refused
-        self.bytes_read = 0
-        stream = _Prefixed(memoryview(head)[:size], stream)
+    def _blocks(self, stream, raw, head_checked: bool = False):
+        """Blocks of whole lines read into reused zero-padded buffers; head_checked: the stream is a plain file's rest
+        after its mapped blocks (self.bytes_read of it already read; its head was checked)."""
+        if not head_checked:
+            head = bytearray(HEAD_BYTES)  # the content's first bytes, checked whatever the block size, then read again
+            size = self._fill(stream, memoryview(head))
+            what = "the file" if self.compression == "plain" else f"the {self.compression} file's content"
+            refused = content_refusal(bytes(head[:size]), what)
+            if refused is not None:
+                raise refused
+            self.bytes_read = 0
+            stream = _Prefixed(memoryview(head)[:size], stream)
         carry = b""
         plain = self.compression == "plain"
         while True:

@@ -12,7 +12,7 @@ Problem records are rows of `found` (code, line, start, end, line_start); only t
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from scorer.kernels import codes
 from scorer.kernels.beyond import prefetch_word, side_row
@@ -455,17 +455,85 @@ def fast_id(buf, start, n, fast, middle, type_names, type_offsets):
     return session, type_index, p, ok
 
 
+@njit(cache=True, nogil=True, inline="always")
+def nondigit_bytes(w):
+    """The high bit of every byte of the word w that is not an ASCII digit (bytes of 0x80 and above included)."""
+    x = w ^ U(0x3030303030303030)  # digits become 0-9
+    return (((x & U(0x7F7F7F7F7F7F7F7F)) + U(0x7676767676767676)) | x) & U(0x8080808080808080)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def digits_value(w, run):
+    """The number written by the first `run` bytes (1 to 8, all digits) of the word w."""
+    d = (w - U(0x3030303030303030)) << U(8 * (8 - run))  # the run's digits, right-aligned as 8 digits
+    d = d * U(10) + (d >> U(8))
+    d = (((d & U(0x000000FF000000FF)) * U(100 + (1000000 << 32))) + (((d >> U(16)) & U(0x000000FF000000FF)) * U(1 + (10000 << 32)))) >> U(32)
+    return np.int64(d)
+
+
+TAG = U(1) << U(63)  # set in the key of an item written with 1 to 7 digits: its bytes; other keys are the item's value
+PLAIN_BELOW = 10**7  # items below it are keyed by their bytes (written without leading zeros, they have at most 7 digits)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def item_key(value):
+    """The key of an item read by the fast path (see parse_block): below PLAIN_BELOW its digits as a word, tagged (written
+    eight digits at a time: two groups of four, then pairs, then digits, each split with one multiplication); else its value."""
+    if value < 0 or value >= PLAIN_BELOW:
+        return value
+    high = value // 10000
+    x = U(high) | (U(value - high * 10000) << U(32))  # the 8 digits zero-padded, first ones lowest: groups of 4
+    hundreds = ((x * U(10486)) >> U(20)) & U(0x0000007F0000007F)
+    x = hundreds | ((x - U(100) * hundreds) << U(16))  # pairs
+    tens = ((x * U(103)) >> U(10)) & U(0x000F000F000F000F)
+    x = (tens | ((x - U(10) * tens) << U(8))) | U(0x3030303030303030)  # digits
+    n_digits = 1 + (value >= 10) + (value >= 100) + (value >= 1000) + (value >= 10000) + (value >= 100000) + (value >= 1000000)
+    return np.int64((x >> U(8 * (8 - n_digits))) | TAG)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_value(key):
+    """The item of a key (item_key's inverse)."""
+    if key >= 0:
+        return key
+    word = U(key) ^ TAG
+    return digits_value(word, (71 - np.int64(leading_zeros(word))) >> 3)
+
+
+@njit(cache=True, nogil=True)
+def type_words(type_names, type_offsets):
+    """Each type's name and a comma as one little-endian word (what a plain id has after its middle byte), the
+    mask of its bytes and its length with the comma; a name of 8 bytes or more gets length 0 (compared byte by byte)."""
+    n_types = type_offsets.shape[0] - 1
+    words = np.zeros(n_types, np.uint64)
+    masks = np.zeros(n_types, np.uint64)
+    lengths = np.zeros(n_types, np.int64)
+    for t in range(n_types):
+        length = type_offsets[t + 1] - type_offsets[t]
+        if length + 1 <= 8:
+            word = U(44) << U(8 * length)
+            for j in range(length):
+                word |= U(type_names[type_offsets[t] + j]) << U(8 * j)
+            words[t] = word
+            masks[t] = U(0xFFFFFFFFFFFFFFFF) >> U(8 * (7 - length))
+            lengths[t] = length + 1
+    return words, masks, lengths
+
+
 @njit(cache=True, nogil=True)
 def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
-    """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be zeros.
+    """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be readable and continue no
+    number of the data's last line: zeros, or (a mapped block, scorer.engine.reader) the bytes after its newline at n - 1.
 
     `line` is the number of the line before pos. Returns (pos, line, rows written, problems kept).
     `side`: the beyond-accuracy metrics' arrays (scorer.kernels.beyond; no kinds: nothing to do).
     row_ints columns: slot (session_index * n_types + type, or -1 if the session is not in the
     truth), session, type, line, hit ranks (bit r set: the item at 0-based rank r < 63 is a hit).
 
-    The fast path for plain `{session}{middle}{type},{item} {item}...` lines is written out here
-    rather than called: a numba call per line costs more than parsing the line.
+    The fast path for plain `{session}{middle}{type},{item} {item}...` lines is written out here, eight bytes at a
+    time, and calls nothing with an array argument: a call per line costs more than parsing the line, and the
+    ahead-of-time build keeps a call's reference counting (two atomic operations per array). It keeps each item's key
+    (item_key: its digits as a word) in `items`, unless figures are stored or beyond-accuracy metrics read the items.
     """
     id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
@@ -475,7 +543,12 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
     n_packed = packed.shape[0] if side_kinds.shape[0] > 0 else 0
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
-    middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
+    middle = U(id_middle[0]) if id_middle.shape[0] > 0 else U(0)
+    name_words, name_masks, name_lengths = type_words(type_names, type_offsets)
+    n_names = name_words.shape[0]
+    n_lookup = lookup_table.shape[0]
+    stored = row_values.shape[1]
+    keyed = stored == 0 and n_packed == 0  # the fast path keeps items' keys (item_key), not their values
     n_rows = np.int64(0)  # typed, not 0: numba would compile the callees it reaches once more for a literal
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
@@ -484,34 +557,107 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             continue
         line += 1
         start = pos
-        session, type_index, p, ok = fast_id(buf, start, n, fast, middle, type_names, type_offsets)
-        n_items = 0
-        row_error = False
+        stamp = np.uint8(line & 255)
+        # the id: up to 18 digits, the middle byte, a type's name and the comma
+        session = np.int64(0)
+        p = start
+        ok = fast
+        while ok:
+            w = load8(buf, p)
+            flags = nondigit_bytes(w)
+            run = 8 if flags == 0 else np.int64(trailing_zeros(flags)) >> 3
+            if run > 0:
+                session = session * POW10[run] + digits_value(w, run)
+                p += run
+            if run < 8 or p - start > 18:
+                break
+        ok = ok and 0 < p - start <= 18 and U(buf[np.uint64(p)]) == middle
+        type_index = -1
         if ok:
             p += 1
-            stamp = np.uint8(line & 255)
-            if p < n and buf[p] != 10:
-                while True:
-                    value, length = _digits(buf, p)
+            w = load8(buf, p)
+            for t in range(n_names):
+                if name_lengths[t] > 0 and (w & name_masks[t]) == name_words[t]:
+                    type_index = t
+                    p += name_lengths[t]
+                    break
+            if type_index < 0:  # a name of 8 bytes or more, or none: byte by byte up to the comma (a call: rare)
+                comma = p
+                while comma < n and buf[np.uint64(comma)] != 44 and buf[np.uint64(comma)] != 10:
+                    comma += 1
+                if comma < n and buf[np.uint64(comma)] == 44:
+                    type_index = _type_index(buf, p, comma, type_names, type_offsets)
+                    p = comma + 1
+            ok = type_index >= 0
+        # the items: digits, single spaces between them, a newline (or the data's end) after the last
+        n_items = 0
+        row_error = False
+        if ok and p < n and buf[np.uint64(p)] != 10:
+            while True:
+                w = load8(buf, p)
+                flags = nondigit_bytes(w)
+                if flags == 0:  # eight digits or more: word after word, up to 18, no leading zero (its key is its value)
+                    if (w & U(0xFF)) == U(48):
+                        ok = False
+                        break
+                    value = digits_value(w, 8)
+                    length = 8
+                    while True:
+                        w = load8(buf, p + length)
+                        flags = nondigit_bytes(w)
+                        run = 8 if flags == 0 else np.int64(trailing_zeros(flags)) >> 3
+                        if run > 0:
+                            value = value * POW10[run] + digits_value(w, run)
+                            length += run
+                        if run < 8 or length > 18:
+                            break
+                    if length > 18:
+                        ok = False
+                        break
                     p += length
-                    if length == 0 or length > 18 or n_items == kmax or p > n or not _first_time(value, items, n_items, seen, stamp):
+                    end = U(buf[np.uint64(p)])
+                else:
+                    run = np.int64(trailing_zeros(flags)) >> 3
+                    if run == 0:
                         ok = False
                         break
-                    items[n_items] = value
-                    if value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read
-                        prefetch_word(packed, value)
-                    relevant[n_items] = True
-                    n_items += 1
-                    if p >= n or buf[p] == 10:
-                        break
-                    if buf[p] != 32:
+                    if not keyed:
+                        value = digits_value(w, run)
+                    elif run > 1 and (w & U(0xFF)) == U(48):  # a leading zero: the careful reader (its key would not be the item's)
                         ok = False
                         break
+                    else:  # the item's bytes, not its value: no conversion for the many rows that are never compared
+                        value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
+                    p += run
+                    end = (w >> U(8 * run)) & U(0xFF)
+                if n_items == kmax:
+                    ok = False
+                    break
+                h = _filter_slot(value)
+                if seen[h] == stamp:  # possibly seen in this line: a repeated item goes to the careful reader
+                    for j in range(n_items):
+                        if items[np.uint64(j)] == value:
+                            ok = False
+                            break
+                    if not ok:
+                        break
+                seen[h] = stamp
+                items[np.uint64(n_items)] = value
+                n_items += 1
+                if value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read
+                    prefetch_word(packed, value)
+                if end == 32:
                     p += 1
-            ok = ok and p - start <= max_line_bytes
+                    continue
+                if end != 10 and p < n:
+                    ok = False
+                break
+        ok = ok and p - start <= max_line_bytes
         if ok:
             pos = p + 1
+            fast_row = True
         else:
+            fast_row = False
             pos, session, type_index, n_items, n_problems = _careful_line(
                 buf, start, n, line, idspec, metric, limits, scratch, counts, found, n_problems)
             if session < 0:
@@ -520,23 +666,44 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 n_items = 0
                 row_error = True
         # the row: session index by table or binary search, then hits against the slot's truth
-        index = session_index(session, sessions, lookup_base, lookup_table)
+        if n_lookup > 0:
+            offset = session - lookup_base
+            index = np.int64(lookup_table[np.uint64(offset)]) if 0 <= offset < n_lookup else np.int64(NOT_FOUND)
+        elif sessions.shape[0] == 0:  # no truth (validate): no call per row
+            index = np.int64(NOT_FOUND)
+        else:
+            index = np.int64(locate(sessions, 0, sessions.shape[0], session))
         row_ints[n_rows, 1] = session
         row_ints[n_rows, 2] = type_index
         row_ints[n_rows, 3] = line
         row_ints[n_rows, 4] = 0
         row_ints[n_rows, 0] = -1
-        for j in range(row_values.shape[1]):
+        for j in range(stored):
             row_values[n_rows, j] = 0.0
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             row_ints[n_rows, 0] = slot
             if row_error:
                 counts[codes.ROWS_WITH_ERRORS] += 1
-            t_start, t_end = indptr[slot], indptr[slot + 1]
-            if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, np.uint8(line & 255), truth_items, t_start, t_end)
+            t_start, t_end = indptr[np.uint64(slot)], indptr[np.uint64(slot + 1)]
+            if t_start < t_end and stored == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
+                hit_ranks = np.int64(0)  # truth_side_hits, written out
+                for q in range(t_start, t_end):
+                    target = truth_items[np.uint64(q)]
+                    if fast_row and keyed:
+                        target = item_key(target)
+                    if seen[_filter_slot(target)] == stamp:
+                        for r in range(n_items):
+                            if items[np.uint64(r)] == target:
+                                hit_ranks |= np.int64(1) << np.int64(r)
+                                break
+                row_ints[n_rows, 4] = hit_ranks
             elif t_start < t_end:
+                if fast_row:  # the fast path leaves relevant alone (every item of its rows is a first occurrence) and keeps keys
+                    relevant[:n_items] = True
+                    if keyed:
+                        for r in range(n_items):
+                            items[np.uint64(r)] = key_value(items[np.uint64(r)])
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)
             if side_kinds.shape[0] > 0:
