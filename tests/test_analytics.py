@@ -245,6 +245,7 @@ def test_session_lengths_from_jsonl_and_parquet_agree(tmp_path):
 
 # -- CLI ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_cli_score_with_analytics_json_and_report(tmp_path, capsys):
     _, truth_path, _, weak, _ = make_case(tmp_path, n=120)
     sessions = tmp_path / "sessions.jsonl"

@@ -120,6 +120,7 @@ def test_a_solution_of_another_truth_fails(good, capsys):
     assert failing(checks) == ["solution"] and "labels are not the truth's" in checks["solution"]["detail"]
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_a_bundle_missing_a_file_with_the_demo_truth_or_a_bad_program_fails(good, capsys, tmp_path):
     folder, truth = good
     source = zipfile.ZipFile(folder / "bundle.zip")
@@ -232,6 +233,7 @@ METRICS = ["recall@5", "precision@5", "hitrate@5", "f1@5", "map@5", "ndcg@5", "m
            "map@3(denominator=truth)", "ndcg@4(gain=exp)", "f1"]
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_the_random_expectation_matches_the_average_of_many_random_submissions(tmp_path):
     """The worked-out E[figure] of every supported metric against the mean of 300 seeded random submissions, and its
     spread bound against their spread. (A 3% error in one formula is some 10 standard errors off here.)"""

@@ -158,6 +158,7 @@ def test_packed_self_information_is_within_its_stated_bound():
     assert items.self_info.max() > 20  # a wide range of self-information is kept in the 16 bits
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 @pytest.mark.parametrize("spacing", [1, 600])
 def test_aot_module_gives_the_same_side_figures(tmp_path, spacing):
     from scorer.engine import aot_build

@@ -78,6 +78,7 @@ def _items_file(tmp_path):
     return tmp_path / "items.csv"
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_score_breakdown_text_and_json_show_them(tmp_path):
     _random_case(tmp_path, 6)
     base = CLI + ["score", str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "labels.jsonl"), "--items",
@@ -109,6 +110,7 @@ def test_compare_shows_both_sides_beyond_metrics(tmp_path):
     assert data["beyond"]["metrics"]["orders"]["gini@20"]["a"] != data["beyond"]["metrics"]["orders"]["gini@20"]["b"]
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_reports_show_them(tmp_path):
     _random_case(tmp_path, 9)
     items = ["--items", str(_items_file(tmp_path)), "--metrics", "novelty@20,gini@20,arp@20"]

@@ -169,6 +169,7 @@ def test_trec_eval_is_pytrec_eval(case):
             assert got[(ours_name, kind)]["theirs"] == pytest.approx(expected, abs=TOL), (kind, ours_name)
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_ranx(case):
     ranx = pytest.importorskip("ranx", reason="ranx is not installed (pip install ranx)")
     explanation, _, _, truth, rows = case

@@ -107,6 +107,7 @@ diagnostics = ["map@20", "mrr@20"]
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases(), form=st.sampled_from(["pandas", "polars_parts", "arrow_text", "arrow"]), strict=st.booleans(),
        threads=st.sampled_from([1, 2]), chunk=st.sampled_from([3, 1 << 20]), stored=st.booleans())
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_frame_scores_as_its_csv(tmp_path, monkeypatch, case, form, strict, threads, chunk, stored):
     monkeypatch.setattr(frame_pass, "CHUNK_ROWS", chunk)
     truth, rows = case

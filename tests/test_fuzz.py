@@ -94,6 +94,7 @@ def _fingerprint(result):
     return result.score, problems, result.report.counts, result.counts
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 @SETTINGS
 @given(data=inputs())
 def test_api_gives_a_result_whatever_the_bytes(folder, data):

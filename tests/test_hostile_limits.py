@@ -335,6 +335,7 @@ def test_scattered_rows_of_an_id_score_as_grouped_ones(tmp_path):
     assert np.all(second.slot_line[second.slot_line > 0] >= 3)  # the blank line 2 moved every row one line down
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_the_long_shape_keeps_about_12_bytes_a_prediction(tmp_path):
     """An Airbnb-shaped file of 199 MB reached 864 MB: every prediction was kept as three int64, then concatenated and
     sorted by id. Now 12 bytes (16 with gaps) kept, and ids whose rows lie together are scored with no copy."""
@@ -369,6 +370,7 @@ def _text_table(n: int):
     return pa.table({"session_type": ids, "labels": labels})
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_a_text_frame_is_read_a_piece_at_a_time(tmp_path, monkeypatch):
     """The text was joined whole and copied into one buffer (OTTO size: +3.3 GB); now a piece of rows at a time, so
     the memory grows with the rows' own arrays only, not with the text."""

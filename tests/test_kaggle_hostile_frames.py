@@ -222,6 +222,7 @@ EXAMPLES = int(os.environ.get("HOSTILE_FRAME_EXAMPLES", "150"))  # more for a lo
 @given(cells=st.lists(st.tuples(st.integers(0, 3 * len(SESSIONS) - 1), st.sampled_from([ROW_ID, "labels"]), CELLS), max_size=4),
        dtype=DTYPES, dtype_column=st.sampled_from([ROW_ID, "labels"]), shape=SHAPES,
        chunk_rows=st.sampled_from([1, 2, 3, CHUNK_ROWS]), batch_rows=st.sampled_from([1, 4, 5, BATCH_ROWS]))
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_any_hostile_frame_is_scored_or_rejected_alike_in_both_splits(cells, dtype, dtype_column, shape, chunk_rows, batch_rows):
     """Small chunks and batches put the odd cells on their boundaries."""
     with pytest.MonkeyPatch.context() as patch:

@@ -94,6 +94,7 @@ def test_the_subfolder_is_numbas():
     assert numba_cache._SUBPATH == _subpath()
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 @pytest.mark.parametrize("how", ["world-writable", "foreign-owned"])
 def test_a_planted_index_in_an_open_or_foreign_cache_is_never_loaded(tmp_path, expected_score, how):
     marker = tmp_path / "planted-code-ran"

@@ -56,6 +56,7 @@ def _probe(env: dict, cwd: Path | None = None, python: str = sys.executable) -> 
     return done.stdout.split()
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_prebuilt_module_serves_a_fresh_process_without_numba(tmp_path):
     built = _prebuilt_here()
     env = {**os.environ, "SCORER_CACHE_DIR": str(tmp_path / "c"), "NUMBA_CACHE_DIR": str(tmp_path / "n")}

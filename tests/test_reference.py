@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,6 +48,7 @@ def same(a, b):
     return (a is None and math.isnan(b)) or (a is not None and abs(a - b) <= 1e-12)
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases(), block_bytes=st.sampled_from([1, 7, 64, 1 << 20]), threads=st.sampled_from([1, 2]))
 def test_engine_equals_reference(tmp_path, case, block_bytes, threads):
@@ -61,6 +63,7 @@ def test_engine_equals_reference(tmp_path, case, block_bytes, threads):
         assert same(got["ndcg@20"], expected[type_name]["ndcg"])
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 def test_figures_identical_to_the_last_bit_for_any_block_size_and_threads(tmp_path):
     rng = np.random.default_rng(1)
     truth = {s: {"clicks": int(rng.integers(50)), "orders": rng.choice(50, 3, replace=False).tolist()} for s in range(400)}

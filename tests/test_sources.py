@@ -57,6 +57,7 @@ LINES = b"".join([b"session_type,labels\n", b"1_clicks,1 2\n", b"\n", b"2_carts,
                   b"4_clicks,\n"] * 40) + b"last-without-newline"
 
 
+@pytest.mark.slow  # over 5 s: the fast suite stays within 3 minutes
 @pytest.mark.parametrize("tail", [8, 100, 5000])
 def test_mapped_blocks_hold_whole_lines_and_cover_the_file(tmp_path, monkeypatch, tail):
     import mmap
