@@ -65,4 +65,4 @@ def test_a_cancelled_submission_is_retryable_not_a_failure(client, case, tmp_pat
     monkeypatch.setitem(Grading.__init__.__kwdefaults__, "task", _cancel_itself("gone.csv", grade_one))
     assert main(["grade", *map(str, files), "--truth", str(truth_path), "--scheduler", client.scheduler.address, "--retries", "0"]) == 2
     err = capsys.readouterr().err
-    assert "1 submission(s) were cancelled on the cluster and not graded: rerun the same command with --resume" in err
+    assert "1 submission was cancelled on the cluster and not graded: rerun the same command with --resume" in err
