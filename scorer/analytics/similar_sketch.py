@@ -1,0 +1,251 @@
+"""`scorer similar`'s sketch of one submission: one streaming pass keeps a hashed sample of its sessions.
+
+The sample is the S sessions whose hash h(session) = splitmix64(session id) is smallest (a bottom-S sample), so two
+files over the same sessions keep the same sessions whatever the order of their rows, and their rows align by key.
+Each kept row (session, type) becomes 32-bit tokens of its first K items:
+
+- order: a hash of the ordered list (equal tokens: identical lists);
+- min_j, j < m: the MinHash of the item set, min over items of h_j(item) (P[min_j(A) = min_j(B)] = |A ∩ B| / |A ∪ B|);
+- rank_j: min_j combined with the rank of its item in the list (equal: the same item at the same rank).
+
+Plain numpy: the lines of a block are found and their `session_type` prefixes read with vectorized gathers; only the
+kept lines' labels are parsed. Rows outside the sample are checked for a well-formed `SESSION_TYPE,` prefix only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scorer.errors import SubmissionError
+from scorer.wording import printable
+
+TYPES = ("clicks", "carts", "orders")
+HEADER = b"session_type,labels"
+SLOTS = 4  # m, the MinHash functions per row
+DEFAULT_SAMPLE = 2048  # S, sessions kept per file
+DEFAULT_K = 20
+BASE = (1 << 32) - (1 << 20)  # tokens of real rows are below BASE; the 2^20 values above mark absent rows
+EMPTY = BASE - 1  # the tokens of an empty list
+MAX_DIGITS = 18  # a session id of up to 18 digits fits an int64
+_HEAD = MAX_DIGITS + 2  # bytes of each line read for its session id and the "_" after it
+_MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+_SEEDS = np.array([0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0, 0x082EFA98EC4E6C89,
+                   0x452821E638D01377, 0xBE5466CF34E90C6C, 0xC0AC29B7C97C50DD, 0x3F84D5B5B5470917], np.uint64)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer of x + golden ratio: a bijection of uint64 whose output bits all depend on every input bit."""
+    z = np.asarray(x, np.uint64) + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+def token(x: np.ndarray) -> np.ndarray:
+    """A 64-bit hash as a 32-bit token below BASE (its top 32 bits, folded)."""
+    return ((np.asarray(x, np.uint64) >> np.uint64(32)) % np.uint64(BASE)).astype(np.uint32)
+
+
+@dataclass
+class Sketch:
+    """A file's bottom-S sample: per kept session (sorted by hash) its id, and per (session, type) the row's tokens."""
+
+    name: str
+    rows: int  # data rows read in the whole file
+    keys: np.ndarray  # (S,) uint64 session hashes, ascending
+    sessions: np.ndarray  # (S,) int64 session ids
+    present: np.ndarray  # (S, T) bool: the file has this row
+    order: np.ndarray  # (S, T) uint32
+    mins: np.ndarray  # (S, T, m) uint32
+    ranks: np.ndarray  # (S, T, m) uint32
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.keys, self.sessions, self.present, self.order, self.mins, self.ranks))
+
+
+def bad_line(name: str, line: int, text: bytes, why: str) -> SubmissionError:
+    shown = printable(bytes(text[:60]).decode("utf-8", "replace"))
+    return SubmissionError(f"{name} line {line:,} {why} ({shown!r}): it is not a submission row "
+                           f"SESSION_TYPE,ITEM ITEM ... (`scorer validate` lists every problem)")
+
+
+class _Kept:
+    """The rows whose session hash is among the S smallest seen so far (their lines kept as bytes), pruned per block."""
+
+    def __init__(self, sample: int):
+        self.sample = sample
+        self.limit = np.uint64(np.iinfo(np.uint64).max)
+        self.hashes = np.empty(0, np.uint64)
+        self.sessions = np.empty(0, np.int64)
+        self.types = np.empty(0, np.int8)
+        self.numbers = np.empty(0, np.int64)
+        self.label_at = np.empty(0, np.int64)
+        self.lines: list[bytes] = []
+
+    def add(self, hashes, sessions, types, numbers, label_at, starts, ends, data: np.ndarray) -> None:
+        take = np.flatnonzero(hashes <= self.limit)
+        if take.size == 0:
+            return
+        merged = np.concatenate([self.hashes, hashes[take]])
+        distinct = np.unique(merged)
+        if distinct.size > self.sample:
+            self.limit = distinct[self.sample - 1]
+        keep_old = self.hashes <= self.limit
+        take = take[hashes[take] <= self.limit]
+        view = memoryview(data)
+        new_lines = [bytes(view[s:e]) for s, e in zip(starts[take].tolist(), ends[take].tolist())]
+        self.lines = [line for line, k in zip(self.lines, keep_old.tolist()) if k] + new_lines
+        self.hashes = np.concatenate([self.hashes[keep_old], hashes[take]])
+        self.sessions = np.concatenate([self.sessions[keep_old], sessions[take]])
+        self.types = np.concatenate([self.types[keep_old], types[take]])
+        self.numbers = np.concatenate([self.numbers[keep_old], numbers[take]])
+        self.label_at = np.concatenate([self.label_at[keep_old], label_at[take]])
+
+
+def _prefixes(data: np.ndarray, name: str, first_line: int):
+    """Per line of a block of whole lines: (session ids, type codes, label starts, ends, starts, line numbers), blank
+    lines left out, and the number of lines; SubmissionError at the first line without a `SESSION_TYPE,` prefix."""
+    ends = np.flatnonzero(data == 10)
+    if data.size and data[-1] != 10:
+        ends = np.append(ends, data.size)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    numbers = first_line + np.arange(ends.size, dtype=np.int64)
+    cut = ends - (data[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # a line's end before a CR
+    filled = cut > starts
+    if not filled.all():
+        starts, ends, cut, numbers = starts[filled], ends[filled], cut[filled], numbers[filled]
+    padded = np.zeros(data.size + 2 * _HEAD, np.uint8)
+    padded[: data.size] = data
+    windows = np.lib.stride_tricks.as_strided(padded, shape=(data.size + _HEAD, _HEAD), strides=(1, 1), writeable=False)
+    head = windows[starts] - np.uint8(48)  # (lines, _HEAD): a digit is below 10
+    count = np.argmin(head < 10, axis=1)
+    ok = (count >= 1) & (count <= MAX_DIGITS) & (head[np.arange(head.shape[0]), count] == 95 - 48)
+    sessions = np.zeros(starts.size, np.int64)
+    for j in range(int(count[ok].max(initial=0))):
+        sessions = np.where(j < count, sessions * 10 + head[:, j], sessions)
+    after = starts + count + 1
+    word = windows[np.minimum(after, data.size)][:, :7]
+    types = np.full(starts.size, -1, np.int8)
+    label = np.zeros(starts.size, np.int64)
+    for code, text in enumerate(TYPES):
+        pattern = np.frombuffer(text.encode() + b",", np.uint8)
+        match = (word[:, : pattern.size] == pattern).all(axis=1)
+        types[match] = code
+        label[match] = after[match] + pattern.size
+    ok &= (types >= 0) & (label <= cut)
+    if not ok.all():
+        bad = int(np.argmin(ok))
+        raise bad_line(name, int(numbers[bad]), data[starts[bad]: ends[bad]], "has no SESSION_TYPE, prefix with a type of "
+                       + "/".join(TYPES))
+    return sessions, types, label, cut, starts, numbers, int(ends.size)
+
+
+def _labels(line: bytes, start: int, k: int, name: str, number: int) -> list[int]:
+    """The first k items of a kept line's labels."""
+    fields = line[start:].rstrip(b"\r").split()
+    if len(fields) > k:
+        fields = fields[:k]
+    if fields and not (b"".join(fields).isdigit() and max(map(len, fields)) <= MAX_DIGITS):
+        raise bad_line(name, number, line, "has a label that is not an item id (digits)")
+    return list(map(int, fields))
+
+
+def sketch_blocks(blocks, name: str, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K) -> Sketch:
+    """Sketch a submission given as blocks of whole lines (bytes-like), the header first."""
+    kept = _Kept(sample)
+    line = 1
+    rows = 0
+    header_seen = False
+    for block in blocks:
+        data = np.frombuffer(block, np.uint8)
+        if not header_seen:
+            end = bytes(block[:4096]).find(b"\n")
+            first = bytes(data[: data.size if end < 0 else end]).rstrip(b"\r")
+            if first.lstrip(b"\xef\xbb\xbf") != HEADER:
+                raise SubmissionError(f"{name} line 1 is {printable(first[:60].decode('utf-8', 'replace'))!r}, not the "
+                                      f"header {HEADER.decode()!r}: is it a submission?")
+            header_seen = True
+            data = data[end + 1:] if end >= 0 else data[:0]
+            line = 2
+        if data.size == 0:
+            continue
+        sessions, types, label, cut, starts, numbers, lines = _prefixes(data, name, line)
+        line += lines
+        rows += sessions.size
+        hashes = splitmix64(sessions.view(np.uint64))
+        kept.add(hashes, sessions, types, numbers, label - starts, starts, cut, data)
+    if not header_seen:
+        raise SubmissionError(f"{name} is empty: not even the header {HEADER.decode()!r}")
+    return _finish(kept, name, rows, k)
+
+
+def sketch_file(path, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K) -> Sketch:
+    """Sketch a submission file (plain CSV, .gz or .zip) in one pass of blocks of whole lines."""
+    from scorer.engine.reader import BlockReader, LimitExceeded
+
+    reader = BlockReader(path)
+
+    def blocks():
+        for block in reader:
+            yield block.data
+            reader.release(block)
+
+    try:
+        return sketch_blocks(blocks(), str(path), sample, k)
+    except LimitExceeded as error:
+        raise SubmissionError(f"{path}: {error}") from None
+
+
+def _finish(kept: _Kept, name: str, rows: int, k: int) -> Sketch:
+    """The kept rows' tokens: the last row of a (session, type) counts, as in a score."""
+    order = np.lexsort((kept.numbers, kept.types, kept.hashes))
+    hashes, types = kept.hashes[order], kept.types[order]
+    last = np.ones(order.size, bool)
+    last[:-1] = (hashes[1:] != hashes[:-1]) | (types[1:] != types[:-1])
+    order = order[last]
+    keys, where = np.unique(kept.hashes[order], return_index=True)
+    n, t = keys.size, len(TYPES)
+    items = np.full((order.size, k), -1, np.int64)
+    lengths = np.zeros(order.size, np.int64)
+    for row, i in enumerate(order.tolist()):
+        got = _labels(kept.lines[i], int(kept.label_at[i]), k, name, int(kept.numbers[i]))
+        items[row, : len(got)] = got
+        lengths[row] = len(got)
+    slot = np.searchsorted(keys, kept.hashes[order])
+    kind = kept.types[order].astype(np.int64)
+    present = np.zeros((n, t), bool)
+    present[slot, kind] = True
+    order_tokens = np.zeros((n, t), np.uint32)
+    mins = np.zeros((n, t, SLOTS), np.uint32)
+    ranks = np.zeros((n, t, SLOTS), np.uint32)
+    o, m, r = row_tokens(items, lengths)
+    order_tokens[slot, kind] = o
+    mins[slot, kind] = m
+    ranks[slot, kind] = r
+    return Sketch(name, rows, keys, kept.sessions[order][where], present, order_tokens, mins, ranks)
+
+
+def row_tokens(items: np.ndarray, lengths: np.ndarray):
+    """(order, mins, ranks) tokens of rows given as an (R, K) int64 matrix padded with -1 and their lengths."""
+    r, k = items.shape
+    as_u = items.astype(np.uint64)
+    mixed = np.full(r, 0x5851F42D4C957F2D, np.uint64)
+    for j in range(k):
+        mixed = splitmix64(mixed ^ as_u[:, j])
+    order = token(splitmix64(mixed ^ lengths.astype(np.uint64)))
+    hashed = splitmix64(as_u[:, :, None] ^ _SEEDS[None, None, :SLOTS])  # (R, K, m)
+    hashed[items < 0] = np.uint64(np.iinfo(np.uint64).max)
+    at = np.argmin(hashed, axis=1)  # (R, m): the rank of each slot's item
+    low = np.take_along_axis(hashed, at[:, None, :], axis=1)[:, 0, :]
+    mins = token(low)
+    ranks = token(splitmix64(low ^ (at.astype(np.uint64) + np.uint64(1)) * _GOLDEN))
+    empty = lengths == 0
+    order[empty] = EMPTY
+    mins[empty] = EMPTY
+    ranks[empty] = EMPTY
+    return order, mins, ranks
