@@ -165,6 +165,7 @@ def render_text(report: dict) -> str:
 
 def _pair_text(i: int, q: dict) -> str:
     teams = f"teams {q['team_a']} / {q['team_b']}" if not q["same_team"] else f"same team {q['team_a']}"
+    teams = teams if q["team_a"] != q["a"] or q["team_b"] != q["b"] else "no teams file"
     z = f"{q['z']:.1f}" if q["z"] is not None else "-"
     head = (f"{i:>3}. {q['a']}  ~  {q['b']}  ({teams})\n"
             f"     identical {_pct(q['identical'])}, jaccard {_pct(q['jaccard'])}, rank agreement {_pct(q['rank_agreement'])}; "

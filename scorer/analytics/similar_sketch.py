@@ -5,7 +5,8 @@ files over the same sessions keep the same sessions whatever the order of their 
 Each kept row (session, type) becomes 32-bit tokens of its first K items:
 
 - order: a hash of the ordered list (equal tokens: identical lists);
-- min_j, j < m: the MinHash of the item set, min over items of h_j(item) (P[min_j(A) = min_j(B)] = |A ∩ B| / |A ∪ B|);
+- min_j, j < m: the MinHash of the item set, min over items of h_j(item) (P[min_j(A) = min_j(B)] = |A ∩ B| / |A ∪ B|),
+  h_j salted by the row's key so that rows sharing popular items draw independent slots;
 - rank_j: min_j combined with the rank of its item in the list (equal: the same item at the same rank).
 
 Plain numpy: the lines of a block are found and their `session_type` prefixes read with vectorized gathers; only the
@@ -223,22 +224,24 @@ def _finish(kept: _Kept, name: str, rows: int, k: int) -> Sketch:
     order_tokens = np.zeros((n, t), np.uint32)
     mins = np.zeros((n, t, SLOTS), np.uint32)
     ranks = np.zeros((n, t, SLOTS), np.uint32)
-    o, m, r = row_tokens(items, lengths)
+    o, m, r = row_tokens(items, lengths, splitmix64(kept.hashes[order] ^ kind.astype(np.uint64)))
     order_tokens[slot, kind] = o
     mins[slot, kind] = m
     ranks[slot, kind] = r
     return Sketch(name, rows, keys, kept.sessions[order][where], present, order_tokens, mins, ranks)
 
 
-def row_tokens(items: np.ndarray, lengths: np.ndarray):
-    """(order, mins, ranks) tokens of rows given as an (R, K) int64 matrix padded with -1 and their lengths."""
+def row_tokens(items: np.ndarray, lengths: np.ndarray, salts: np.ndarray):
+    """(order, mins, ranks) tokens of rows given as an (R, K) int64 matrix padded with -1, their lengths, and a salt per
+    row (a hash of its session and type): h_j(item) = splitmix64(item ^ seed_j ^ salt), so the slots of different rows
+    are independent even where rows share items (a popular item is not the minimum of every row it is in)."""
     r, k = items.shape
     as_u = items.astype(np.uint64)
     mixed = np.full(r, 0x5851F42D4C957F2D, np.uint64)
     for j in range(k):
         mixed = splitmix64(mixed ^ as_u[:, j])
     order = token(splitmix64(mixed ^ lengths.astype(np.uint64)))
-    hashed = splitmix64(as_u[:, :, None] ^ _SEEDS[None, None, :SLOTS])  # (R, K, m)
+    hashed = splitmix64(as_u[:, :, None] ^ (_SEEDS[None, None, :SLOTS] ^ salts.astype(np.uint64)[:, None, None]))  # (R, K, m)
     hashed[items < 0] = np.uint64(np.iinfo(np.uint64).max)
     at = np.argmin(hashed, axis=1)  # (R, m): the rank of each slot's item
     low = np.take_along_axis(hashed, at[:, None, :], axis=1)[:, 0, :]
