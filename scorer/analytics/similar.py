@@ -23,7 +23,7 @@ from scorer.analytics.similar_sketch import BASE, SLOTS, TYPES, Sketch
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 DEFAULT_Z = 5.0
-MEASURES = ("identical", "jaccard", "rank_agreement")
+RANK_PAIRS = 2000  # pairs drawn for the distribution of rank agreement
 EXAMPLES = 5
 
 
@@ -59,27 +59,41 @@ class Aligned:
             self.present[i] = present.ravel()
 
 
-def pair_counts(aligned: Aligned) -> dict[str, np.ndarray]:
-    """(N, N) counts: rows both hold, equal order, min and rank tokens (upper triangle filled)."""
+def pair_counts(aligned: Aligned, threads: int = 2) -> dict[str, np.ndarray]:
+    """(N, N) counts, upper triangle: rows both hold ("both", one float32 product), equal order tokens ("order") and
+    equal MinHash tokens ("mins"). File i against files i+1.. at once: one equality pass into a reused bool buffer,
+    its bytes summed per row; the rows i are shared among `threads` threads (numpy releases the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     n = aligned.order.shape[0]
-    both = aligned.present @ aligned.present.T
-    counts = {"both": np.rint(both).astype(np.int64)}
-    for name in ("order", "mins", "ranks"):
-        tokens = getattr(aligned, name)
-        out = np.zeros((n, n), np.int64)
-        for i in range(n - 1):
-            out[i, i + 1:] = np.count_nonzero(tokens[i + 1:] == tokens[i], axis=1)
-        counts[name] = out
+    counts = {"both": np.rint(aligned.present @ aligned.present.T).astype(np.int64),
+              "order": np.zeros((n, n), np.int64), "mins": np.zeros((n, n), np.int64)}
+
+    def rows(start: int) -> None:
+        buffers = {name: np.empty((n, getattr(aligned, name).shape[1]), bool) for name in ("order", "mins")}
+        for i in range(start, n - 1, threads):
+            for name, buffer in buffers.items():
+                tokens = getattr(aligned, name)
+                equal = np.equal(tokens[i + 1:], tokens[i], out=buffer[: n - 1 - i])
+                counts[name][i, i + 1:] = equal.view(np.uint8).sum(axis=1, dtype=np.int64)
+
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        list(pool.map(rows, range(max(1, threads))))
     return counts
 
 
+def rank_agreement(aligned: Aligned, a: int, b: int) -> float:
+    """#{(r, j): rank_j,a(r) = rank_j,b(r)} / #{(r, j): min_j,a(r) = min_j,b(r)}, NaN without a common item."""
+    matched = np.count_nonzero(aligned.mins[a] == aligned.mins[b])
+    return np.count_nonzero(aligned.ranks[a] == aligned.ranks[b]) / matched if matched else np.nan
+
+
 def measures(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The three measures per pair (upper triangle; NaN where the pair shares no row, or no item for rank agreement)."""
+    """identical and jaccard per pair (upper triangle; NaN where the pair shares no row)."""
     both = counts["both"].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {"identical": np.where(both > 0, counts["order"] / both, np.nan),
-                "jaccard": np.where(both > 0, counts["mins"] / (SLOTS * both), np.nan),
-                "rank_agreement": np.where(counts["mins"] > 0, counts["ranks"] / np.maximum(counts["mins"], 1), np.nan)}
+                "jaccard": np.where(both > 0, counts["mins"] / (SLOTS * both), np.nan)}
 
 
 def robust_z(values: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -105,18 +119,21 @@ def examples(aligned: Aligned, a: int, b: int, limit: int = EXAMPLES) -> list[di
              "minhash_slots_equal": int(slots[r]), "slots": SLOTS} for r in chosen]
 
 
-def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFAULT_Z, top: int = 20) -> dict:
-    """The report: the flagged pairs of different teams ranked by z, else the `top` most similar pairs, each with its
-    measures, z-scores and example sessions; the measures' distribution over all pairs; and (key "matrix", not JSON)
-    the (N, N) measure matrices for the page."""
+def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFAULT_Z, top: int = 20, threads: int = 2) -> dict:
+    """The report: the flagged pairs of different teams ranked by z, and the `top` most similar other pairs, each with
+    its measures, z-scores and example sessions; the measures' distribution over all pairs (rank agreement's over
+    RANK_PAIRS pairs drawn at random, it is worked out for the pairs listed only); and (key "matrix", not JSON) the
+    (N, N) matrices of identical and jaccard for the page."""
     aligned = Aligned(sketches)
-    counts = pair_counts(aligned)
+    counts = pair_counts(aligned, threads)
     values = measures(counts)
     n = len(sketches)
     upper = np.triu_indices(n, 1)
     zs, spread = {}, {}
-    for name in MEASURES:
+    for name in ("identical", "jaccard"):
         zs[name], spread[name] = robust_z(values[name][upper])
+    drawn = np.random.default_rng(0).choice(upper[0].size, min(RANK_PAIRS, upper[0].size), replace=False)
+    _, spread["rank_agreement"] = robust_z(np.array([rank_agreement(aligned, upper[0][p], upper[1][p]) for p in drawn.tolist()]))
     flag_z = np.fmax(zs["identical"], zs["jaccard"])
     codes = {t: i for i, t in enumerate(dict.fromkeys(teams))}
     team = np.array([codes[t] for t in teams])
@@ -127,10 +144,13 @@ def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFA
 
     def pair(p: int) -> dict:
         a, b = int(upper[0][p]), int(upper[1][p])
+        ranks, d = rank_agreement(aligned, a, b), spread["rank_agreement"]
         return {"a": sketches[a].name, "b": sketches[b].name, "team_a": teams[a], "team_b": teams[b],
                 "same_team": teams[a] == teams[b], "rows_compared": int(counts["both"][a, b]),
-                **{name: _finite(values[name][a, b]) for name in MEASURES},
-                **{f"z_{name}": _finite(zs[name][p]) for name in MEASURES}, "z": _finite(flag_z[p]),
+                "identical": _finite(values["identical"][a, b]), "jaccard": _finite(values["jaccard"][a, b]),
+                "rank_agreement": _finite(ranks), "z_identical": _finite(zs["identical"][p]), "z_jaccard": _finite(zs["jaccard"][p]),
+                "z_rank_agreement": _finite((ranks - d["median"]) / d["spread"]) if d["median"] is not None else None,
+                "z": _finite(flag_z[p]),
                 "flagged": bool(apart[p] and np.isfinite(flag_z[p]) and flag_z[p] >= z), "examples": examples(aligned, a, b)}
 
     return {"files": [{"name": s.name, "team": t, "rows": s.rows, "sessions_sampled": int(s.keys.size)}
@@ -138,7 +158,7 @@ def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFA
             "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS, "pairs": int(upper[0].size),
             "threshold_z": z, "min_spread": MIN_SPREAD, "distribution": spread,
             "flagged": [pair(p) for p in flagged_at.tolist()], "most_similar_others": [pair(p) for p in others_at.tolist()],
-            "matrix": values}
+            "matrix": {name: values[name] for name in ("identical", "jaccard")}}
 
 
 def _finite(x) -> float | None:

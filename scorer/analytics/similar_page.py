@@ -40,8 +40,8 @@ def _short(name: str, width: int = 28) -> str:
 
 
 def heatmap(report: dict) -> str:
-    """The table: rows and columns the shown files, a cell the pair's Jaccard (its colour and, in its title, all three
-    measures); a flagged pair's cells outlined in black."""
+    """The table: rows and columns the shown files, a cell the pair's Jaccard (its colour and, in its title, identical and
+    jaccard); a flagged pair's cells outlined in black."""
     shown = shown_files(report)
     names = [report["files"][i]["name"] for i in shown]
     flagged = {frozenset((q["a"], q["b"])) for q in report["flagged"]}
@@ -55,7 +55,7 @@ def heatmap(report: dict) -> str:
             if i == j:
                 cells.append("<td class='self'></td>")
                 continue
-            figures = {m: values[m][a, b] for m in ("identical", "jaccard", "rank_agreement")}
+            figures = {m: values[m][a, b] for m in ("identical", "jaccard")}
             title = html.escape(f"{name} ~ {other}: " + ", ".join(f"{m.replace('_', ' ')} {100 * v:.1f}%" if np.isfinite(v)
                                                                   else f"{m.replace('_', ' ')} -" for m, v in figures.items()))
             outline = " class='flag'" if frozenset((name, other)) in flagged else ""
@@ -82,7 +82,7 @@ def page(report: dict) -> str:
     return ("<!doctype html>\n<html><head><meta charset='utf-8'><title>scorer similar</title>"
             f"<style>{STYLE}</style></head><body><h1>scorer similar</h1>"
             f"<p class='key'>mean Jaccard of the first {report['k']} items: 0 {key} 1; a flagged pair is outlined; "
-            "hover a cell for its three measures</p>"
+            "hover a cell for its figures</p>"
             f"{heatmap(report)}<pre>{html.escape(render_text(report))}</pre></body></html>\n")
 
 

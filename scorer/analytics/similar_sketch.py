@@ -38,10 +38,11 @@ _SEEDS = np.array([0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0, 0
 
 def splitmix64(x: np.ndarray) -> np.ndarray:
     """splitmix64's finalizer of x + golden ratio: a bijection of uint64 whose output bits all depend on every input bit."""
-    z = np.asarray(x, np.uint64) + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):  # a 0-d input computes in scalars, which warn on the wrap-around meant here
+        z = np.asarray(x, np.uint64) + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        return z ^ (z >> np.uint64(31))
 
 
 def token(x: np.ndarray) -> np.ndarray:
