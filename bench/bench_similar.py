@@ -199,7 +199,7 @@ def run(args, folder: Path) -> None:
         each = float(np.mean(costs))
         print(f"1,000 OTTO-size files: 1,000 x {each:.2f} CPU-s of sketches = {1000 * each / 60:.0f} CPU-min "
               f"({1000 * each / 60 / os.cpu_count():.0f} min on {os.cpu_count()} cores), then the comparison: "
-              f"{wall * (1000 * 999) / max(n_pairs, 1):.0f} s (its time, scaled by pairs from {args.sketches:,} sketches)")
+              f"{wall * (1000 * 999 // 2) / max(n_pairs, 1):.0f} s (its time, scaled by pairs from {args.sketches:,} sketches)")
 
 
 if __name__ == "__main__":

@@ -107,6 +107,30 @@ class _Kept:
         self.label_at = np.concatenate([self.label_at[keep_old], label_at[take]])
 
 
+def _word(text: bytes) -> tuple[np.uint64, np.uint64, int]:
+    """(pattern, mask, length) of a type's word and its comma, as the low bytes of a little-endian uint64."""
+    return np.uint64(int.from_bytes(text, "little")), np.uint64((1 << (8 * len(text))) - 1), len(text)
+
+
+_WORDS = [_word(name.encode() + b",") for name in TYPES]
+
+
+def _gather(data: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """(len(at), width) bytes of data from each of the ascending positions `at`, zeros past its end (no copy of data:
+    the positions whose bytes fit are read through a strided view, the last few from a padded copy of the tail)."""
+    fit = int(np.searchsorted(at, data.size - width, side="right")) if data.size >= width else 0
+    parts = []
+    if fit:
+        parts.append(np.lib.stride_tricks.as_strided(data, (data.size - width + 1, width), (1, 1), writeable=False)[at[:fit]])
+    if fit < at.size:
+        low = int(at[fit])
+        tail = np.zeros(data.size - low + width, np.uint8)
+        tail[: data.size - low] = data[low:]
+        parts.append(np.lib.stride_tricks.as_strided(tail, (tail.size - width + 1, width), (1, 1), writeable=False)[
+            np.minimum(at[fit:], data.size) - low])
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, width), np.uint8)
+
+
 def _prefixes(data: np.ndarray, name: str, first_line: int):
     """Per line of a block of whole lines: (session ids, type codes, label starts, ends, starts, line numbers), blank
     lines left out, and the number of lines; SubmissionError at the first line without a `SESSION_TYPE,` prefix."""
@@ -116,35 +140,32 @@ def _prefixes(data: np.ndarray, name: str, first_line: int):
     starts = np.empty_like(ends)
     starts[:1] = 0
     starts[1:] = ends[:-1] + 1
-    numbers = first_line + np.arange(ends.size, dtype=np.int64)
+    lines = int(ends.size)
+    numbers = first_line + np.arange(lines, dtype=np.int64)
     cut = ends - (data[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # a line's end before a CR
     filled = cut > starts
     if not filled.all():
         starts, ends, cut, numbers = starts[filled], ends[filled], cut[filled], numbers[filled]
-    padded = np.zeros(data.size + 2 * _HEAD, np.uint8)
-    padded[: data.size] = data
-    windows = np.lib.stride_tricks.as_strided(padded, shape=(data.size + _HEAD, _HEAD), strides=(1, 1), writeable=False)
-    head = windows[starts] - np.uint8(48)  # (lines, _HEAD): a digit is below 10
+    head = _gather(data, starts, _HEAD) - np.uint8(48)  # (lines, _HEAD): a digit is below 10
     count = np.argmin(head < 10, axis=1)
     ok = (count >= 1) & (count <= MAX_DIGITS) & (head[np.arange(head.shape[0]), count] == 95 - 48)
     sessions = np.zeros(starts.size, np.int64)
     for j in range(int(count[ok].max(initial=0))):
         sessions = np.where(j < count, sessions * 10 + head[:, j], sessions)
     after = starts + count + 1
-    word = windows[np.minimum(after, data.size)][:, :7]
+    word = _gather(data, after, 8).view("<u8")[:, 0]  # the 8 bytes after "_", little-endian
     types = np.full(starts.size, -1, np.int8)
     label = np.zeros(starts.size, np.int64)
-    for code, text in enumerate(TYPES):
-        pattern = np.frombuffer(text.encode() + b",", np.uint8)
-        match = (word[:, : pattern.size] == pattern).all(axis=1)
+    for code, (pattern, mask, size) in enumerate(_WORDS):
+        match = (word & mask) == pattern
         types[match] = code
-        label[match] = after[match] + pattern.size
+        label[match] = after[match] + size
     ok &= (types >= 0) & (label <= cut)
     if not ok.all():
         bad = int(np.argmin(ok))
         raise bad_line(name, int(numbers[bad]), data[starts[bad]: ends[bad]], "has no SESSION_TYPE, prefix with a type of "
                        + "/".join(TYPES))
-    return sessions, types, label, cut, starts, numbers, int(ends.size)
+    return sessions, types, label, cut, starts, numbers, lines
 
 
 def _labels(line: bytes, start: int, k: int, name: str, number: int) -> list[int]:
