@@ -199,7 +199,7 @@ def _hostile(tmp_path):
     other.write_text("session_type,labels\n1_clicks,1 2\n2_carts,4\n")
     files = {"garbage.csv": b"\x00\x01binary\xff" * 50, "no_header.csv": b"1_clicks,1 2 3\n", "empty.csv": b"",
              "bad_type.csv": b"session_type,labels\n1_views,1 2\n", "bad_item.csv": b"session_type,labels\n1_clicks,1 x2 3\n",
-             "bad_id.csv": b"session_type,labels\nabc_clicks,1\n", "json.csv": b'{"session": 1}\n',
+             "bad_id.csv": b"session_type,labels\nabc_clicks,1\n", "json.csv": b'{"session": 1}\n', "header_only.csv": b"session_type,labels\n", "truncated.csv.gz": b"\x1f\x8b\x08\x00" + bytes(40),
              "teams_binary.csv": b"\x00\xff\xfe" * 20, "teams_no_header.csv": b"good.csv,alpha\n",
              "teams_twice.csv": b"file,team\ngood.csv,a\ngood.csv,b\n", "teams_short.csv": b"file,team\ngood.csv\n"}
     for name, data in files.items():

@@ -204,6 +204,8 @@ def sketch_blocks(blocks, name: str, sample: int = DEFAULT_SAMPLE, k: int = DEFA
         kept.add(hashes, sessions, types, numbers, label - starts, starts, cut, data)
     if not header_seen:
         raise SubmissionError(f"{name} is empty: not even the header {HEADER.decode()!r}")
+    if rows == 0:
+        raise SubmissionError(f"{name} has a header but no rows: nothing to compare")
     return _finish(kept, name, rows, k)
 
 
@@ -220,8 +222,10 @@ def sketch_file(path, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K) -> Sketc
 
     try:
         return sketch_blocks(blocks(), str(path), sample, k)
-    except LimitExceeded as error:
-        raise SubmissionError(f"{path}: {error}") from None
+    except SubmissionError as error:  # the reader's limits and damaged archives: named by the file they are about
+        if isinstance(error, LimitExceeded) or str(path) not in str(error):
+            raise SubmissionError(f"{path}: {error}") from None
+        raise
 
 
 def _finish(kept: _Kept, name: str, rows: int, k: int) -> Sketch:
