@@ -3,9 +3,7 @@ far above the distribution of all pairs are flagged, with the sessions that make
 
 from __future__ import annotations
 
-import json
-
-from scorer.cli.common import add_format, output_path, whole_number
+from scorer.cli.common import add_format, output_path, print_output, whole_number
 
 USAGE = "scorer similar SUBMISSION SUBMISSION... [--teams FILE] [--k 20] [--format text|json] [--report PAGE.html]"
 EXAMPLES = ("scorer similar final/*.csv --teams teams.csv",
@@ -58,14 +56,8 @@ def run(args) -> int:
         from scorer.analytics.similar_page import write_page
 
         write_page(args.report, report)
-    matrix = report.pop("matrix")
-    del matrix
-    if args.format == "json":
-        print(json.dumps(report, indent=2))
-    else:
-        from scorer.analytics.similar import render_text
+    from scorer.analytics.similar import render_text
 
-        print(render_text(report))
-        if args.report:
-            print(f"\npage written to {args.report}")
+    del report["matrix"]
+    print_output(args, report, render_text)
     return 0
