@@ -219,3 +219,17 @@ def test_hostile_input_is_one_sentence_never_a_traceback(tmp_path, capsys):
         err = capsys.readouterr().err
         assert "Traceback" not in err and "internal error" not in err and err.strip(), argv
         assert err.strip().splitlines()[-1].startswith(("scorer: error:", "usage:", "scorer similar: error:")), err
+
+
+def test_k_is_what_is_compared(tmp_path, capsys):
+    """Lists equal in their first 5 items and different after: identical at --k 5, not at --k 20."""
+    rng = np.random.default_rng(5)
+    ground = field(rng, 200)
+    a_rows = team_rows(rng, ground, 0.3)
+    b_rows = [r[:5] + [x + N_ITEMS for x in r[5:]] for r in a_rows]
+    a, b = write(tmp_path / "a.csv", ground, a_rows), write(tmp_path / "b.csv", ground, b_rows)
+    at5 = run_json(["similar", a, b, "--k", "5"], capsys)["most_similar_others"][0]
+    at20 = run_json(["similar", a, b], capsys)["most_similar_others"][0]
+    assert at5["identical"] == 1 and at5["jaccard"] == 1
+    assert at20["identical"] == 0 and at20["jaccard"] < 1
+    assert main(["similar", a, b]) == 0 and "too few" in capsys.readouterr().out

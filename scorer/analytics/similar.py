@@ -23,6 +23,7 @@ from scorer.analytics.similar_sketch import BASE, SLOTS, TYPES, Sketch
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 DEFAULT_Z = 5.0
+FEW_PAIRS = 10  # under this many pairs the text says the distribution is too small to call an outlier
 RANK_PAIRS = 2000  # pairs drawn for the distribution of rank agreement
 EXAMPLES = 5
 
@@ -174,6 +175,9 @@ def render_text(report: dict) -> str:
              "over all pairs: " + ", ".join(f"{name.replace('_', ' ')} median {_pct(d['median'])} (spread {_pct(d['spread'])})"
                                             for name, d in dist.items()), ""]
     flagged = report["flagged"]
+    if report["pairs"] < FEW_PAIRS:
+        lines.append(f"note: {report['pairs']} pair(s) are too few for their median and spread to mark an outlier; "
+                     "read the measures themselves (or add other files of the competition)")
     if flagged:
         lines.append(f"{len(flagged)} pair(s) of different teams sit at least {report['threshold_z']:g} spreads above the median:")
     else:

@@ -3,7 +3,7 @@ far above the distribution of all pairs are flagged, with the sessions that make
 
 from __future__ import annotations
 
-from scorer.cli.common import add_format, output_path, print_output, whole_number
+from scorer.cli.common import add_format, add_threads, output_path, print_output, whole_number
 
 USAGE = "scorer similar SUBMISSION SUBMISSION... [--teams FILE] [--k 20] [--format text|json] [--report PAGE.html]"
 EXAMPLES = ("scorer similar final/*.csv --teams teams.csv",
@@ -25,16 +25,17 @@ def add_arguments(parser) -> None:
                         help=f"sessions sampled per file, the same in every file (default {DEFAULT_SAMPLE})")
     parser.add_argument("--z", type=float, default=DEFAULT_Z, help=f"flag a pair this many spreads above the median of all "
                         f"pairs (default {DEFAULT_Z:g})")
-    parser.add_argument("--top", type=whole_number(0, 10**6, "a number of pairs"), default=20, help="without a flagged pair, "
-                        "list this many of the most similar pairs (default 20)")
+    parser.add_argument("--top", type=whole_number(0, 10**6, "a number of pairs"), default=20, metavar="N", help="list this many "
+                        "of the most similar pairs not flagged, with examples (default 20; the text shows them when no pair is flagged)")
     parser.add_argument("--report", metavar="FILE", help="write a page: FILE.html, a heatmap of the pairs' Jaccard and the "
                         "report (default: none)")
     add_format(parser)
+    add_threads(parser, what="files sketched at once, and threads of the pairs' comparison")
 
 
 def run(args) -> int:
     from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_sketch import sketch_file
+    from scorer.analytics.similar_sketch import sketch_files
     from scorer.analytics.similar_teams import read_teams, team_of
     from scorer.errors import UsageError
 
@@ -50,8 +51,8 @@ def run(args) -> int:
     if teams and all(name is None for name in names):
         raise UsageError(f"no submission is listed in the teams file {args.teams} (by its path or its file name)")
     names = [name if name is not None else path for name, path in zip(names, paths)]
-    sketches = [sketch_file(path, args.sample, args.k) for path in paths]
-    report = similarity(sketches, names, args.k, args.z, args.top)
+    sketches = sketch_files(paths, args.sample, args.k, args.threads)
+    report = similarity(sketches, names, args.k, args.z, args.top, args.threads)
     if args.report:
         from scorer.analytics.similar_page import write_page
 
