@@ -233,3 +233,31 @@ def test_k_is_what_is_compared(tmp_path, capsys):
     assert at5["identical"] == 1 and at5["jaccard"] == 1
     assert at20["identical"] == 0 and at20["jaccard"] < 1
     assert main(["similar", a, b]) == 0 and "too few" in capsys.readouterr().out
+
+
+def test_long_and_repeated_rows_keep_little_and_count_as_a_score_counts_them(tmp_path):
+    """Items past K are not kept (a row of 5,000 items sketches as its first K); a row repeated 30,000 times is kept
+    once, its last occurrence counting, as in a score."""
+    short = tmp_path / "short.csv"
+    long = tmp_path / "long.csv"
+    repeated = tmp_path / "repeated.csv"
+    items = " ".join(str(i) for i in range(1, 21))
+    short.write_text(f"session_type,labels\n7_clicks,{items}\n8_orders,5 6\n")
+    long.write_text(f"session_type,labels\n7_clicks,{items} " + " ".join(str(i) for i in range(100, 5100)) + "\n8_orders,5 6\n")
+    repeated.write_text("session_type,labels\n" + "7_clicks,99 98\n" * 30_000 + f"8_orders,5 6\n7_clicks,{items}\n")
+    base = sketch_file(short)
+    for other in (sketch_file(long), sketch_file(repeated)):
+        assert np.array_equal(other.order, base.order) and np.array_equal(other.mins, base.mins)
+        assert np.array_equal(other.ranks, base.ranks)
+
+
+def test_what_a_sketch_keeps_does_not_grow_with_repeated_or_long_rows():
+    from scorer.analytics.similar_sketch import _Kept, _prefixes, splitmix64
+
+    text = ("7_clicks," + " ".join(str(i) for i in range(1, 5001)) + "\n") * 200 + "8_orders,5 6\n" * 5000
+    data = np.frombuffer(text.encode(), np.uint8)
+    sessions, types, label, cut, starts, numbers, lines = _prefixes(data, "f", 2)
+    kept = _Kept(16, 20)
+    kept.add(splitmix64(sessions.view(np.uint64)), sessions, types, numbers, label - starts, starts, cut, data)
+    assert lines == 5200 and len(kept.lines) == 2
+    assert max(map(len, kept.lines)) <= len("7_clicks,") + kept.width

@@ -75,10 +75,13 @@ def bad_line(name: str, line: int, text: bytes, why: str) -> SubmissionError:
 
 
 class _Kept:
-    """The rows whose session hash is among the S smallest seen so far (their lines kept as bytes), pruned per block."""
+    """The rows whose session hash is among the S smallest seen so far, pruned per block: the last row of each
+    (session, type) only, and of its line the bytes up to its first k items (so a file of repeated rows, or of long
+    ones, keeps at most S x types short lines)."""
 
-    def __init__(self, sample: int):
+    def __init__(self, sample: int, k: int):
         self.sample = sample
+        self.width = k * (MAX_DIGITS + 2)  # label bytes kept: k items with room for separators
         self.limit = np.uint64(np.iinfo(np.uint64).max)
         self.hashes = np.empty(0, np.uint64)
         self.sessions = np.empty(0, np.int64)
@@ -91,20 +94,39 @@ class _Kept:
         take = np.flatnonzero(hashes <= self.limit)
         if take.size == 0:
             return
-        merged = np.concatenate([self.hashes, hashes[take]])
-        distinct = np.unique(merged)
+        distinct = np.unique(np.concatenate([self.hashes, hashes[take]]))
         if distinct.size > self.sample:
             self.limit = distinct[self.sample - 1]
         keep_old = self.hashes <= self.limit
         take = take[hashes[take] <= self.limit]
         view = memoryview(data)
-        new_lines = [bytes(view[s:e]) for s, e in zip(starts[take].tolist(), ends[take].tolist())]
-        self.lines = [line for line, k in zip(self.lines, keep_old.tolist()) if k] + new_lines
+        cut = np.minimum(ends[take], starts[take] + label_at[take] + self.width)
+        new_lines = [_whole_items(bytes(view[s:e]), e < end) for s, e, end in zip(starts[take].tolist(), cut.tolist(), ends[take].tolist())]
+        lines = [line for line, k in zip(self.lines, keep_old.tolist()) if k] + new_lines
         self.hashes = np.concatenate([self.hashes[keep_old], hashes[take]])
         self.sessions = np.concatenate([self.sessions[keep_old], sessions[take]])
         self.types = np.concatenate([self.types[keep_old], types[take]])
         self.numbers = np.concatenate([self.numbers[keep_old], numbers[take]])
         self.label_at = np.concatenate([self.label_at[keep_old], label_at[take]])
+        last = self.last_rows()
+        if last.size < self.hashes.size:
+            self.hashes, self.sessions, self.types = self.hashes[last], self.sessions[last], self.types[last]
+            self.numbers, self.label_at = self.numbers[last], self.label_at[last]
+            lines = [lines[i] for i in last.tolist()]
+        self.lines = lines
+
+    def last_rows(self) -> np.ndarray:
+        """Indices of the last row (largest line number) of each (session, type), ordered by (hash, type)."""
+        order = np.lexsort((self.numbers, self.types, self.hashes))
+        hashes, types = self.hashes[order], self.types[order]
+        last = np.ones(order.size, bool)
+        last[:-1] = (hashes[1:] != hashes[:-1]) | (types[1:] != types[:-1])
+        return order[last]
+
+
+def _whole_items(line: bytes, cut: bool) -> bytes:
+    """A line cut short after its first items ends at its last separator: no item is kept cut in two."""
+    return line[: line.rfind(b" ")] if cut and b" " in line else line
 
 
 def _word(text: bytes) -> tuple[np.uint64, np.uint64, int]:
@@ -180,7 +202,7 @@ def _labels(line: bytes, start: int, k: int, name: str, number: int) -> list[int
 
 def sketch_blocks(blocks, name: str, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K) -> Sketch:
     """Sketch a submission given as blocks of whole lines (bytes-like), the header first."""
-    kept = _Kept(sample)
+    kept = _Kept(sample, k)
     line = 1
     rows = 0
     header_seen = False
@@ -241,11 +263,7 @@ def sketch_files(paths: list, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K, 
 
 def _finish(kept: _Kept, name: str, rows: int, k: int) -> Sketch:
     """The kept rows' tokens: the last row of a (session, type) counts, as in a score."""
-    order = np.lexsort((kept.numbers, kept.types, kept.hashes))
-    hashes, types = kept.hashes[order], kept.types[order]
-    last = np.ones(order.size, bool)
-    last[:-1] = (hashes[1:] != hashes[:-1]) | (types[1:] != types[:-1])
-    order = order[last]
+    order = kept.last_rows()
     keys, where = np.unique(kept.hashes[order], return_index=True)
     n, t = keys.size, len(TYPES)
     items = np.full((order.size, k), -1, np.int64)
