@@ -90,7 +90,8 @@ def rank_agreement(aligned: Aligned, a: int, b: int) -> float:
 
 
 def measures(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """identical and jaccard per pair (upper triangle; NaN where the pair shares no row)."""
+    """Per pair (upper triangle; NaN where the pair shares no row): identical = equal order tokens / rows both hold,
+    jaccard = equal MinHash tokens / (m x rows both hold)."""
     both = counts["both"].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {"identical": np.where(both > 0, counts["order"] / both, np.nan),
