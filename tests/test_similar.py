@@ -204,12 +204,13 @@ def _hostile(tmp_path):
              "bad_type.csv": b"session_type,labels\n1_views,1 2\n", "bad_item.csv": b"session_type,labels\n1_clicks,1 x2 3\n",
              "bad_id.csv": b"session_type,labels\nabc_clicks,1\n", "json.csv": b'{"session": 1}\n', "header_only.csv": b"session_type,labels\n", "truncated.csv.gz": b"\x1f\x8b\x08\x00" + bytes(40),
              "teams_binary.csv": b"\x00\xff\xfe" * 20, "teams_no_header.csv": b"good.csv,alpha\n",
-             "teams_twice.csv": b"file,team\ngood.csv,a\ngood.csv,b\n", "teams_short.csv": b"file,team\ngood.csv\n"}
+             "teams_twice.csv": b"file,team\ngood.csv,a\ngood.csv,b\n", "teams_short.csv": b"file,team\ngood.csv\n",
+             "teams_none.csv": b"file,team\nsomeone_else.csv,a\n"}
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     g, o = str(good), str(other)
     cases = [([g], 2), ([g, g], 2), ([g, str(tmp_path / "missing.csv")], 1), ([g, str(tmp_path)], 1),
-             ([g, o, "--teams", str(tmp_path / "missing_teams.csv")], 2), ([g, o, "--k", "0"], 2), ([g, o, "--z", "nan"], 2),
+             ([g, o, "--teams", str(tmp_path / "missing_teams.csv")], 2), ([g, o, "--k", "0"], 2), ([g, o, "--z", "nan"], 2), ([g, o, "--z", "-1"], 2),
              ([g, o, "--report", str(tmp_path / "page.txt")], 2)]
     cases += [([g, str(tmp_path / name)], 1) for name in files if not name.startswith("teams")]
     cases += [([g, o, "--teams", str(tmp_path / name)], 2) for name in files if name.startswith("teams")]
