@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -281,3 +282,24 @@ def test_the_command_loads_neither_numba_nor_pandas(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe, "similar", a, b, "--report", str(tmp_path / "p.html")],
                           capture_output=True, text=True, timeout=300)
     assert done.stdout.split() == ["0", "[]"], done.stdout + done.stderr
+
+
+def test_the_page_of_many_files_shows_the_flagged_first_and_at_most_its_limit(tmp_path):
+    from scorer.analytics.similar import similarity
+    from scorer.analytics.similar_page import MAX_FILES, page
+    from scorer.analytics.similar_sketch import Sketch
+
+    rng = np.random.default_rng(4)
+    ground = field(rng, 100)
+    base = sketch_file(write(tmp_path / "base.csv", ground, team_rows(rng, ground, 0.3)))
+    many = []
+    for i in range(MAX_FILES + 10):
+        tokens = [rng.integers(0, 1 << 31, t.shape, dtype=np.uint32) for t in (base.order, base.mins, base.ranks)]
+        many.append(Sketch(f"file{i}.csv", base.rows, base.keys, base.sessions, base.present, *tokens))
+    many.append(Sketch("copy.csv", base.rows, base.keys, base.sessions, base.present, many[-1].order, many[-1].mins, many[-1].ranks))
+    report = similarity(many, [s.name for s in many], 20)
+    assert [(q["a"], q["b"]) for q in report["flagged"]] == [(many[-2].name, "copy.csv")]
+    html = page(report)
+    rows = re.findall(r"<th class='row' title='([^']*)'>", html)
+    assert len(rows) == MAX_FILES and set(rows[:2]) == {many[-2].name, "copy.csv"}
+    assert f"{len(many) - MAX_FILES:,} more files are not shown" in html
