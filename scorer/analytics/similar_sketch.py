@@ -232,10 +232,14 @@ def sketch_blocks(blocks, name: str, sample: int = DEFAULT_SAMPLE, k: int = DEFA
 
 
 def sketch_file(path, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K) -> Sketch:
-    """Sketch a submission file (plain CSV, .gz or .zip) in one pass of blocks of whole lines."""
-    from scorer.engine.reader import BlockReader, LimitExceeded
+    """Sketch a submission file (plain CSV, .gz or .zip) in one pass of blocks of whole lines, under a score's default
+    limits (file and decompressed size, time: scorer.spec.competition.Limits), so an archive bomb stops with a sentence."""
+    from scorer.engine.reader import BlockReader, Deadline, LimitExceeded
+    from scorer.spec.competition import Limits
 
-    reader = BlockReader(path)
+    limits = Limits()
+    reader = BlockReader(path, max_file_bytes=limits.max_file_bytes, max_decompressed_bytes=limits.max_decompressed_bytes,
+                         deadline=Deadline(limits.max_seconds))
 
     def blocks():
         for block in reader:
