@@ -137,6 +137,18 @@ class _Given(argparse.Action):
 
 
 # The options several commands take, each defined once: the same spelling, values, default and meaning everywhere.
+def print_output(args, data: dict, render) -> None:
+    """Print `data` as JSON (--format json) or as render(data), then where --report was written, if it was."""
+    import json
+
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+        return
+    print(render(data))
+    if args.report:
+        print(f"\nreport written to {args.report}")
+
+
 def add_format(parser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from scorer.cli.common import add_competition, add_format, add_threads, output_path, positive_int, whole_number
+from scorer.cli.common import add_competition, add_format, add_threads, output_path, positive_int, print_output, whole_number
 
 USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [options]"
 EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
@@ -129,10 +128,5 @@ def run(args) -> int:
         from scorer.analytics.leaderboard_plot import write_leaderboard_report
 
         write_leaderboard_report(args.report, board)
-    if args.format == "json":
-        print(json.dumps(board, indent=2))
-    else:
-        print(render_text(board))
-        if args.report:
-            print(f"\nreport written to {args.report}")
+    print_output(args, board, render_text)
     return 0 if not board["unranked"] else 1

@@ -28,6 +28,7 @@ COMMANDS = {
     "audit": "scorer.cli.audit",
     "leaderboard": "scorer.cli.leaderboard",
     "candidates": "scorer.cli.candidates",
+    "similar": "scorer.cli.similar",
 }
 
 

@@ -1,0 +1,64 @@
+"""scorer similar SUB...: pairwise similarity of submissions from one-pass sketches; pairs of different teams that sit
+far above the distribution of all pairs are flagged, with the sessions that make them alike."""
+
+from __future__ import annotations
+
+from scorer.cli.common import add_format, add_threads, output_path, print_output, whole_number
+
+USAGE = "scorer similar SUBMISSION SUBMISSION... [--teams FILE] [--k 20] [--format text|json] [--report PAGE.html]"
+EXAMPLES = ("scorer similar final/*.csv --teams teams.csv",
+            "scorer similar final/*.csv --teams teams.csv --report similar.html --format json")
+HELP = "pairwise similarity of submissions (identical lists, Jaccard, rank agreement) to find solutions shared between teams"
+
+
+def add_arguments(parser) -> None:
+    from scorer.analytics.similar import DEFAULT_Z
+    from scorer.analytics.similar_sketch import DEFAULT_K, DEFAULT_SAMPLE
+
+    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files (OTTO's session_type,labels "
+                        "CSV: plain, .gz or .zip), at least two")
+    parser.add_argument("--teams", metavar="FILE", help="CSV with the columns file,team (others ignored): pairs of one team "
+                        "are never flagged (default: every file is its own team)")
+    parser.add_argument("--k", type=whole_number(1, 1000, "K"), default=DEFAULT_K, help=f"compare the first K items of each "
+                        f"row (default {DEFAULT_K})")
+    parser.add_argument("--sample", type=whole_number(16, 1 << 20, "a number of sessions"), default=DEFAULT_SAMPLE, metavar="S",
+                        help=f"sessions sampled per file, the same in every file (default {DEFAULT_SAMPLE})")
+    parser.add_argument("--z", type=float, default=DEFAULT_Z, help=f"flag a pair this many spreads above the median of all "
+                        f"pairs (default {DEFAULT_Z:g})")
+    parser.add_argument("--top", type=whole_number(0, 10**6, "a number of pairs"), default=20, metavar="N", help="list this many "
+                        "of the most similar pairs not flagged, with examples (default 20; the text shows them when no pair is flagged)")
+    parser.add_argument("--report", metavar="FILE", help="write a page: FILE.html, a heatmap of the pairs' Jaccard and the "
+                        "report (default: none)")
+    add_format(parser)
+    add_threads(parser, what="files sketched at once, and threads of the pairs' comparison")
+
+
+def run(args) -> int:
+    from scorer.analytics.similar import similarity
+    from scorer.analytics.similar_sketch import sketch_files
+    from scorer.analytics.similar_teams import read_teams, team_of
+    from scorer.errors import UsageError
+
+    paths = list(dict.fromkeys(args.submissions))
+    if len(paths) < 2:
+        raise UsageError("give at least two different submission files to compare")
+    if not (args.z > 0 and args.z < float("inf")):
+        raise UsageError(f"--z {args.z}: give a positive number of spreads")
+    if args.report:
+        output_path(args.report, "--report", (".html", ".htm"))
+    teams = read_teams(args.teams) if args.teams else {}
+    names = [team_of(path, teams) for path in paths]
+    if teams and all(name is None for name in names):
+        raise UsageError(f"no submission is listed in the teams file {args.teams} (by its path or its file name)")
+    names = [name if name is not None else path for name, path in zip(names, paths)]
+    sketches = sketch_files(paths, args.sample, args.k, args.threads)
+    report = similarity(sketches, names, args.k, args.z, args.top, args.threads)
+    if args.report:
+        from scorer.analytics.similar_page import write_page
+
+        write_page(args.report, report)
+    from scorer.analytics.similar import render_text
+
+    del report["matrix"]
+    print_output(args, report, render_text)
+    return 0
