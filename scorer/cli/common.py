@@ -116,6 +116,14 @@ def output_path(path: str, option: str, suffixes: tuple[str, ...] = (), folder: 
     return path
 
 
+def add_cluster_options(parser, when: str = "") -> None:
+    """--scheduler or --workers: the Dask cluster a command runs on (`when`: the option it needs, said in --help)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--scheduler", metavar="tcp://HOST:PORT", help=f"{when}a running Dask scheduler (`dask scheduler`, `dask worker ADDRESS`)")
+    group.add_argument("--workers", type=whole_number(1, 256, "a number of workers"), metavar="N",
+                       help=f"{when}start a local cluster of N worker processes on this machine (default: one per CPU)")
+
+
 def add_competition(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--competition", default="otto", metavar="NAME", help="a bundled competition config (default: otto)")
