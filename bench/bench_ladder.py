@@ -12,8 +12,9 @@ pool), and then one combined submission:
   ladder: the random submissions the Ladder released (its only feedback: the shown score moved) are kept;
   each combined by vote: per session and type, the 20 pool items most often in the kept lists (ties at random).
 
-Everything is scored by `scorer ladder --teams ... --split public=F` (the random submissions first, for the feedback;
-then again with the combined ones). Reported per seed, then as the mean over the seeds with its standard error:
+Everything is scored by `scorer ladder --teams ... --split public=F`: the random submissions first, for the feedback;
+then each team's pick so far (the plain board's best, the Ladder's leader) followed by its combined submission, which
+leaves both boards where the whole history would (the Ladder's state is its leader, the plain board's its best). Reported per seed, then as the mean over the seeds with its standard error:
 
   gain on the plain board:  the team's best public score after the combined submission minus before it;
   gain on the Ladder board: the team's shown score after the combined submission minus before it;
@@ -123,17 +124,26 @@ def attack(folder: Path, seed: int, sessions: int = 4000, queries: int = 100, po
     kept = {"plain": [lists["plain"][k] for k in np.flatnonzero(public_scores > np.median(public_scores))],
             "ladder": [lists["ladder"][k] for k, h in enumerate(seen["ladder"]) if h["released"]]}
     combined = [(write_lists(folder / f"{team}-combined.csv", competition, vote(competition, kept[team], rng)), team) for team in lists]
-    board = ladder_json(write_teams(folder / "teams.csv", rows + combined), competition.truth, public, seed)
+    # the second pass replays each team's pick so far (the plain board's best, the Ladder's leader) then its combined file:
+    # the boards after it are those of the whole history (a Ladder's state is its leader; the plain board's, its best)
+    picks = [(Path(_pick(seen[team], shown)["file"]), team) for team, shown in (("plain", "public_score"), ("ladder", "released"))]
+    board = ladder_json(write_teams(folder / "teams-after.csv", picks + combined), competition.truth, public, seed)
     out: dict = {"seed": seed, "kept": {team: len(kept[team]) for team in kept}, "board": board}
     for team, shown in (("plain", "public_shown"), ("ladder", "ladder_shown")):
-        history = [h for h in board["submissions"] if h["team"] == team]
-        randoms, last = history[:-1], history[-1]
+        randoms, last = seen[team], [h for h in board["submissions"] if h["team"] == team][-1]
         out[team] = {"gain": last[shown] - randoms[-1][shown],
                      "public": last["public_score"] - np.mean([h["public_score"] for h in randoms]),
                      "private": last["private_score"] - np.mean([h["private_score"] for h in randoms]),
                      "released": last["released"],
                      "score_se": float(np.std([h["public_score"] for h in randoms], ddof=1))}
     return out
+
+
+def _pick(history: list[dict], key: str) -> dict:
+    """The plain board's pick (the best public score, the earlier on a tie) or the Ladder's (its last released)."""
+    if key == "released":
+        return [h for h in history if h["released"]][-1]
+    return max(history, key=lambda h: h["public_score"])
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
