@@ -376,3 +376,64 @@ def test_the_live_ladder_needs_a_team(tmp_path, capsys):
         evalai.evaluate(str(truth_path), str(a), "test", ladder_state=str(tmp_path / "s.state"))
     assert "no team for the Ladder" in capsys.readouterr().err
     assert "result" in evalai.evaluate(str(truth_path), str(a), "test")  # without a state file: the plain figures
+
+
+@pytest.mark.parametrize("teams_text, message", [
+    (None, "teams file"),  # no such file
+    ('{"submissions": [{"file": "a.csv", "team": 5, "time": 1}]}', "submissions[0].team"),
+    ('{"submissions": [{"file": "a.csv", "team": "red", "time": NaN}]}', "teams file"),
+    ('{"submissions": [{"file": "a.csv", "team": "red", "time": "2024-13-45"}]}', "not an ISO 8601"),
+    ('{"submissions": {"file": "a.csv"}}', "submissions"),
+    ("file,team,time\n\"a.csv,red,1\n", "teams file"),
+])
+def test_a_hostile_teams_file_through_the_command_is_a_sentence_and_exit_2(tmp_path, teams_text, message):
+    truth_path, _ = honest_files(tmp_path, (0.5,), sessions=50)
+    teams = tmp_path / ("teams.csv" if teams_text and teams_text.startswith("file") else "teams.json")
+    if teams_text is not None:
+        teams.write_text(teams_text)
+    code, out, err = run_main("ladder", "--teams", teams, "--truth", truth_path, "--split", "public=0.4")
+    assert code == 2 and message in err and "Traceback" not in err and out == "", err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "no header", "header only half", "foreign header", "vector short", "a folder"])
+def test_a_damaged_state_file_is_a_sentence_and_exit_2(tmp_path, damage):
+    truth_path, paths = honest_files(tmp_path, (0.5, 0.8), sessions=200)
+    truth_path = usage_truth(tmp_path, truth_path)
+    state = tmp_path / "ladder.state"
+    for k, path in enumerate(paths):
+        evalai.evaluate(str(truth_path), str(path), "test", ladder_state=str(state), team="red", submitted_at=f"2024-03-0{k + 1}")
+    whole = state.read_bytes()
+    header, rest = whole.split(b"\n", 1)
+    if damage == "garbage":
+        state.write_bytes(whole + b"\x00\xff not json\n")
+    elif damage == "no header":
+        state.write_bytes(rest)
+    elif damage == "header only half":
+        state.write_bytes(header[: len(header) // 2] + b"\n" + rest)
+    elif damage == "foreign header":
+        state.write_bytes(json.dumps({**json.loads(header), "format": "other"}).encode() + b"\n" + rest)
+    elif damage == "vector short":
+        at = whole.index(b'"vector": ') + len(b'"vector": ')
+        end = whole.index(b"}", at)
+        state.write_bytes(whole[:at] + str(int(whole[at:end]) - 4).encode() + whole[end:])
+    else:
+        state.unlink()
+        state.mkdir()
+    code, out, err = run_main("ladder", "--state", state)
+    assert code == 2 and "Ladder state" in err and "Traceback" not in err and out == "", err
+    with pytest.raises(evalai.EvaluationFailed):
+        evalai.evaluate(str(truth_path), str(paths[0]), "test", ladder_state=str(state), team="red")
+
+
+def test_a_leader_vector_that_is_not_finite_is_refused_live(tmp_path, capsys):
+    truth_path, (a, b) = honest_files(tmp_path, (0.5, 0.8), sessions=200)
+    truth_path = usage_truth(tmp_path, truth_path)
+    state = tmp_path / "ladder.state"
+    evalai.evaluate(str(truth_path), str(a), "test", ladder_state=str(state), team="red")
+    whole = bytearray(state.read_bytes())
+    whole[-5:-1] = np.array([np.nan], "<f4").tobytes()  # the last public session's score of the leader
+    state.write_bytes(bytes(whole))
+    with pytest.raises(evalai.EvaluationFailed):
+        evalai.evaluate(str(truth_path), str(b), "test", ladder_state=str(state), team="red")
+    assert "damaged score vector" in capsys.readouterr().err
