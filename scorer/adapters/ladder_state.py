@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.file_formats import kind_of
-from scorer.handed_back import parse
-from scorer.schema import Flag, ListOf, MapOf, Maybe, Number, Record, SchemaError, Text, Whole
+from scorer.handed_back import parsed
+from scorer.schema import Flag, ListOf, MapOf, Maybe, Number, Record, Text, Whole
 
 try:
     import fcntl
@@ -185,14 +185,7 @@ def _line(fd: int, at: int, size: int, path: str = "", number: int = 0) -> tuple
 def _checked(line: bytes, spec, path: str, number: int) -> dict:
     """The JSON object of a header (number 1) or record (2, 3, ...: record number - 1) line, checked against its schema."""
     where = "the header" if number == 1 else f"record {number - 1}"
-    try:
-        value = parse(line)
-        spec.check(value)
-    except SchemaError as error:
-        raise StateError(f"the Ladder state {path}: {where}: {error}") from None
-    except ValueError as error:
-        raise StateError(f"the Ladder state {path}: {where} {error}") from None
-    return value
+    return parsed(line, spec, lambda detail: StateError(f"the Ladder state {path}: {where}{detail}"))
 
 
 def read_state(path: str) -> tuple[dict, list[dict]]:

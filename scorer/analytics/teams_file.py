@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from scorer.errors import UsageError
-from scorer.handed_back import parse, read_bytes
-from scorer.schema import ListOf, Number, OneOf, Record, SchemaError, Text
+from scorer.handed_back import parsed, read_bytes
+from scorer.schema import ListOf, Number, OneOf, Record, Text
 
 MAX_BYTES = 64 << 20
 MAX_ROWS = 1_000_000
@@ -53,12 +53,14 @@ def read_teams(path: str) -> list[Entry]:
     name = str(path).lower()
     if not name.endswith((".csv", ".json")):
         raise UsageError(f"the {WHAT} {path}: its name must end in .csv or .json (the two forms it may take)")
-    data = read_bytes(path, WHAT, MAX_BYTES)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"the {WHAT} {path} is not UTF-8 text") from None
-    rows = _csv_rows(text, path) if name.endswith(".csv") else _json_rows(data, path)
+    if name.endswith(".csv"):
+        try:
+            rows = _csv_rows(read_bytes(path, WHAT, MAX_BYTES).decode("utf-8-sig"), path)
+        except UnicodeDecodeError:
+            raise UsageError(f"the {WHAT} {path} is not UTF-8 text") from None
+    else:
+        document = parsed(read_bytes(path, WHAT, MAX_BYTES), DOCUMENT, lambda detail: UsageError(f"the {WHAT} {path}{detail}"))
+        rows = [(f"submissions[{k}]", row) for k, row in enumerate(document["submissions"])]
     entries = [_entry(row, where, path, number) for number, (where, row) in enumerate(rows, 1)]
     seen: dict[str, str] = {}
     for (where, _), entry in zip(rows, entries):
@@ -101,17 +103,6 @@ def _csv_time(text: str):
         return float(text)
     except ValueError:
         return text
-
-
-def _json_rows(data: bytes, path) -> list[tuple[str, dict]]:
-    try:
-        document = parse(data)
-        DOCUMENT.check(document)
-    except SchemaError as error:
-        raise UsageError(f"the {WHAT} {path}: {error}") from None
-    except ValueError as error:
-        raise UsageError(f"the {WHAT} {path} {error}") from None
-    return [(f"submissions[{k}]", row) for k, row in enumerate(document["submissions"])]
 
 
 def _entry(row: dict, where: str, path, number: int) -> Entry:

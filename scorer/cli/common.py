@@ -197,3 +197,17 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
 def engine_options(args) -> dict:
     return {"config": args.config, "max_per_code": args.max_per_code, "threads": args.threads,
             "progress": False if args.no_progress else None, "untrusted": args.untrusted}
+
+
+def print_board(args, board: dict, write_report, render) -> None:
+    """--report FILE written by write_report(path, board), then the board as JSON (--format json) or render(board)."""
+    import json
+
+    if args.report:
+        write_report(args.report, board)
+    if args.format == "json":
+        print(json.dumps(board, indent=2))
+    else:
+        print(render(board))
+        if args.report:
+            print(f"\nreport written to {args.report}")

@@ -4,10 +4,9 @@ EvalAI remote worker (which applied it live)."""
 
 from __future__ import annotations
 
-import json
 import sys
 
-from scorer.cli.common import add_competition, add_format, add_seed, add_threads, output_path
+from scorer.cli.common import add_competition, add_format, add_seed, add_threads, output_path, print_board
 
 USAGE = "scorer ladder --teams FILE --truth TRUTH --split public=F|usage [--results FILE] [options]  |  scorer ladder --state FILE"
 EXAMPLES = ("scorer ladder --teams teams.csv --results results.jsonl --truth test_labels.jsonl --split usage",
@@ -52,18 +51,10 @@ def run(args) -> int:
         if missing:
             raise UsageError(f"scorer ladder needs {', '.join(missing)} (or --state FILE)")
         board = replayed(args)
-    if args.report:
-        from scorer.analytics.ladder_plot import write_ladder_report
+    from scorer.analytics.ladder_board import render_text
+    from scorer.analytics.ladder_plot import write_ladder_report
 
-        write_ladder_report(args.report, board)
-    if args.format == "json":
-        print(json.dumps(board, indent=2))
-    else:
-        from scorer.analytics.ladder_board import render_text
-
-        print(render_text(board))
-        if args.report:
-            print(f"\nreport written to {args.report}")
+    print_board(args, board, write_ladder_report, render_text)
     return 0 if all(row["status"] == "scored" for row in board["submissions"]) else 1
 
 

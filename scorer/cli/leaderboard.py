@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from scorer.cli.common import (
@@ -12,6 +11,7 @@ from scorer.cli.common import (
     add_threads,
     output_path,
     positive_int,
+    print_board,
     whole_number,
 )
 
@@ -126,16 +126,9 @@ def run(args) -> int:
                             method=args.method, split=split, mde_sessions=args.mde or None, plan_mde=args.mde is not None,
                             threads=args.threads)
         del columns
-    if args.report:
-        from scorer.analytics.leaderboard_plot import write_leaderboard_report
+    from scorer.analytics.leaderboard_plot import write_leaderboard_report
 
-        write_leaderboard_report(args.report, board)
-    if args.format == "json":
-        print(json.dumps(board, indent=2))
-    else:
-        print(render_text(board))
-        if args.report:
-            print(f"\nreport written to {args.report}")
+    print_board(args, board, write_leaderboard_report, render_text)
     if args.truth is not None and cut_short:
         print("scorer: the Dask run was cut short (a task never finished): rerun the same command", file=sys.stderr)
         return 2
