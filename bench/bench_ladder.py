@@ -75,7 +75,7 @@ def random_lists(competition: Competition, rng) -> np.ndarray:
 def vote(competition: Competition, kept: list[np.ndarray], rng) -> np.ndarray:
     """Per session and type the K candidates most often in the kept lists (ties broken at random)."""
     sessions, pool = competition.pools.shape
-    counts = np.zeros((sessions, len(TYPES), pool))
+    counts = np.zeros((sessions, kept[0].shape[1], pool))  # kept lists: (sessions, types, K)
     for lists in kept:
         np.put_along_axis(counts, lists.astype(np.int64), np.take_along_axis(counts, lists.astype(np.int64), 2) + 1, 2)
     counts += rng.random(counts.shape) * 0.5  # a random order among equal counts
