@@ -184,7 +184,8 @@ def test_an_invalid_submission_is_listed_and_on_no_board(tmp_path, capsys):
     bad.write_text("session_type,labels\n1_clicks,x\n")
     code, out, _ = run_main("ladder", "--teams", teams_csv(tmp_path / "t.csv", [(bad, "red", 1), (a, "red", 2), (bad.with_name("none.csv"), "blue", 1)]),
                             "--truth", truth_path, "--split", "public=0.4")
-    assert code == 1 and "2 teams, 3 submissions (1 valid)" in out
+    assert code == 1 and "2 teams, 3 submissions (1 valid)" in out and "not scored (2 submissions, on no board):" in out
+    assert f"  {bad.with_name('none.csv')} (blue): " in out
     code, out, _ = run_main("ladder", "--teams", tmp_path / "t.csv", "--truth", truth_path, "--split", "public=0.4", "--format", "json")
     board = json.loads(out)
     assert [h["status"] for h in board["submissions"]] == ["invalid", "scored", "invalid"]

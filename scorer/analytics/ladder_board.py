@@ -160,6 +160,10 @@ def render_text(board: dict) -> str:
                      f"{public.get('rank', '-'):>6} {fixed(public.get('score')):>9} {fixed(public.get('private_score')):>9} | "
                      f"{private.get('rank', '-'):>7} {fixed(private.get('score')):>9} | {t['submissions']:>5} {t['released']:>8}  "
                      f"{t['team']}")
+    invalid = [h for h in board["submissions"] if h["status"] != "scored"]
+    if invalid:
+        lines += ["", f"not scored ({counted(len(invalid), 'submission')}, on no board):"]
+        lines += [f"  {h['file']} ({h['team']}): {h['reason']}" for h in invalid]
     lines += ["", "key: ladder   the rank and score the Ladder shows (its leader's public score), and that submission's private score",
               "     public   the plain public board: the team's best public score, and that submission's private score",
               "     private  the team's best private score over its valid submissions",
