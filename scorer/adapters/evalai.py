@@ -39,7 +39,9 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
     """Score `user_submission_file` strictly against `test_annotation_file` (truth, any supported form).
 
     Keywords (all optional): split, competition (default $SCORER_COMPETITION or "otto"),
-    config (default $SCORER_CONFIG), receipt_dir (default $SCORER_RECEIPT_DIR: where the receipt is written). EvalAI's own keywords (submission_metadata, ...) are ignored.
+    config (default $SCORER_CONFIG), receipt_dir (default $SCORER_RECEIPT_DIR: where the receipt is written); the Ladder's
+    ladder_state, ladder_split, ladder_seed, team and submitted_at (scorer.adapters.live_ladder). EvalAI's own keywords
+    are ignored, but for submission_metadata's team and time when the Ladder is on.
     """
     split = kwargs.get("split") or PHASE_SPLITS.get(phase_codename) or str(phase_codename)
     competition = kwargs.get("competition") or os.environ.get("SCORER_COMPETITION") or "otto"
