@@ -174,12 +174,16 @@ def main(argv=None) -> None:
     se_one = float(np.mean([r["plain"]["score_se"] for r in runs]))
     print(f"\nover {args.seeds} seeds ({time.perf_counter() - started:.0f} s; a random submission's public score varies by "
           f"{se_one:.5f}, its standard deviation):")
+    found = {}
     for team, board in (("plain", "plain public board"), ("ladder", "Ladder board")):
-        gain, gain_se = mean_se([r[team]["gain"] for r in runs])
+        gain, gain_se = found[team] = mean_se([r[team]["gain"] for r in runs])
         pub, pub_se = mean_se([r[team]["public"] for r in runs])
         private, private_se = mean_se([r[team]["private"] for r in runs])
         print(f"  {board:<18}: public gain {gain:+.5f} ± {gain_se:.5f} ({gain / gain_se if gain_se > 0 else 0:+.1f} SE); "
               f"its combined file over the random ones: public {pub:+.5f} ± {pub_se:.5f}, private {private:+.5f} ± {private_se:.5f}")
+    (ladder, ladder_se), (plain, plain_se) = found["ladder"], found["plain"]
+    print(f"goal (issue 32): the Ladder board's gain within one SE of zero: {'met' if abs(ladder) <= ladder_se else 'NOT met'}; "
+          f"the plain board's several SE: {plain / plain_se if plain_se > 0 else float('inf'):.1f} SE")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
