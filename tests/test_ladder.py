@@ -474,3 +474,15 @@ def test_a_leader_vector_that_is_not_finite_is_refused_live(tmp_path, capsys):
     with pytest.raises(evalai.EvaluationFailed):
         evalai.evaluate(str(truth_path), str(b), "test", ladder_state=str(state), team="red")
     assert "damaged score vector" in capsys.readouterr().err
+
+
+def test_a_submission_evaluated_again_shows_the_same_figures(tmp_path):
+    """EvalAI may run a submission again (a worker lost after the state was written): the second run finds the file equal
+    to the leader it became (d = 0, not released) and returns the same figures."""
+    truth_path, (a, b) = honest_files(tmp_path, (0.5, 0.8), sessions=300)
+    truth_path = usage_truth(tmp_path, truth_path)
+    state = tmp_path / "ladder.state"
+    runs = [evalai.evaluate(str(truth_path), str(path), "test", ladder_state=str(state), team="red")["submission_result"]
+            for path in (a, b, b)]
+    assert runs[2] == runs[1] != runs[0]
+    assert [h["released"] for h in read_state(str(state))[1]] == [True, True, False]
