@@ -69,7 +69,7 @@ def write_truth(path: Path, sessions, truth) -> None:
             handle.write(json.dumps({"session": session, "labels": labels}) + "\n")
 
 
-def write_submission(path: Path, rng, sessions, truth, k: int = 20, chunk: int = 200_000) -> int:
+def write_submission(path: Path, rng, sessions, truth, k: int = 20, chunk: int = 200_000, hit_rate: float = 0.4) -> int:
     names = np.frombuffer("".join(TYPES).encode(), np.uint8)
     offsets = np.cumsum([0] + [len(t) for t in TYPES]).astype(np.int64)
     written = 0
@@ -81,8 +81,8 @@ def write_submission(path: Path, rng, sessions, truth, k: int = 20, chunk: int =
             predictions = rng.integers(0, N_ITEMS, (n * len(TYPES), k))
             for t, name in enumerate(TYPES):
                 has, sizes, items = truth[name]
-                # put a truth item at a random rank for about 40% of the sessions that have one
-                hit = has[start : start + n] & (rng.random(n) < 0.4)
+                # put a truth item at a random rank for about 40% (hit_rate) of the sessions that have one
+                hit = has[start : start + n] & (rng.random(n) < hit_rate)
                 rows = np.flatnonzero(hit) * len(TYPES) + t
                 predictions[rows, rng.integers(0, k, len(rows))] = items[start : start + n][hit, 0]
             buffer = np.empty(n * len(TYPES) * (k * 8 + 32), np.uint8)

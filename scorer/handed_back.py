@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from contextlib import contextmanager
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -125,12 +125,21 @@ def checked(value: Any, spec: Spec, path, what: str) -> Any:
 
 def read_json(path, what: str, spec: Spec, limit: int) -> Any:
     """The JSON document of a regular file of at most `limit` bytes, checked against its schema."""
-    data = read_bytes(path, what, limit)
+    return parsed(read_bytes(path, what, limit), spec, lambda detail: UsageError(f"{what} {path}{detail}"))
+
+
+def parsed(data: bytes, spec: Spec, fail: Callable[[str], Exception]) -> Any:
+    """The JSON value of `data` checked against `spec`; else fail(detail) is raised, the detail " is not JSON (...)" or
+    ": field ... is ...", to follow the name of what was read."""
     try:
         value = parse(data)
     except ValueError as error:
-        raise UsageError(f"{what} {path} {error}") from None
-    return checked(value, spec, path, what)
+        raise fail(f" {error}") from None
+    try:
+        spec.check(value)
+    except SchemaError as error:
+        raise fail(f": {error}") from None
+    return value
 
 
 class Line(NamedTuple):

@@ -3,6 +3,8 @@
 Returns ``{"result": [{split: {metric: value}}], "submission_result": {metric: value}, "receipt": {...}}`` with the
 leaderboard keys ``score`` and one per type, and the score's receipt (scorer.engine.receipt), also written as
 ``<submission name>.receipt.json`` to the folder ``receipt_dir=`` (keyword) or ``$SCORER_RECEIPT_DIR`` names.
+With ``ladder_state=`` (or ``$SCORER_LADDER_STATE``), the leaderboard keys are the team's shown ones under the
+parameter-free Ladder, on the split's public sessions (scorer.adapters.live_ladder; its state kept in that file).
 The split codename comes from ``split=`` (keyword), else ``PHASE_SPLITS[phase_codename]``, else the phase
 codename itself. EvalAI shows the participant the text of whatever evaluate raises (str(error) with remote
 evaluation), so only two exceptions leave it:
@@ -37,7 +39,9 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
     """Score `user_submission_file` strictly against `test_annotation_file` (truth, any supported form).
 
     Keywords (all optional): split, competition (default $SCORER_COMPETITION or "otto"),
-    config (default $SCORER_CONFIG), receipt_dir (default $SCORER_RECEIPT_DIR: where the receipt is written). EvalAI's own keywords (submission_metadata, ...) are ignored.
+    config (default $SCORER_CONFIG), receipt_dir (default $SCORER_RECEIPT_DIR: where the receipt is written); the Ladder's
+    ladder_state, ladder_split, ladder_seed, team and submitted_at (scorer.adapters.live_ladder). EvalAI's own keywords
+    are ignored, but for submission_metadata's team and time when the Ladder is on.
     """
     split = kwargs.get("split") or PHASE_SPLITS.get(phase_codename) or str(phase_codename)
     competition = kwargs.get("competition") or os.environ.get("SCORER_COMPETITION") or "otto"
@@ -51,7 +55,7 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
         raise EvaluationFailed(HOST_SIDE) from None
     if result.score is None:
         raise SubmissionRejected(participant_message(result))
-    values = leaderboard_values(result)
+    values = _ladder_values(result, test_annotation_file, competition, config, user_submission_file, kwargs) or leaderboard_values(result)
     folder = kwargs.get("receipt_dir") or os.environ.get("SCORER_RECEIPT_DIR")
     try:
         receipt = make_receipt(result, resolve_competition(competition, config), user_submission_file)
@@ -61,3 +65,20 @@ def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwarg
         print(f"scorer: cannot make or write the receipt (receipt_dir {folder}): {one_line(error)}", file=sys.stderr)
         raise EvaluationFailed(HOST_SIDE) from None
     return {"result": [{split: values}], "submission_result": values, "receipt": receipt}
+
+
+def _ladder_values(result, truth_path, competition, config, submission, kwargs) -> dict | None:
+    """The team's shown figures under the Ladder when it is on (None when not); a wrong setting or state file is the
+    host's business (EvaluationFailed, the detail on stderr)."""
+    from scorer.adapters.ladder_state import StateError
+    from scorer.adapters.live_ladder import LadderSettingError, Settings, shown_values
+    from scorer.errors import ScorerError
+
+    try:
+        settings = Settings.of(kwargs)
+        if settings is None:
+            return None
+        return shown_values(result, settings, str(truth_path), resolve_competition(competition, config), Path(submission).name, kwargs)
+    except (LadderSettingError, StateError, ScorerError, OSError) as error:
+        print(f"scorer: the Ladder could not be applied: {one_line(error)}", file=sys.stderr)
+        raise EvaluationFailed(HOST_SIDE) from None

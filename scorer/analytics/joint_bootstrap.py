@@ -85,24 +85,40 @@ def joint_sums(matrix: np.ndarray, sides: list[np.ndarray], n: int, seed: int, t
     Every side and column uses the same weights w_rs (seeded by `seed`); the figures do not depend on `threads`
     or `block` beyond float64 rounding of the block order.
     """
+    def product(seeds: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        part = matrix[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] + 1 == len(rows) else matrix[rows]
+        return resample_weights(seeds, rows) @ np.ascontiguousarray(part)
+
+    return blockwise_sums(product, matrix.shape[1], sides, n, seed, threads, block)
+
+
+def blockwise_sums(product, columns: int, sides: list[np.ndarray], n: int, seed: int, lanes: int = 2, block: int = BLOCK,
+                   threads: int | None = None) -> list[np.ndarray]:
+    """Per side the (n, columns) float64 sums of product(seeds, rows), the float32 resampled sums of one block of a side's
+    rows (`block` rows at a time, in order).
+
+    The blocks of every side, in order, are dealt to `lanes` accumulators in turn; each adds its blocks in order into
+    float64, and the lanes are added last. So the arithmetic depends on `lanes` and `block`, never on `threads` (how
+    many lanes run at once: default all), and two callers with the same lanes and blocks add the same float32 block
+    sums in the same order.
+    """
     seeds = door.kernel("stream_seeds")(np.uint64(seed % 2**64), n)
-    columns = matrix.shape[1]
     jobs = [(side, rows[start:start + block]) for side, rows in enumerate(sides) for start in range(0, len(rows), block)]
-    lanes = max(1, min(threads, len(jobs)))
+    lanes = max(1, min(lanes, len(jobs)))
     sums = np.zeros((lanes, len(sides), n, columns), np.float64)
     if n == 0 or not jobs:
         return list(sums.sum(axis=0))
 
     def lane(index: int) -> None:
         for side, rows in jobs[index::lanes]:
-            weights = resample_weights(seeds, rows)
-            part = matrix[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] + 1 == len(rows) else matrix[rows]
-            sums[index, side] += weights @ np.ascontiguousarray(part)
+            sums[index, side] += product(seeds, rows)
 
-    if lanes == 1:
-        lane(0)
+    running = lanes if threads is None else max(1, min(threads, lanes))
+    if running == 1:
+        for index in range(lanes):
+            lane(index)
     else:
-        with ThreadPoolExecutor(lanes) as pool:  # the weights kernel and the product release the GIL
+        with ThreadPoolExecutor(running) as pool:  # the kernels and the product release the GIL
             for future in [pool.submit(lane, index) for index in range(lanes)]:
                 future.result()
     return list(sums.sum(axis=0))

@@ -1,14 +1,16 @@
 """A leaderboard with honest uncertainty: many submissions ranked on one joint, paired session bootstrap.
 
-Submissions stream in one at a time (collect): each one's per-session numerators go into a float32 matrix
-(scorer.analytics.joint_bootstrap) and its Result is dropped. One joint bootstrap then resamples the sessions once
-for all of them; scorer.analytics.standings turns the resampled scores into ranks, rank intervals, p_first,
-p_top, pairwise p-values and tiers, and scorer.analytics.mde plans a split's size.
+Submissions come one at a time (collect) and their Results are dropped: in memory, each one's per-session numerators go
+into a float32 matrix (scorer.analytics.joint_bootstrap), and one joint bootstrap resamples the sessions once for all of
+them; streamed, each one is reduced to its resampled sums as it comes (scorer.analytics.streamed_bootstrap). Either way
+the figures are made from the same JointSums: scorer.analytics.standings turns the resampled scores into ranks, rank
+intervals, p_first, p_top, pairwise p-values and tiers, and scorer.analytics.mde plans a split's size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,30 +20,37 @@ from scorer.analytics.leaderboard_split import PRIVATE, PUBLIC, Split
 from scorer.analytics.mde import linearized, mde
 from scorer.analytics.multiple_testing import METHODS
 from scorer.analytics.standings import rank_change, standings
+from scorer.analytics.streamed_bootstrap import StreamedColumns
 from scorer.engine.result import finite_or_none
 from scorer.wording import counted, fixed, significant
 
 
-def collect(entries: Iterable, capacity: int) -> tuple[SessionColumns | None, list[str], list[dict]]:
+def unranked_reason(result) -> str | None:
+    """Why a Result cannot be ranked (no score or no per-session figures: its first error), None when it can."""
+    if result.score is not None and result.slot_values is not None:
+        return None
+    errors = [p for p in result.problems if p.severity == "error"]
+    reason = f"{errors[0].code}: {errors[0].message}" if errors else "no score"
+    return reason + (" (strict mode)" if result.strict else "")
+
+
+def collect(entries: Iterable, capacity: int | None = None, open_columns: Callable | None = None) -> tuple:
     """(columns, names of the ranked, unranked [{"name", "reason"}]) from (name, Result or reason text) pairs.
 
-    A Result without a score or per-session figures is listed as unranked; only its numerators are kept otherwise.
+    A Result without a score or per-session figures is listed as unranked; only its numerators are kept otherwise, in
+    SessionColumns of `capacity` submissions, or in what open_columns(first table) makes (StreamedColumns).
     """
-    columns: SessionColumns | None = None
+    columns = None
     names: list[str] = []
     unranked: list[dict] = []
     for name, result in entries:
-        if isinstance(result, str):
-            unranked.append({"name": name, "reason": result})
-            continue
-        if result.score is None or result.slot_values is None:
-            errors = [p for p in result.problems if p.severity == "error"]
-            reason = f"{errors[0].code}: {errors[0].message}" if errors else "no score"
-            unranked.append({"name": name, "reason": reason + (" (strict mode)" if result.strict else "")})
+        reason = result if isinstance(result, str) else unranked_reason(result)
+        if reason is not None:
+            unranked.append({"name": name, "reason": reason})
             continue
         table = SessionTable.from_result(result)
         if columns is None:
-            columns = SessionColumns(table, capacity)
+            columns = open_columns(table) if open_columns is not None else SessionColumns(table, capacity or 1)
         columns.add(table)
         names.append(name)
         del table, result  # only the numerators are kept
@@ -55,7 +64,44 @@ def sides_of(split: Split | None, n_sessions: int) -> dict[str, np.ndarray]:
     return {"public": np.flatnonzero(split.usage == PUBLIC), "private": np.flatnonzero(split.usage == PRIVATE)}
 
 
-def figures_of(sums: np.ndarray, columns: SessionColumns) -> tuple[np.ndarray, np.ndarray]:
+@dataclass
+class JointSums:
+    """What a leaderboard's figures are made of, by either path. Per side (its session rows), the observed column sums
+    (C,) and the (n, C) resampled ones, in SessionColumns' layout (the denominators, then each submission's numerators);
+    and for --mde the per-session columns of the planning side with their rows (all of them in memory, a sample streamed)."""
+
+    types: tuple[str, ...]
+    weights: np.ndarray
+    metric: object
+    sides: dict[str, np.ndarray]
+    observed: dict[str, np.ndarray]
+    resampled: dict[str, np.ndarray]
+    n: int
+    seed: int
+    planning: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def n_types(self) -> int:
+        return len(self.types)
+
+    @classmethod
+    def in_memory(cls, columns: SessionColumns, split: Split | None, n: int, seed: int, threads: int = 2) -> JointSums:
+        matrix = columns.used()
+        sides = sides_of(split, matrix.shape[0])
+        observed = {name: observed_sums(matrix, rows) for name, rows in sides.items()}
+        resampled = dict(zip(sides, joint_sums(matrix, list(sides.values()), n, seed, threads)))
+        planning = (matrix, sides["private" if split is not None else "all"])
+        return cls(columns.types, columns.weights, columns.metric, sides, observed, resampled, n, seed, planning)
+
+    @classmethod
+    def streamed(cls, columns: StreamedColumns) -> JointSums:
+        observed, resampled, sample = columns.sums()
+        plan_ = columns.plan
+        planning = None if sample is None else (sample, np.arange(len(sample), dtype=np.int64))
+        return cls(columns.types, columns.weights, columns.metric, plan_.sides, observed, resampled, plan_.n, plan_.seed, planning)
+
+
+def figures_of(sums: np.ndarray, columns) -> tuple[np.ndarray, np.ndarray]:
     """(scores (S,), per-type ratios (S, T)) from observed column sums."""
     t = columns.n_types
     den, num = sums[:t], sums[t:].reshape(-1, t)
@@ -64,20 +110,22 @@ def figures_of(sums: np.ndarray, columns: SessionColumns) -> tuple[np.ndarray, n
     return resampled_scores(sums, t, columns.weights), ratios
 
 
-def plan(columns: SessionColumns, rows: np.ndarray, sums: np.ndarray, order: np.ndarray, names: list[str],
-         observed: np.ndarray, sessions: int, alpha: float, power: float = 0.8) -> dict:
+def plan(columns, rows: np.ndarray, sums: np.ndarray, order: np.ndarray, names: list[str], observed: np.ndarray,
+         sessions: int, alpha: float, power: float = 0.8, matrix: np.ndarray | None = None, side_sessions: int | None = None) -> dict:
     """--mde: per adjacent pair of the ranking, the paired MDE at `sessions` sessions; and the leader's unpaired one.
 
-    One pass over the given sessions' rows (sums: their column sums), a block at a time: per block the linearized
-    terms c_s of every submission (scorer.analytics.mde), and the sums of the adjacent pairs' differences and squares.
+    One pass over the given rows of the per-session columns (matrix, default columns.used(); sums: the column sums of the
+    whole planning side, of side_sessions sessions, default len(rows)), a block at a time: per block the linearized terms
+    c_s of every submission (scorer.analytics.mde), and the sums of the adjacent pairs' differences and squares. The
+    rows may be a sample of the side: the variance is then estimated from the sample ("variance_from").
     """
     t = columns.n_types
     den_total = sums[:t]
     ratio = sums[t:].reshape(-1, t) / np.where(den_total > 0, den_total, 1.0)
-    mean_den = den_total / max(len(rows), 1)
+    mean_den = den_total / max(side_sessions if side_sessions is not None else len(rows), 1)
     upper, lower = order[:-1], order[1:]
     moments = np.zeros((2, len(order)))  # Σ d, Σ d² per adjacent pair; the last entry: the leader's c
-    for chunk in row_blocks(columns.used(), rows):
+    for chunk in row_blocks(columns.used() if matrix is None else matrix, rows):
         x = chunk.astype(np.float64)
         c = linearized(x[:, t:].reshape(len(x), -1, t), x[:, None, :t], ratio, mean_den, columns.weights)
         d = np.concatenate([c[:, upper] - c[:, lower], c[:, order[:1]]], axis=1)
@@ -93,18 +141,23 @@ def plan(columns: SessionColumns, rows: np.ndarray, sums: np.ndarray, order: np.
             "pairs": pairs}
 
 
-def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] | None = None, *, n: int = 1000,
+def leaderboard(columns, names: list[str], unranked: list[dict] | None = None, *, n: int = 1000,
                 seed: int = 0, level: float = 0.95, top: int = 3, method: str = "holm", split: Split | None = None,
                 mde_sessions: int | None = None, plan_mde: bool = False, threads: int = 2) -> dict:
-    """The leaderboard's JSON figures (see docs/analytics.md): the ranked submissions, the control, the split, the MDE."""
+    """The leaderboard's JSON figures (see docs/analytics.md): the ranked submissions, the control, the split, the MDE.
+
+    columns: SessionColumns (the joint bootstrap is run here, n resamples seeded by `seed`), StreamedColumns or
+    JointSums (already resampled: their own n and seed count).
+    """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
-    matrix = columns.used()
-    sides = sides_of(split, matrix.shape[0])
-    t = columns.n_types
-    side_observed = {name: observed_sums(matrix, rows) for name, rows in sides.items()}
+    if isinstance(columns, SessionColumns):
+        columns = JointSums.in_memory(columns, split, n, seed, threads)
+    elif isinstance(columns, StreamedColumns):
+        columns = JointSums.streamed(columns)
+    n, seed, sides, side_observed, t = columns.n, columns.seed, columns.sides, columns.observed, columns.n_types
     scores, ratios = figures_of(sum(side_observed.values()), columns)
-    side_sums = joint_sums(matrix, list(sides.values()), n, seed, threads)
+    side_sums = list(columns.resampled.values())
     samples = resampled_scores(sum(side_sums), t, columns.weights)
     found = standings(scores, samples, level, top, method)
     alpha = 1.0 - level
@@ -149,7 +202,9 @@ def leaderboard(columns: SessionColumns, names: list[str], unranked: list[dict] 
     if plan_mde and S:
         side = "private" if split is not None else "all"
         sessions = mde_sessions if mde_sessions is not None else len(sides[side])
-        out["mde"] = plan(columns, sides[side], side_observed[side], found["order"], names, scores, sessions, alpha)
+        matrix, rows = columns.planning
+        out["mde"] = plan(columns, rows, side_observed[side], found["order"], names, scores, sessions, alpha, matrix=matrix,
+                          side_sessions=len(sides[side]))
     return out
 
 

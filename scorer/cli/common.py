@@ -116,6 +116,14 @@ def output_path(path: str, option: str, suffixes: tuple[str, ...] = (), folder: 
     return path
 
 
+def add_cluster_options(parser, when: str = "") -> None:
+    """--scheduler or --workers: the Dask cluster a command runs on (`when`: the option it needs, said in --help)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--scheduler", metavar="tcp://HOST:PORT", help=f"{when}a running Dask scheduler (`dask scheduler`, `dask worker ADDRESS`)")
+    group.add_argument("--workers", type=whole_number(1, 256, "a number of workers"), metavar="N",
+                       help=f"{when}start a local cluster of N worker processes on this machine (default: one per CPU)")
+
+
 def add_competition(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--competition", default="otto", metavar="NAME", help="a bundled competition config (default: otto)")
@@ -137,18 +145,6 @@ class _Given(argparse.Action):
 
 
 # The options several commands take, each defined once: the same spelling, values, default and meaning everywhere.
-def print_output(args, data: dict, render) -> None:
-    """Print `data` as JSON (--format json) or as render(data), then where --report was written, if it was."""
-    import json
-
-    if args.format == "json":
-        print(json.dumps(data, indent=2))
-        return
-    print(render(data))
-    if args.report:
-        print(f"\nreport written to {args.report}")
-
-
 def add_format(parser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
 
@@ -201,3 +197,18 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
 def engine_options(args) -> dict:
     return {"config": args.config, "max_per_code": args.max_per_code, "threads": args.threads,
             "progress": False if args.no_progress else None, "untrusted": args.untrusted}
+
+
+def print_board(args, data: dict, render, write_report=None) -> None:
+    """--report FILE written by write_report(path, data) when given, then `data` as JSON (--format json) or as
+    render(data), and where the report went."""
+    import json
+
+    if args.report and write_report is not None:
+        write_report(args.report, data)
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        print(render(data))
+        if args.report:
+            print(f"\nreport written to {args.report}")

@@ -6,7 +6,16 @@ import os
 import sys
 import time
 
-from scorer.cli.common import add_competition, add_max_per_code, add_output, add_progress, add_threads, output_path, whole_number
+from scorer.cli.common import (
+    add_cluster_options,
+    add_competition,
+    add_max_per_code,
+    add_output,
+    add_progress,
+    add_threads,
+    output_path,
+    whole_number,
+)
 from scorer.cli.grade_report import RERUN, leaderboard, line, ran, workers_that_graded
 from scorer.wording import counted
 
@@ -14,13 +23,6 @@ USAGE = "scorer grade SUBMISSION... --truth TRUTH [-o FILE [--resume]] [options]
 EXAMPLES = ("scorer grade uploads/*.csv --truth test_labels.jsonl -o results.jsonl",
             "scorer grade uploads/*.csv --truth test_labels.truth.npz --scheduler tcp://10.0.0.5:8786 -o results.jsonl --resume")
 HELP = "grade many submissions on a Dask cluster (local worker processes, or a running scheduler)"
-
-
-def add_cluster_options(parser) -> None:
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask scheduler (`dask scheduler`, `dask worker ADDRESS`)")
-    group.add_argument("--workers", type=whole_number(1, 256, "a number of workers"), metavar="N",
-                       help="start a local cluster of N worker processes on this machine (default: one per CPU)")
 
 
 def add_arguments(parser) -> None:

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import sys
 
-from scorer.cli.common import add_competition, add_format, add_threads, output_path, positive_int, print_output, whole_number
+from scorer.cli.common import (
+    add_cluster_options,
+    add_competition,
+    add_format,
+    add_threads,
+    output_path,
+    positive_int,
+    print_board,
+    whole_number,
+)
 
-USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [options]"
+USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [--engine stream|memory|dask] [options]"
 EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
             "scorer leaderboard --results results.jsonl --truth test_labels.jsonl --split public=0.3 --method bh --format json",
+            "scorer leaderboard --results results.jsonl --truth test.truth.npz --engine dask --scheduler tcp://10.0.0.5:8786",
             "scorer leaderboard baseline.csv --truth test_labels.jsonl --mde 500000")
 HELP = "rank many submissions on one joint session bootstrap: rank intervals, p(first), tiers of tied submissions"
 
@@ -34,8 +44,13 @@ def add_arguments(parser) -> None:
                              "else all), from the per-session variance")
     parser.add_argument("--report", metavar="FILE", help="write the rank-interval plot: FILE.html (with the table) or FILE.png")
     parser.add_argument("--lenient", action="store_true", help="missing, repeated and unknown rows are warnings (default: strict)")
+    parser.add_argument("--engine", choices=("stream", "memory", "dask"), default="stream",
+                        help="stream (default): each file reduced to its resamples as it is scored here, memory flat in the "
+                             "sessions; memory: every file's per-session columns kept (4 bytes x sessions x types each), one "
+                             "bootstrap pass; dask: one task per file scores and reduces it on a Dask cluster. The same figures")
+    add_cluster_options(parser, "with --engine dask: ")
     add_format(parser)
-    add_threads(parser, what="threads of each pass and of the bootstrap")
+    add_threads(parser, what="threads of each pass and of the bootstrap (and the lanes of its sums: the same --threads, the same bits)")
 
 
 def read_records(path: str) -> list[dict]:
@@ -70,36 +85,23 @@ def read_records(path: str) -> list[dict]:
     return [final.get(name, record) for name, record in records.items()]
 
 
-def _scored(paths: list[str], recorded: dict, truth, competition, args):
-    """(name, Result or reason) per input, one scored at a time (only its numerators outlive the next)."""
-    from scorer.api import score
-
-    for path in paths:
-        record = recorded.get(path)
-        if record is not None and record.get("score") is None:
-            yield path, record.get("error") or "invalid in the grade records"
-            continue
-        result = score(path, truth, competition, strict=not args.lenient, threads=args.threads, untrusted=True)
-        if record is not None and result.score is not None and abs(result.score - record["score"]) > 1e-9:
-            print(f"scorer: warning: {path} scores {result.score:.6f} now, {record['score']:.6f} in {args.results} "
-                  "(the file or the truth changed since grading?)", file=sys.stderr)
-        yield path, result
-        del result
-
-
 def run(args) -> int:
-    from scorer.analytics.leaderboard import collect, from_records, leaderboard, render_text
+    from scorer.analytics.leaderboard import from_records, leaderboard, render_text
     from scorer.api import resolve_competition, resolve_truth
     from scorer.cli.analytics_options import split_option
+    from scorer.cli.leaderboard_engines import ENGINES
     from scorer.errors import UsageError
 
     if bool(args.submissions) == bool(args.results):
         raise UsageError("give submission files or --results FILE (the JSON lines of `scorer grade -o`), not both")
+    if (args.scheduler or args.workers) and args.engine != "dask":
+        raise UsageError("--scheduler and --workers run the leaderboard on Dask: add --engine dask")
     if args.report:
         from scorer.analytics.plots import REPORT_SUFFIXES
 
         output_path(args.report, "--report", REPORT_SUFFIXES)
     records = read_records(args.results) if args.results else []
+    cut_short = False
     if args.truth is None:
         if args.submissions:
             raise UsageError("--truth is needed to score submission files")
@@ -114,7 +116,7 @@ def run(args) -> int:
         split = split_option(args.split, truth, args.truth, args.seed)
         paths = list(dict.fromkeys(args.submissions or [r["file"] for r in records]))  # a file given twice is ranked once
         recorded = {r["file"]: r for r in records}
-        columns, names, unranked = collect(_scored(paths, recorded, truth, competition, args), len(paths))
+        columns, names, unranked, cut_short = ENGINES[args.engine](paths, recorded, truth, competition, split, args)
         if columns is None:
             for u in unranked:
                 print(f"{u['name']}: {u['reason']}", file=sys.stderr)
@@ -124,9 +126,10 @@ def run(args) -> int:
                             method=args.method, split=split, mde_sessions=args.mde or None, plan_mde=args.mde is not None,
                             threads=args.threads)
         del columns
-    if args.report:
-        from scorer.analytics.leaderboard_plot import write_leaderboard_report
+    from scorer.analytics.leaderboard_plot import write_leaderboard_report
 
-        write_leaderboard_report(args.report, board)
-    print_output(args, board, render_text)
+    print_board(args, board, render_text, write_leaderboard_report)
+    if args.truth is not None and cut_short:
+        print("scorer: the Dask run was cut short (a task never finished): rerun the same command", file=sys.stderr)
+        return 2
     return 0 if not board["unranked"] else 1

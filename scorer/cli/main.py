@@ -27,6 +27,7 @@ COMMANDS = {
     "verify": "scorer.cli.verify",
     "audit": "scorer.cli.audit",
     "leaderboard": "scorer.cli.leaderboard",
+    "ladder": "scorer.cli.ladder",
     "candidates": "scorer.cli.candidates",
     "similar": "scorer.cli.similar",
 }

@@ -6,6 +6,7 @@ import os
 import sys
 
 from scorer.cli.common import (
+    add_cluster_options,
     add_competition,
     add_report_options,
     engine_options,
@@ -13,7 +14,6 @@ from scorer.cli.common import (
     warning_examples,
     whole_number,
 )
-from scorer.cli.grade import add_cluster_options
 
 USAGE = "scorer score SUBMISSION --truth TRUTH [options]"
 EXAMPLES = ("scorer score submission.csv --truth test_labels.jsonl",

@@ -3,7 +3,7 @@ far above the distribution of all pairs are flagged, with the sessions that make
 
 from __future__ import annotations
 
-from scorer.cli.common import add_format, add_threads, output_path, print_output, whole_number
+from scorer.cli.common import add_format, add_threads, output_path, print_board, whole_number
 
 USAGE = "scorer similar SUBMISSION SUBMISSION... [--teams FILE] [--k 20] [--format text|json] [--report PAGE.html]"
 EXAMPLES = ("scorer similar final/*.csv --teams teams.csv",
@@ -60,5 +60,5 @@ def run(args) -> int:
     from scorer.analytics.similar import render_text
 
     del report["matrix"]
-    print_output(args, report, render_text)
+    print_board(args, report, render_text)
     return 0

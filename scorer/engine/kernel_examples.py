@@ -165,6 +165,7 @@ def _resample() -> dict[str, tuple]:
         "poisson_draws": (ints, ints, draws),
         "sign_flip_draws": (ints, ints, draws),
         "session_poisson_weights": (ints, ints, np.zeros(16, np.uint64), np.zeros((2, _ROWS), np.float32)),
+        "resampled_block_sums": (ints, ints, np.zeros((_ROWS, 2), np.float32), np.zeros(16, np.uint64), np.zeros((2, 2), np.float32)),
         "rank_histogram": (ints, table, np.ones(_ROWS, np.bool_), 20),
         "hit_counts": (ints, 20),
     }

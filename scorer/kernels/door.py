@@ -24,7 +24,7 @@ STAGES: dict[str, dict[str, str]] = {
     "candidates": {"candidate_runs": "candidates", "string_codes": "candidates"},
     "resample": {"hash_units": "resample", "hash_strings": "resample", "stream_seeds": "resample", "group_rows": "resample",
                  "poisson_draws": "resample", "sign_flip_draws": "resample", "session_poisson_weights": "resample",
-                 "rank_histogram": "resample", "hit_counts": "resample"},
+                 "resampled_block_sums": "resample", "rank_histogram": "resample", "hit_counts": "resample"},
     "prepare": {"parse_jsonl": "holdout", "run_starts": "holdout", "copy_checked_int32": "holdout.copy_checked",
                 "copy_checked_int64": "holdout.copy_checked", "copy_checked_int8": "holdout.copy_checked",
                 "unordered_sessions": "holdout", "sort_sessions_by_time": "holdout", "max_ts_of": "holdout", "split_roles": "holdout",

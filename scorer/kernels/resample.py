@@ -155,12 +155,72 @@ def session_poisson_weights(seeds, rows, thresholds, out):
             s = np.uint64(rows[j])
             bits = mix64(key + (s // np.uint64(2) + np.uint64(1)) * GOLDEN)
             u = (bits >> np.uint64(32)) if s & np.uint64(1) else (bits & np.uint64(0xFFFFFFFF))
-            draw = (np.int64(u >= t0) + np.int64(u >= t1) + np.int64(u >= t2) + np.int64(u >= t3) + np.int64(u >= t4)
-                    + np.int64(u >= t5) + np.int64(u >= t6))
+            draw = _first_seven(u, t0, t1, t2, t3, t4, t5, t6)
             if draw == 7:
-                while draw < last and u >= thresholds[draw]:
-                    draw += 1
+                draw = _beyond_seven(u, thresholds, last)
             out[r, j] = draw
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_seven(u, t0, t1, t2, t3, t4, t5, t6):
+    """min(w, 7) for the 32-bit uniform u, w = #{c : u >= thresholds[c]}, without a branch."""
+    return (np.int64(u >= t0) + np.int64(u >= t1) + np.int64(u >= t2) + np.int64(u >= t3) + np.int64(u >= t4)
+            + np.int64(u >= t5) + np.int64(u >= t6))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _beyond_seven(u, thresholds, last):
+    """w for a u whose first seven comparisons all held."""
+    draw = 7
+    while draw < last and u >= thresholds[draw]:
+        draw += 1
+    return draw
+
+
+@njit(cache=True, nogil=True)
+def resampled_block_sums(seeds, rows, values, thresholds, out):
+    """out[r, c] += Σ_j w_r(rows[j]) · values[rows[j], c], summed in float32 in the order of rows, one sum per (r, c).
+
+    w_r(s) is session_poisson_weights' weight of session s in resample r (the same draw), so this is one block of the joint
+    bootstrap's product (weights @ columns) without the weights' matrix: a column's float32 sum does not depend on the other
+    columns, so one submission reduced alone, or a batch of them, gets the sums it would get among all of them. Sessions
+    whose values are all 0 are skipped (they add exactly 0, and draw nothing), and a block's weights are drawn for all its
+    columns at once.
+    """
+    n_columns = values.shape[1]
+    keep = np.empty(rows.shape[0], np.int64)
+    m = 0
+    for j in range(rows.shape[0]):
+        for c in range(n_columns):
+            if values[rows[j], c] != 0:
+                keep[m] = rows[j]
+                m += 1
+                break
+    steps, halves = np.empty(m, np.uint64), np.empty(m, np.uint64)
+    x = np.empty((m, n_columns), np.float32)
+    for i in range(m):
+        s = np.uint64(keep[i])
+        steps[i] = (s // np.uint64(2) + np.uint64(1)) * GOLDEN
+        halves[i] = np.uint64(32) * (s & np.uint64(1))  # an odd session takes the high half of its pair's 64 bits
+        x[i] = values[keep[i]]
+    t0, t1, t2, t3 = thresholds[0], thresholds[1], thresholds[2], thresholds[3]
+    t4, t5, t6 = thresholds[4], thresholds[5], thresholds[6]
+    last = thresholds.shape[0] - 1
+    w = np.empty(m, np.float32)
+    sums = np.empty(n_columns, np.float32)
+    for r in range(seeds.shape[0]):
+        key = mix64(np.uint64(seeds[r]))
+        for i in range(m):  # no branch: vectorized
+            w[i] = _first_seven((mix64(key + steps[i]) >> halves[i]) & np.uint64(0xFFFFFFFF), t0, t1, t2, t3, t4, t5, t6)
+        for i in range(m):
+            if w[i] == 7:
+                w[i] = _beyond_seven((mix64(key + steps[i]) >> halves[i]) & np.uint64(0xFFFFFFFF), thresholds, last)
+        sums[:] = 0
+        for i in range(m):
+            for c in range(n_columns):
+                sums[c] += w[i] * x[i, c]
+        for c in range(n_columns):
+            out[r, c] += sums[c]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -6,7 +6,9 @@ Run main.py where the scorer is installed (Python >= 3.11, e.g. the grader image
 ``docker run --entrypoint python -e AUTH_TOKEN -e API_SERVER -e QUEUE_NAME -e CHALLENGE_PK -v $PWD:/eval -w /eval
 -v /srv/truth:/truth:ro -e SCORER_TRUTH_DEV=/truth/dev.truth.npz -e SCORER_TRUTH_TEST=/truth/test.truth.npz scorer main.py``).
 The truth of a phase is $SCORER_TRUTH_<CODENAME> (e.g. SCORER_TRUTH_TEST); the leaderboard split is
-PHASE_SPLITS[codename] (challenge_config.yaml's dataset splits).
+PHASE_SPLITS[codename] (challenge_config.yaml's dataset splits). With -e SCORER_LADDER_STATE=/state/ladder.state (a
+volume of its own), the leaderboard shows each team's score under the parameter-free Ladder: call
+``evaluate(..., submission_metadata=submission)`` in main.py so that it knows the team (docs/hosting.md).
 """
 
 import os

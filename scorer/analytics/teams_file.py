@@ -1,0 +1,139 @@
+"""The teams file of `scorer ladder`: which team made each submission file, and when. Read as the untrusted input it is.
+
+CSV (name ending in .csv): a header row with exactly the columns file, team and time (in any order), then one row per
+submission. JSON (.json): {"submissions": [{"file": ..., "team": ..., "time": ...}, ...]}.
+
+  file  the submission as `scorer grade` was given it (a grade record's "file"), or its absolute path (its "path");
+        without --results, the file scored (relative to the current folder); each file once
+  team  the team's name, 1 to 256 characters
+  time  when it was submitted: an ISO 8601 date and time ("2024-03-01T12:00:00Z"; without a zone, UTC) or a number of
+        seconds since 1970 (from 0 to 10^11)
+
+At most MAX_BYTES bytes and MAX_ROWS submissions, a regular file, UTF-8. Submissions of one team are taken in the order of
+their times; equal times in the order of the file's rows. A file that breaks a rule is refused with one sentence naming
+its line (CSV) or field (JSON) (UsageError, exit 2).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from scorer.errors import UsageError
+from scorer.handed_back import parsed, read_bytes
+from scorer.schema import ListOf, Number, OneOf, Record, Text
+
+MAX_BYTES = 64 << 20
+MAX_ROWS = 1_000_000
+MAX_TEAM = 256
+MAX_FILE = 4096
+LATEST = 1e11  # seconds since 1970: the year 5138
+COLUMNS = ("file", "team", "time")
+WHAT = "teams file"
+
+
+@dataclass(frozen=True)
+class Entry:
+    file: str
+    team: str
+    time: float  # seconds since 1970, UTC
+    row: int  # its place in the file (from 1): the order of equal times
+
+
+TIME = OneOf("an ISO 8601 date and time or a number of seconds since 1970", Text(longest=64), Number(0, LATEST))
+ENTRY = Record({"file": Text(longest=MAX_FILE), "team": Text(longest=MAX_TEAM), "time": TIME})
+DOCUMENT = Record({"submissions": ListOf(ENTRY, longest=MAX_ROWS)})
+
+
+def read_teams(path: str) -> list[Entry]:
+    """The entries of a teams file (CSV or JSON by its name), checked; UsageError naming the file and what is wrong."""
+    name = str(path).lower()
+    if not name.endswith((".csv", ".json")):
+        raise UsageError(f"the {WHAT} {path}: its name must end in .csv or .json (the two forms it may take)")
+    if name.endswith(".csv"):
+        try:
+            rows = _csv_rows(read_bytes(path, WHAT, MAX_BYTES).decode("utf-8-sig"), path)
+        except UnicodeDecodeError:
+            raise UsageError(f"the {WHAT} {path} is not UTF-8 text") from None
+    else:
+        document = parsed(read_bytes(path, WHAT, MAX_BYTES), DOCUMENT, lambda detail: UsageError(f"the {WHAT} {path}{detail}"))
+        rows = [(f"submissions[{k}]", row) for k, row in enumerate(document["submissions"])]
+    entries = [_entry(row, where, path, number) for number, (where, row) in enumerate(rows, 1)]
+    seen: dict[str, str] = {}
+    for (where, _), entry in zip(rows, entries):
+        if entry.file in seen:
+            raise UsageError(f"the {WHAT} {path}: {where} names the file {entry.file!r} again (first at {seen[entry.file]}): "
+                             "each submission once")
+        seen[entry.file] = where
+    if not entries:
+        raise UsageError(f"the {WHAT} {path} names no submission")
+    return entries
+
+
+def _csv_rows(text: str, path) -> list[tuple[str, dict]]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[str, dict]] = []
+    try:
+        header = next(reader, None)
+        if header is None or sorted(h.strip() for h in header) != sorted(COLUMNS):
+            shown = ",".join(header or [])[:80]
+            raise UsageError(f"the {WHAT} {path}: its first line must be the header file,team,time (in any order), not {shown!r}")
+        names = [h.strip() for h in header]
+        for values in reader:
+            line = f"line {reader.line_num}"
+            if not values or values == [""]:
+                continue
+            if len(values) != len(names):
+                raise UsageError(f"the {WHAT} {path}: {line} has {len(values)} fields, the header {len(names)}")
+            if len(rows) == MAX_ROWS:
+                raise UsageError(f"the {WHAT} {path} names over {MAX_ROWS:,} submissions")
+            row = dict(zip(names, values))
+            rows.append((line, {**row, "time": _csv_time(row["time"])}))
+    except csv.Error as error:
+        raise UsageError(f"the {WHAT} {path}: line {reader.line_num} is not CSV ({error})") from None
+    return rows
+
+
+def _csv_time(text: str):
+    """A number when the text is one (seconds since 1970), else the text (an ISO date and time, checked later)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _entry(row: dict, where: str, path, number: int) -> Entry:
+    file, team = row["file"], row["team"].strip()
+    if not file or len(file) > MAX_FILE or "\x00" in file:
+        raise UsageError(f"the {WHAT} {path}: {where} has no file name (or one of over {MAX_FILE:,} characters)")
+    if not team or len(team) > MAX_TEAM or not team.isprintable():
+        raise UsageError(f"the {WHAT} {path}: {where} has a team name that is empty, over {MAX_TEAM} characters or not printable")
+    return Entry(file, team, _seconds(row["time"], where, path), number)
+
+
+def _seconds(value, where: str, path) -> float:
+    """Seconds since 1970 (UTC) of a number or an ISO 8601 text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not (math.isfinite(value) and 0 <= value <= LATEST):
+            raise UsageError(f"the {WHAT} {path}: {where} has the time {value!r}: seconds since 1970 go from 0 to {LATEST:g}")
+        return float(value)
+    try:
+        moment = datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        raise UsageError(f"the {WHAT} {path}: {where} has the time {str(value)[:40]!r}, not an ISO 8601 date and time "
+                         "(such as 2024-03-01T12:00:00Z) or a number of seconds") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return _seconds(moment.timestamp(), where, path)
+
+
+def by_team(entries: list[Entry]) -> dict[str, list[Entry]]:
+    """Each team's entries in the order they were made (time, then the file's row order); teams in order of first
+    appearance."""
+    teams: dict[str, list[Entry]] = {}
+    for entry in entries:
+        teams.setdefault(entry.team, []).append(entry)
+    return {team: sorted(found, key=lambda e: (e.time, e.row)) for team, found in teams.items()}
