@@ -63,7 +63,9 @@ def platform_wheel(archive: zipfile.ZipFile, python_tag: str) -> list[str]:
     problems += [f"{name}: not a module of this wheel's stages and ABI" for name in files
                  if name.startswith(PREBUILT) and not name.endswith("/") and name.removesuffix(".sha256") not in {path for path, _ in modules.values()}]
     problems += [f"{name} is outside the package's modules" for name in archive.namelist() if name.endswith(".so") and not name.startswith(PREBUILT)]
-    keys = {key(files, f"cpython-{python_tag[2:]}", major, "generic"): major for major in ("1", "2", "3")}
+    absent = [f"scorer/{path}" for path in BUILD_SOURCES if f"scorer/{path}" not in files]
+    problems += [f"no {name}, a source the modules' key is made of" for name in absent]
+    keys = {} if absent else {key(files, f"cpython-{python_tag[2:]}", major, "generic"): major for major in ("1", "2", "3")}
     for stage, (name, module_key) in sorted(modules.items()):
         recorded = files.get(name + ".sha256", b"").decode().split()
         if recorded != [hashlib.sha256(files[name]).hexdigest(), name.rsplit("/", 1)[1]]:
