@@ -1,6 +1,6 @@
 """Clean-room install tests of the release's files (issue 31): each one installed as a user gets it, then used.
 
-    python3 tools/cleanroom.py [--dist dist] [--python 3.11 ...] [--no-sdist] [--no-pure] [--goals]
+    python3 tools/cleanroom.py [--dist dist] [--python 3.11 ...] [--no-sdist] [--no-pure] [--no-compile] [--goals]
 
 Rooms, one after the other (default: every Python with a platform wheel in --dist, which tools/release.sh fills; the pure
 wheel and the sdist with the first of them):
@@ -83,6 +83,7 @@ class Room:
     modules: bool = True  # the install should hold every stage's ahead-of-time module
     tests: tuple[str, ...] = ()
     goals: bool = False  # issue 31's goals apply
+    pip_options: tuple[str, ...] = ()  # more options of the timed pip install (--no-compile)
     figures: dict[str, float] = field(default_factory=dict)
     missed: list[str] = field(default_factory=list)  # the goals missed
     failures: list[str] = field(default_factory=list)
@@ -222,7 +223,7 @@ def enter(room: Room, base: Path, wheelhouse: Path) -> None:
 
     room.figures["load"] = os.getloadavg()[0]
     room.figures["install"], _ = run(room, "install", [python, "-m", "pip", "install", "--no-index", "--find-links", str(wheelhouse),
-                                                       "--no-cache-dir", str(room.file)], env, work)
+                                                       "--no-cache-dir", *room.pip_options, str(room.file)], env, work)
     _, done = run(room, "the installed modules", [python, "-c", MODULES], env, work)
     modules = json.loads(done.stdout)
     missing, present = [stage for stage, paths in modules.items() if not paths], [stage for stage, paths in modules.items() if paths]
@@ -292,7 +293,8 @@ def report(room: Room) -> str:
         parts.append(f"load {figures['load']:.2f}")
     goals = "" if not room.goals else "; goals " + ("met" if not room.missed else "MISSED: " + ", ".join(room.missed))
     status = "FAIL" if room.failures else "ok"
-    return f"{status:4}  {room.name} ({room.file.name}, {Path(room.python).parent.parent.name}): {', '.join(parts)}{goals}"
+    how = f", pip install {' '.join(room.pip_options)}" if room.pip_options else ""
+    return f"{status:4}  {room.name} ({room.file.name}, {Path(room.python).parent.parent.name}{how}): {', '.join(parts)}{goals}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,10 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sdist", dest="sdist", action="store_false", help="no sdist rooms")
     parser.add_argument("--no-pure", dest="pure", action="store_false", help="no pure wheel room")
     parser.add_argument("--goals", action="store_true", help="fail when a platform wheel misses issue 31's goals")
+    parser.add_argument("--no-compile", dest="pip_options", action="store_const", const=("--no-compile",), default=(),
+                        help="install with pip's --no-compile (no .pyc written by pip: Python writes each at its first import)")
     parser.add_argument("--keep", action="store_true", help="keep the rooms' folders (printed) for a look")
     args = parser.parse_args(argv)
     try:
         rooms = release_files(args.dist.resolve(), args.versions, args.sdist, args.pure)
+        for room in rooms:
+            room.pip_options = args.pip_options
         wanted = requirements(rooms)
         for python in dict.fromkeys(room.python for room in rooms):
             version = subprocess.run([str(python), "-c", "import sys; print('%d%d' % sys.version_info[:2])"], capture_output=True,
