@@ -3,6 +3,7 @@ changelog, and the checks that a wheel's compiled modules are still the ones the
 
 from __future__ import annotations
 
+import importlib
 import io
 import math
 import re
@@ -25,13 +26,13 @@ def test_the_version_is_the_changelogs_latest_release():
     assert headings[1][0] == scorer.__version__ and headings[1][1], (headings[1], scorer.__version__)
 
 
-def _check_wheel():
+def _tool(name: str):
+    """tools/NAME.py as a module."""
     sys.path.insert(0, str(ROOT / "tools"))
     try:
-        import check_wheel
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    return check_wheel
 
 
 def _zip(path: Path, files: dict[str, bytes]) -> Path:
@@ -42,7 +43,7 @@ def _zip(path: Path, files: dict[str, bytes]) -> Path:
 
 
 def test_check_wheel_refuses_what_a_release_must_not_hold(tmp_path):
-    check = _check_wheel().check
+    check = _tool("check_wheel").check
     version = scorer.__version__
     pure = _zip(tmp_path / f"recsys_scorer-{version}-py3-none-any.whl",
                 {"scorer/__init__.py": b"", "scorer/kernels/prebuilt/scorer_score-0123.cpython-311-x86_64-linux-gnu.so": b"\x7fELF"})
@@ -65,17 +66,8 @@ def test_check_wheel_refuses_what_a_release_must_not_hold(tmp_path):
     assert check(clean) == ([], "pure: no compiled module")
 
 
-def _cleanroom():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import cleanroom
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    return cleanroom
-
-
 def test_the_clean_rooms_path_has_no_compiler_and_the_rest(tmp_path):
-    cleanroom = _cleanroom()
+    cleanroom = _tool("cleanroom")
     for name in ("cc", "gcc", "gcc-12", "c++", "x86_64-linux-gnu-gcc-12", "clang", "clang++-17", "c99-gcc"):
         assert cleanroom.COMPILER.fullmatch(name), name
     for name in ("gcc-ar", "x86_64-linux-gnu-gcc-nm-12", "c++filt", "sh", "ccache-swig", "python3"):
@@ -87,13 +79,13 @@ def test_the_clean_rooms_path_has_no_compiler_and_the_rest(tmp_path):
 
 def test_the_clean_rooms_expected_score_is_the_engines():
     """The clean room holds each score to tests/reference.py's; here that reference is held to the engine's."""
-    expected = _cleanroom().expected_score(ROOT / "fixtures")
+    expected = _tool("cleanroom").expected_score(ROOT / "fixtures")
     result = scorer.score(ROOT / "fixtures" / "otto_submission.csv", ROOT / "fixtures" / "otto_truth.jsonl", competition="otto")
     assert 0 < expected < 1 and math.isclose(result.score, expected, rel_tol=1e-12)
 
 
 def test_the_clean_room_says_what_it_lacks(tmp_path, capsys):
-    cleanroom = _cleanroom()
+    cleanroom = _tool("cleanroom")
     assert cleanroom.main(["--dist", str(tmp_path)]) == 2
     assert "no platform wheel in" in capsys.readouterr().err
     assert cleanroom.main(["--dist", str(tmp_path), "--python", "3.99"]) == 2
