@@ -8,7 +8,7 @@ Every public name is imported on first use (module __getattr__), so that `import
 start) loads neither numpy nor numba.
 """
 
-__version__ = "0.1.0"  # the one place: pyproject.toml reads it ([tool.setuptools.dynamic])
+__version__ = "0.2.0"  # the one place: pyproject.toml reads it ([tool.setuptools.dynamic])
 
 _HOMES = {
     "score": "scorer.api",

@@ -1,0 +1,92 @@
+"""The release (tools/release.sh, tools/check_wheel.py, tools/cleanroom.py): the version said once and released in the
+changelog, and the checks that a wheel's compiled modules are still the ones their build recorded."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import math
+import re
+import shutil
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import scorer
+from scorer.kernels import door
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_version_is_the_changelogs_latest_release():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", text, re.M)
+    assert headings[0] == ("Unreleased", ""), headings[:2]  # where the next changes go
+    assert headings[1][0] == scorer.__version__ and headings[1][1], (headings[1], scorer.__version__)
+
+
+def _tool(name: str):
+    """tools/NAME.py as a module."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+
+
+def _zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_check_wheel_refuses_what_a_release_must_not_hold(tmp_path):
+    check = _tool("check_wheel").check
+    version = scorer.__version__
+    pure = _zip(tmp_path / f"recsys_scorer-{version}-py3-none-any.whl",
+                {"scorer/__init__.py": b"", "scorer/kernels/prebuilt/scorer_score-0123.cpython-311-x86_64-linux-gnu.so": b"\x7fELF"})
+    assert any("is compiled" in problem for problem in check(pure)[0])
+    platform = _zip(tmp_path / f"recsys_scorer-{version}-cp311-cp311-manylinux_2_31_x86_64.whl", {"scorer/__init__.py": b""})
+    problems = check(platform)[0]
+    assert "no module of stage score" in problems and "no scorer/engine/aot_compile.py, a source the modules' key is made of" in problems
+    assert len([problem for problem in problems if problem.startswith("no module of stage")]) == len(door.STAGES), problems
+    old = _zip(tmp_path / "recsys_scorer-0.0.1-py3-none-any.whl", {"scorer/__init__.py": b""})
+    assert check(old)[0] == [f"version 0.0.1, not scorer.__version__ {version}"]
+    assert check(tmp_path / "recsys_scorer-linux_x86_64.whl")[0][0].startswith("not a release file name")
+    sdist = tmp_path / f"recsys_scorer-{version}.tar.gz"
+    with tarfile.open(sdist, "w:gz") as archive:
+        for name in ("setup.py", "scorer/kernels/prebuilt/a.so"):
+            info = tarfile.TarInfo(f"recsys_scorer-{version}/{name}")
+            archive.addfile(info, io.BytesIO(b""))
+    assert check(sdist)[0] == [f"recsys_scorer-{version}/scorer/kernels/prebuilt/a.so is compiled"]
+    (tmp_path / "clean").mkdir()
+    clean = _zip(tmp_path / "clean" / pure.name, {"scorer/__init__.py": b""})
+    assert check(clean) == ([], "pure: no compiled module")
+
+
+def test_the_clean_rooms_path_has_no_compiler_and_the_rest(tmp_path):
+    cleanroom = _tool("cleanroom")
+    for name in ("cc", "gcc", "gcc-12", "c++", "x86_64-linux-gnu-gcc-12", "clang", "clang++-17", "c99-gcc"):
+        assert cleanroom.COMPILER.fullmatch(name), name
+    for name in ("gcc-ar", "x86_64-linux-gnu-gcc-nm-12", "c++filt", "sh", "ccache-swig", "python3"):
+        assert not cleanroom.COMPILER.fullmatch(name), name
+    path = cleanroom.no_compiler_path(tmp_path / "bin")
+    assert not [name for name in ("cc", "gcc", "c++", "clang") if shutil.which(name, path=path)]
+    assert shutil.which("sh", path=path) and shutil.which("env", path=path)
+
+
+def test_the_clean_rooms_expected_score_is_the_engines():
+    """The clean room holds each score to tests/reference.py's; here that reference is held to the engine's."""
+    expected = _tool("cleanroom").expected_score(ROOT / "fixtures")
+    result = scorer.score(ROOT / "fixtures" / "otto_submission.csv", ROOT / "fixtures" / "otto_truth.jsonl", competition="otto")
+    assert 0 < expected < 1 and math.isclose(result.score, expected, rel_tol=1e-12)
+
+
+def test_the_clean_room_says_what_it_lacks(tmp_path, capsys):
+    cleanroom = _tool("cleanroom")
+    assert cleanroom.main(["--dist", str(tmp_path)]) == 2
+    assert "no platform wheel in" in capsys.readouterr().err
+    assert cleanroom.main(["--dist", str(tmp_path), "--python", "3.99"]) == 2
+    assert "no cp399 manylinux wheel in" in capsys.readouterr().err
