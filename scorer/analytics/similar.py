@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.analytics.similar_sketch import BASE, SLOTS, TYPES, Sketch
+from scorer.analytics.similar_sketch import BASE, SLOTS, Sketch
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 DEFAULT_Z = 5.0
@@ -33,9 +33,10 @@ class Aligned:
 
     def __init__(self, sketches: list[Sketch]):
         keys = np.unique(np.concatenate([s.keys for s in sketches]))[: max(s.keys.size for s in sketches)]
-        n, rows, t = len(sketches), keys.size, len(TYPES)
+        self.first = sketches[0]  # the competition's types and row names (one competition: every sketch has the same)
+        n, rows, t = len(sketches), keys.size, len(self.first.types)
         self.keys = keys
-        self.sessions = np.zeros(rows, np.int64)
+        self.sessions = np.zeros(rows, self.first.sessions.dtype)
         self.order = np.empty((n, rows * t), np.uint32)
         self.mins = np.empty((n, rows * t * SLOTS), np.uint32)
         self.ranks = np.empty((n, rows * t * SLOTS), np.uint32)
@@ -111,13 +112,13 @@ def robust_z(values: np.ndarray) -> tuple[np.ndarray, dict]:
 
 def examples(aligned: Aligned, a: int, b: int, limit: int = EXAMPLES) -> list[dict]:
     """Sessions that make a and b alike: rows with identical lists first, then rows with the most equal MinHash slots."""
-    t = len(TYPES)
+    t = len(aligned.first.types)
     both = (aligned.present[a] > 0) & (aligned.present[b] > 0)
     same = both & (aligned.order[a] == aligned.order[b])
     slots = (aligned.mins[a] == aligned.mins[b]).reshape(-1, SLOTS).sum(axis=1) * both
     score = same * (SLOTS + 1) + slots
     chosen = [r for r in np.argsort(-score, kind="stable")[:limit].tolist() if score[r] > 0]
-    return [{"session_type": f"{aligned.sessions[r // t]}_{TYPES[r % t]}", "identical": bool(same[r]),
+    return [{"session_type": aligned.first.row_name(aligned.sessions[r // t], r % t), "identical": bool(same[r]),
              "minhash_slots_equal": int(slots[r]), "slots": SLOTS} for r in chosen]
 
 
