@@ -158,7 +158,8 @@ def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFA
 
     return {"files": [{"name": s.name, "team": t, "rows": s.rows, "sessions_sampled": int(s.keys.size)}
                       for s, t in zip(sketches, teams)],
-            "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS, "pairs": int(upper[0].size),
+            "types": list(aligned.first.types), "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS,
+            "pairs": int(upper[0].size),
             "threshold_z": z, "min_spread": MIN_SPREAD, "distribution": spread,
             "flagged": [pair(p) for p in flagged_at.tolist()], "most_similar_others": [pair(p) for p in others_at.tolist()],
             "matrix": {name: values[name] for name in ("identical", "jaccard")}}
@@ -173,7 +174,8 @@ def render_text(report: dict) -> str:
     """The flagged pairs (or the most similar ones), each with its measures, z and example sessions."""
     dist = report["distribution"]
     lines = [f"{len(report['files'])} submissions, {report['pairs']:,} pairs, compared on a sample of "
-             f"{report['sample']:,} sessions (first {report['k']} items of each row, {report['minhash_slots']} MinHash slots)",
+             f"{report['sample']:,} {'sessions' if len(report.get('types', ())) != 1 else 'ids'} (first {report['k']} items of "
+             f"each row, {report['minhash_slots']} MinHash slots)",
              "over all pairs: " + ", ".join(f"{name.replace('_', ' ')} median {_pct(d['median'])} (spread {_pct(d['spread'])})"
                                             for name, d in dist.items()), ""]
     flagged = report["flagged"]
