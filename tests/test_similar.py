@@ -407,9 +407,45 @@ def test_a_header_of_another_competition_gets_validates_sentence(hm_field, tmp_p
     assert "expected 'session_type,labels' (this looks like a `--competition hm` submission)" in capsys.readouterr().err
 
 
-def test_competitions_without_lists_are_refused_in_a_sentence(hm_field, capsys):
-    ground, files = hm_field
-    for name in ("ratings", "airbnb"):
-        assert main(["similar", files["team1"], files["team2"], "--competition", name]) == 2
-        err = capsys.readouterr().err
-        assert "scorer similar compares lists of items" in err and "Traceback" not in err
+def test_a_competition_without_lists_is_refused_in_a_sentence(tmp_path, capsys):
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.csv").write_text("id,rating\nu1_i1,4.5\n")
+    assert main(["similar", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--competition", "ratings"]) == 2
+    err = capsys.readouterr().err
+    assert "scorer similar compares lists of items" in err and "Traceback" not in err
+
+
+def test_the_long_shape_reads_an_ids_rows_in_file_order(tmp_path, capsys):
+    """Airbnb's id,country: a user's list is its rows in the order of the file, wherever they are; the same lists with
+    the users' rows interleaved otherwise are identical, the same countries in another order are not (jaccard 1)."""
+    rng = np.random.default_rng(8)
+    countries = ["NDF", "US", "other", "FR", "IT", "GB", "ES", "CA", "DE", "NL", "AU", "PT"]
+    lists = {f"u{i:04d}": list(rng.choice(countries, 5, replace=False)) for i in range(400)}
+    rows = [(user, rank, c) for user, got in lists.items() for rank, c in enumerate(got)]
+
+    def write_long(name, rows):
+        (tmp_path / name).write_text("id,country\n" + "".join(f"{user},{c}\n" for user, _, c in rows))
+        return str(tmp_path / name)
+
+    by_user = write_long("by_user.csv", rows)
+    by_rank = write_long("by_rank.csv", sorted(rows, key=lambda row: (row[1], row[0])))  # every user's top, then 2nd ...
+    swapped = write_long("swapped.csv", [(u, r, lists[u][1 - r] if r < 2 else c) for u, r, c in rows])
+    report = run_json(["similar", by_user, by_rank, swapped, "--competition", "airbnb"], capsys)
+    pairs = {frozenset((q["a"], q["b"])): q for q in report["flagged"] + report["most_similar_others"]}
+    same = pairs[frozenset((by_user, by_rank))]
+    assert same["rows_compared"] == 400 and same["identical"] == 1 and same["rank_agreement"] == 1
+    moved = pairs[frozenset((by_user, swapped))]
+    assert moved["identical"] == 0 and moved["jaccard"] == 1 and 0.4 < moved["rank_agreement"] < 0.8
+    at1 = run_json(["similar", by_user, swapped, "--competition", "airbnb", "--k", "1"], capsys)["most_similar_others"][0]
+    assert at1["identical"] == 0 and at1["jaccard"] == 0  # the first country alone: always the other one
+    from dataclasses import replace
+
+    from scorer.analytics.similar_sketch import spec_of
+    from scorer.spec.competition import load_competition
+
+    long_spec = spec_of(load_competition("airbnb"))
+    as_list = tmp_path / "as_list.csv"  # the same lists written one line per user: the same sketch
+    as_list.write_text("id,country\n" + "".join(f"{user},{' '.join(got)}\n" for user, got in lists.items()))
+    a, b = sketch_file(by_rank, 64, 5, long_spec), sketch_file(as_list, 64, 5, replace(long_spec, long=False))
+    for field_name in ("keys", "sessions", "present", "order", "mins", "ranks"):
+        assert np.array_equal(getattr(a, field_name), getattr(b, field_name)), field_name

@@ -66,6 +66,7 @@ class Spec:
     pattern: str  # a row's name: "{session}_{type}", or "{session}" alone (one type)
     strings: bool
     words: tuple[bytes, ...] = ()  # id_type: per type, the bytes after the session id: "_clicks,"
+    long: bool = False  # shape 'long': one item per row, an id's list is its rows in the order of the file
 
     @property
     def header(self) -> str:
@@ -79,12 +80,11 @@ def spec_of(competition: Competition | None = None) -> Spec:
 
         competition = load_competition("otto")
     where = f"competition {competition.name!r} ({competition.source or 'config'})"
-    if competition.shape in ("value", "long"):
-        what = ("one number per id, not a list of items" if competition.shape == "value" else
-                "one item per row, ranked by the order of the rows (shape 'long'), which scorer similar does not read yet")
-        raise UsageError(f"{where}: its submissions hold {what}; scorer similar compares lists of items")
+    if competition.shape == "value":
+        raise UsageError(f"{where}: its submissions hold one number per id, not a list of items; scorer similar "
+                         "compares lists of items")
     if competition.shape != "id_type":
-        return Spec(competition, tuple(competition.types), "{session}", True)
+        return Spec(competition, tuple(competition.types), "{session}", True, long=competition.shape == "long")
     prefix, middle, suffix = id_literals(competition.id_pattern)
     if prefix or suffix or not competition.session_first or "{type}" not in competition.id_pattern or middle[:1].isdigit():
         raise UsageError(f"{where}: scorer similar reads ids of the form {{session}}SEPARATOR{{type}} (OTTO's "
@@ -125,10 +125,12 @@ def bad_line(name: str, line: int, text: bytes, why: str, shape: str = "SESSION_
 class _Kept:
     """The rows whose session hash is among the S smallest seen so far, pruned per block: the last row of each
     (session, type) only, and of its line the bytes up to its first k items (so a file of repeated rows, or of long
-    ones, keeps at most S x types short lines)."""
+    ones, keeps at most S x types short lines). With `per_key` (shape 'long', an id's list spread over its rows): the
+    first `per_key` rows of each id instead, in the order of the file."""
 
-    def __init__(self, sample: int, k: int, width: int | None = None):
+    def __init__(self, sample: int, k: int, width: int | None = None, per_key: int | None = None):
         self.sample = sample
+        self.per_key = per_key
         self.width = k * (MAX_DIGITS + 2) if width is None else width  # label bytes kept: k items with room for separators
         self.limit = np.uint64(np.iinfo(np.uint64).max)
         self.hashes = np.empty(0, np.uint64)
@@ -156,12 +158,20 @@ class _Kept:
         self.types = np.concatenate([self.types[keep_old], types[take]])
         self.numbers = np.concatenate([self.numbers[keep_old], numbers[take]])
         self.label_at = np.concatenate([self.label_at[keep_old], label_at[take]])
-        last = self.last_rows()
+        last = self.first_rows() if self.per_key else self.last_rows()
         if last.size < self.hashes.size:
             self.hashes, self.sessions, self.types = self.hashes[last], self.sessions[last], self.types[last]
             self.numbers, self.label_at = self.numbers[last], self.label_at[last]
             lines = [lines[i] for i in last.tolist()]
         self.lines = lines
+
+    def first_rows(self) -> np.ndarray:
+        """Indices of the first `per_key` rows (smallest line numbers) of each key, ordered by (hash, line number)."""
+        order = np.lexsort((self.numbers, self.hashes))
+        hashes = self.hashes[order]
+        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
+        rank = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+        return order[rank < self.per_key]
 
     def last_rows(self) -> np.ndarray:
         """Indices of the last row (largest line number) of each (session, type), ordered by (hash, type)."""
@@ -318,13 +328,22 @@ def _text_labels(line: bytes, start: int, k: int, name: str, number: int, spec: 
     return [item for item in field.split(b" ") if item][:k]
 
 
+def _long_item(line: bytes, start: int, name: str, number: int, spec: Spec) -> bytes:
+    """The one item of a kept line of shape 'long' (ID,ITEM), as written."""
+    item = line[start:].rstrip(b"\r")
+    if not item or b"," in item or b'"' in item or b" " in item:
+        id_name = spec.competition.header[0]
+        raise bad_line(name, number, line, "has no single item after its id", f"{id_name.upper()},ITEM")
+    return item
+
+
 def sketch_blocks(blocks, name: str, sample: int = DEFAULT_SAMPLE, k: int = DEFAULT_K, spec: Spec | None = None) -> Sketch:
     """Sketch a submission given as blocks of whole lines (bytes-like), the header first: line 1 not the competition's
     header raises the sentence `scorer validate` gives (scorer.engine.header)."""
     from scorer.engine.header import BOM, header_problem
 
     spec = spec or spec_of()
-    kept = _Kept(sample, k, spec.competition.limits.max_line_bytes if spec.strings else None)
+    kept = _Kept(sample, k, spec.competition.limits.max_line_bytes if spec.strings else None, k if spec.long else None)
     line = 1
     rows = 0
     header_seen = False
@@ -397,19 +416,29 @@ PAD = np.uint64(np.iinfo(np.uint64).max)  # the item in a list's unused places (
 
 
 def _finish(kept: _Kept, name: str, rows: int, k: int, spec: Spec) -> Sketch:
-    """The kept rows' tokens: the last row of a (session, type) counts, as in a score."""
-    order = kept.last_rows()
+    """The kept rows' tokens: the last row of a (session, type) counts, as in a score (shape 'long': an id's first k
+    rows, in the order of the file, are its list)."""
+    order = kept.first_rows() if spec.long else kept.last_rows()
     keys, where = np.unique(kept.hashes[order], return_index=True)
     n, t = keys.size, len(spec.types)
-    items = np.full((order.size, k), PAD, np.uint64)
-    lengths = np.zeros(order.size, np.int64)
+    if spec.long:  # one row of the sketch per key: its rows' items at ranks 0, 1, ...
+        counts = np.diff(np.r_[where, order.size])
+        texts = [[_long_item(kept.lines[i], int(kept.label_at[i]), name, int(kept.numbers[i]), spec)] for i in order.tolist()]
+        place = (np.repeat(np.arange(n), counts), np.arange(order.size) - np.repeat(where, counts))
+        rows_at, kind, lengths = order[where], np.zeros(n, np.int64), counts.astype(np.int64)
+    else:
+        rows_at, kind = order, kept.types[order].astype(np.int64)
+        lengths = np.zeros(order.size, np.int64)
+    items = np.full((rows_at.size, k), PAD, np.uint64)
     if spec.strings:
-        texts = [_text_labels(kept.lines[i], int(kept.label_at[i]), k, name, int(kept.numbers[i]), spec) for i in order.tolist()]
-        lengths[:] = [len(got) for got in texts]
+        if not spec.long:
+            texts = [_text_labels(kept.lines[i], int(kept.label_at[i]), k, name, int(kept.numbers[i]), spec) for i in order.tolist()]
+            lengths[:] = [len(got) for got in texts]
+            place = np.nonzero(np.arange(k)[None, :] < lengths[:, None])  # row by row, in order
         joined = np.frombuffer(b"".join(item for got in texts for item in got), np.uint8)
         sizes = np.array([len(item) for got in texts for item in got], np.int64)
         ends = np.cumsum(sizes)
-        items[np.arange(k)[None, :] < lengths[:, None]] = hash_bytes(joined, ends - sizes, ends)  # row by row, in order
+        items[place] = hash_bytes(joined, ends - sizes, ends)
         sessions = np.array([kept.lines[i][: int(kept.label_at[i]) - 1].decode("utf-8", "replace")
                              for i in order[where].tolist()], dtype=object)
     else:
@@ -418,14 +447,13 @@ def _finish(kept: _Kept, name: str, rows: int, k: int, spec: Spec) -> Sketch:
             items[row, : len(got)] = got
             lengths[row] = len(got)
         sessions = kept.sessions[order][where]
-    slot = np.searchsorted(keys, kept.hashes[order])
-    kind = kept.types[order].astype(np.int64)
+    slot = np.searchsorted(keys, kept.hashes[rows_at])
     present = np.zeros((n, t), bool)
     present[slot, kind] = True
     order_tokens = np.zeros((n, t), np.uint32)
     mins = np.zeros((n, t, SLOTS), np.uint32)
     ranks = np.zeros((n, t, SLOTS), np.uint32)
-    o, m, r = row_tokens(items, lengths, splitmix64(kept.hashes[order] ^ kind.astype(np.uint64)))
+    o, m, r = row_tokens(items, lengths, splitmix64(kept.hashes[rows_at] ^ kind.astype(np.uint64)))
     order_tokens[slot, kind] = o
     mins[slot, kind] = m
     ranks[slot, kind] = r
