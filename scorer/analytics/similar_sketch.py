@@ -2,7 +2,8 @@
 
 What a row is comes from the competition's config (Spec): OTTO's shape 'id_type' names a row by session and type in its
 id (123_clicks), integer ids and items; the shape 'list' (H&M's customer_id,prediction) names a row by its id alone (one
-type), ids and items being text kept as written, so '0108775015' and '108775015' are different items.
+type), ids and items being text kept as written, so '0108775015' and '108775015' are different items; the shape 'long'
+(Airbnb's id,country) makes an id's list of its first K rows, in the order of the file.
 
 The sample is the S sessions whose hash h(session) is smallest (a bottom-S sample), h = splitmix64(session id) for
 integer ids and hash_bytes(id) of the id's bytes for text ids, so two files over the same sessions keep the same

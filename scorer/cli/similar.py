@@ -18,7 +18,7 @@ def add_arguments(parser) -> None:
     from scorer.analytics.similar_sketch import DEFAULT_SAMPLE
 
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files of the competition (OTTO's "
-                        "session_type,labels, H&M's customer_id,prediction ... CSV: plain, .gz or .zip), at least two")
+                        "session_type,labels, H&M's customer_id,prediction, Airbnb's id,country ... CSV: plain, .gz or .zip), at least two")
     add_competition(parser)
     parser.add_argument("--teams", metavar="FILE", help="CSV with the columns file,team (others ignored): pairs of one team "
                         "are never flagged (default: every file is its own team)")
