@@ -449,3 +449,21 @@ def test_the_long_shape_reads_an_ids_rows_in_file_order(tmp_path, capsys):
     a, b = sketch_file(by_rank, 64, 5, long_spec), sketch_file(as_list, 64, 5, replace(long_spec, long=False))
     for field_name in ("keys", "sessions", "present", "order", "mins", "ranks"):
         assert np.array_equal(getattr(a, field_name), getattr(b, field_name)), field_name
+
+
+def test_an_id_type_config_with_its_own_separator_and_types(tmp_path, capsys):
+    """The id pattern and types come from the config: '{session}:{type}' with a type longer than 8 bytes; a type of
+    another competition is refused in a sentence."""
+    config = tmp_path / "shop.toml"
+    config.write_text('name = "shop"\ntitle = "Shop"\n[submission]\nheader = ["session_type", "labels"]\n'
+                      'id_pattern = "{session}:{type}"\n[scoring]\ntypes = ["view", "bought_together"]\nweights = [0.5, 0.5]\n'
+                      'k = 3\nmetric = "recall@3"\n')
+    a, b, c = (tmp_path / f"{name}.csv" for name in "abc")
+    a.write_text("session_type,labels\n5:view,1 2 3\n5:bought_together,4\n6:view,7\n")
+    b.write_text("session_type,labels\n6:view,7\n5:bought_together,4\n5:view,1 2 9\n")
+    c.write_text("session_type,labels\n5_clicks,1 2 3\n")
+    q = run_json(["similar", str(a), str(b), "--config", str(config)], capsys)["most_similar_others"][0]
+    assert q["rows_compared"] == 3 and q["identical"] == pytest.approx(2 / 3)
+    assert {e["session_type"] for e in q["examples"] if e["identical"]} == {"5:bought_together", "6:view"}
+    assert main(["similar", str(a), str(c), "--config", str(config)]) == 1
+    assert "has no SESSION_TYPE, prefix with a type of view/bought_together" in capsys.readouterr().err
