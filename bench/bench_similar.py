@@ -1,6 +1,6 @@
 """Benchmark of `scorer similar`: the sketch of one file (CPU-seconds per file) and the comparison of N sketches.
 
-    python bench/bench_similar.py [--otto FILE ...] [--make 2] [--small 5] [--sketches 1000] [--sample 2048]
+    python bench/bench_similar.py [--otto FILE ...] [--make 2] [--small 5] [--sketches 1000] [--sample 2048] [--hm FILE ...]
 
 Goals (issue 32): each OTTO-size file sketched in at most 2 CPU-s; the pairs of 1,000 sketches compared in under a
 minute; memory flat in the number of files. Measured here, in one run:
@@ -14,6 +14,9 @@ minute; memory flat in the number of files. Measured here, in one run:
    tokens replaced (a sketch's size does not depend on the file's once the file holds more than S sessions, so this is
    also the comparison of that many OTTO-size files), against the straightforward implementation: per pair, the exact
    measures of the sampled rows' first-K lists in Python (sets and list equality), timed on a few pairs and scaled.
+
+With --hm, H&M-size files (customer_id,prediction: bench/bench_hm.py makes one) are sketched too, read as
+`--competition hm` reads them (text ids and items hashed as written, K = 12): CPU-s and RSS per file.
 
 The figure for 1,000 files at OTTO size follows: 1,000 x the sketch CPU-s of (1) (one pass per file, on any number of
 cores) plus the comparison time of (3).
@@ -54,10 +57,10 @@ def load() -> str:
     return "load %.2f %.2f %.2f" % os.getloadavg()
 
 
-def timed_sketch(path: Path, sample: int) -> tuple[Sketch, float, float]:
+def timed_sketch(path: Path, sample: int, k: int = DEFAULT_K, spec=None) -> tuple[Sketch, float, float]:
     before = rss_mb()
     started = time.process_time()
-    sketch = sketch_file(path, sample)
+    sketch = sketch_file(path, sample, k, spec)
     return sketch, time.process_time() - started, rss_mb() - before
 
 
@@ -143,6 +146,7 @@ def main(argv=None) -> None:
     parser.add_argument("--small", type=int, default=5, help="1%%-size files to write and sketch (default 5)")
     parser.add_argument("--sketches", type=int, default=1000, help="sketches to compare (default 1000)")
     parser.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, help=f"sessions per sketch (default {DEFAULT_SAMPLE})")
+    parser.add_argument("--hm", nargs="*", type=Path, default=[], help="H&M-size submissions to sketch as --competition hm")
     parser.add_argument("--pairs", type=int, default=20, help="pairs the straightforward comparison is timed on (default 20)")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="bench-similar-"))
@@ -165,6 +169,17 @@ def run(args, folder: Path) -> None:
     for path in full:
         if path not in args.otto:
             path.unlink()
+    if args.hm:
+        from scorer.analytics.similar_sketch import spec_of
+        from scorer.spec.competition import load_competition
+
+        hm = load_competition("hm")
+        print(f"1b. H&M-size files (--competition hm, K {hm.k}), sample {args.sample:,} customers ({load()})")
+        for path in args.hm:
+            sketch, cpu, grew = timed_sketch(path, args.sample, hm.k, spec_of(hm))
+            print(f"   {path.name}: {os.path.getsize(path) / 1e6:,.0f} MB, {sketch.rows:,} rows: {cpu:.2f} CPU-s, RSS +{grew:.0f} MB "
+                  f"(peak {peak_mb():,.0f} MB), sketch {sketch.nbytes / 1e3:,.0f} kB  ({load()})")
+            del sketch
     small = [make(folder, 16_718, 200 + i) for i in range(args.small)]
     print(f"2. 1%-size files ({load()})")
     bases = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,16 +15,17 @@ import pytest
 from scorer.analytics.similar_sketch import SLOTS, TYPES, sketch_file
 from scorer.cli.main import main
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 N_ITEMS = 5000
 HISTORY = 6
 
 
-def field(rng, sessions: int = 1000):
+def field(rng, sessions: int = 1000, types: int = len(TYPES)):
     """A competition's shared ground: per session a history of popular items, and per (session, type) its truth."""
     popularity = 1.0 / np.arange(1, N_ITEMS + 1) ** 0.9
     popularity /= popularity.sum()
     history = rng.choice(N_ITEMS, (sessions, HISTORY), p=popularity)
-    truth = rng.integers(0, N_ITEMS, (sessions, len(TYPES), 3))
+    truth = rng.integers(0, N_ITEMS, (sessions, types, 3))
     return {"ids": 1000 + np.arange(sessions) * 7, "history": history, "truth": truth, "popularity": popularity}
 
 
@@ -31,7 +33,7 @@ def team_rows(rng, ground, strength: float, k: int = 20) -> list[list[int]]:
     """One team's lists, row by row (session-major, then type): truth items kept with probability `strength`, history
     items with probability 1/2, the rest popular items drawn by this team, in this team's order."""
     rows = []
-    n, types = ground["ids"].size, len(TYPES)
+    n, types = ground["truth"].shape[:2]
     fills = rng.choice(N_ITEMS, (n, types, 2 * k), p=ground["popularity"]).tolist()
     hit = (rng.random(ground["truth"].shape) < strength).tolist()
     seen_by = (rng.random((n, types, HISTORY)) < 0.5).tolist()
@@ -303,3 +305,165 @@ def test_the_page_of_many_files_shows_the_flagged_first_and_at_most_its_limit(tm
     rows = re.findall(r"<th class='row' title='([^']*)'>", html)
     assert len(rows) == MAX_FILES and set(rows[:2]) == {many[-2].name, "copy.csv"}
     assert f"{len(many) - MAX_FILES:,} more files are not shown" in html
+
+
+# -- other competitions: H&M's customer_id,prediction, string ids kept as written ------------------------------------
+
+def write_hm(path, ground, rows, order=None, article=lambda item: f"0{108775000 + item}") -> str:
+    """An H&M-shape file: customer ids of 64 hex characters, article ids of 10 digits with a leading zero."""
+    import hashlib
+
+    customers = [hashlib.sha256(str(sid).encode()).hexdigest() for sid in ground["ids"].tolist()]
+    order = range(len(rows)) if order is None else order
+    path.write_text("customer_id,prediction\n" + "".join(f"{customers[i]},{' '.join(article(x) for x in rows[i])}\n" for i in order))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def hm_field(tmp_path_factory):
+    """10 independent H&M teams, two strong independent ones, team A's source and a perturbed copy of it in another
+    order of the rows (12 items per customer, H&M's K)."""
+    rng = np.random.default_rng(11)
+    folder = tmp_path_factory.mktemp("similar_hm")
+    ground = field(rng, 800, types=1)
+    files = {f"team{i}": write_hm(folder / f"team{i}.csv", ground, team_rows(rng, ground, float(s), 12))
+             for i, s in enumerate(np.linspace(0.1, 0.5, 10))}
+    for name in ("strong_x", "strong_y"):
+        files[name] = write_hm(folder / f"{name}.csv", ground, team_rows(rng, ground, 0.7, 12))
+    a_rows = team_rows(rng, ground, 0.4, 12)
+    files["source_a"] = write_hm(folder / "source_a.csv", ground, a_rows)
+    copy = [list(r) for r in a_rows]
+    for i in rng.choice(len(copy), len(copy) // 20, replace=False).tolist():
+        copy[i] = rng.choice(N_ITEMS, 12, replace=False).tolist()
+    files["copy"] = write_hm(folder / "copy.csv", ground, copy, rng.permutation(len(copy)))
+    return ground, files
+
+
+def test_an_hm_copy_is_flagged_and_the_independents_are_not(hm_field, capsys):
+    ground, files = hm_field
+    report = run_json(["similar", *files.values(), "--competition", "hm"], capsys)
+    assert report["competition"] == "hm" and report["k"] == 12
+    flagged = {frozenset((q["a"], q["b"])) for q in report["flagged"]}
+    assert flagged == {frozenset((files["source_a"], files["copy"]))}
+    copy = report["flagged"][0]
+    assert copy["rows_compared"] == ground["ids"].size and copy["identical"] == pytest.approx(0.95, abs=0.01)
+    assert all(re.fullmatch(r"[0-9a-f]{64}", e["session_type"]) and e["identical"] for e in copy["examples"])
+    assert report["files"][0]["rows"] == ground["ids"].size
+
+
+def test_hm_rows_are_keyed_by_customer_whatever_their_order(hm_field, tmp_path):
+    from scorer.analytics.similar_sketch import spec_of
+    from scorer.spec.competition import load_competition
+
+    ground, files = hm_field
+    lines = open(files["team3"]).read().splitlines()
+    shuffled = tmp_path / "shuffled.csv"
+    shuffled.write_text(lines[0] + "\r\n" + "\r\n".join(reversed(lines[1:])))
+    spec = spec_of(load_competition("hm"))
+    a, b = sketch_file(files["team3"], 256, 12, spec), sketch_file(shuffled, 256, 12, spec)
+    assert a.keys.size == 256 and a.present.shape == (256, 1)
+    for field_name in ("keys", "sessions", "present", "order", "mins", "ranks"):
+        assert np.array_equal(getattr(a, field_name), getattr(b, field_name)), field_name
+
+
+def test_string_ids_differing_by_leading_zeros_are_different_items(tmp_path, capsys):
+    """'0108775015' and '108775015' are different articles where ids are text (H&M): two files that differ only by
+    the leading zeros share no item; the same file twice is identical throughout."""
+    rng = np.random.default_rng(3)
+    ground = field(rng, 300, types=1)
+    rows = team_rows(rng, ground, 0.4, 12)
+    zeros = write_hm(tmp_path / "zeros.csv", ground, rows)
+    bare = write_hm(tmp_path / "bare.csv", ground, rows, article=lambda item: str(108775000 + item))
+    again = write_hm(tmp_path / "again.csv", ground, rows)
+    assert open(zeros).read().replace(",0", ",").replace(" 0", " ") == open(bare).read()
+    report = run_json(["similar", zeros, bare, again, "--competition", "hm"], capsys)
+    pairs = {frozenset((q["a"], q["b"])): q for q in report["flagged"] + report["most_similar_others"]}
+    apart = pairs[frozenset((zeros, bare))]
+    assert apart["rows_compared"] == 300 and apart["identical"] == 0 and apart["jaccard"] == 0
+    same = pairs[frozenset((zeros, again))]
+    assert same["identical"] == 1 and same["jaccard"] == 1
+
+
+def test_a_config_file_is_read_like_a_bundled_competition(hm_field, tmp_path, capsys):
+    from importlib import resources
+
+    ground, files = hm_field
+    config = tmp_path / "my_hm.toml"
+    config.write_text((resources.files("scorer.spec") / "configs" / "hm.toml").read_text().replace('name = "hm"', 'name = "my_hm"'))
+    report = run_json(["similar", files["source_a"], files["copy"], "--config", str(config), "--k", "5"], capsys)
+    assert report["competition"] == "my_hm" and report["k"] == 5
+    assert report["most_similar_others"][0]["identical"] == pytest.approx(0.95, abs=0.01)
+
+
+def test_a_header_of_another_competition_gets_validates_sentence(hm_field, tmp_path, capsys):
+    ground, files = hm_field
+    otto = write(tmp_path / "otto.csv", field(np.random.default_rng(1), 10), [[1, 2]] * 30)
+    sentence = "header is 'session_type,labels'; expected 'customer_id,prediction' (this looks like a `--competition otto` submission)"
+    assert main(["validate", otto, "--truth", str(FIXTURES / "hm" / "truth.csv"), "--competition", "hm"]) == 1
+    assert sentence in capsys.readouterr().out
+    assert main(["similar", files["team1"], otto, "--competition", "hm"]) == 1
+    assert capsys.readouterr().err.strip() == f"scorer: error: {otto} line 1: {sentence}"
+    assert main(["similar", files["team1"], files["team2"]]) == 1  # H&M files read as OTTO's (the default)
+    assert "expected 'session_type,labels' (this looks like a `--competition hm` submission)" in capsys.readouterr().err
+
+
+def test_a_competition_without_lists_is_refused_in_a_sentence(tmp_path, capsys):
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.csv").write_text("id,rating\nu1_i1,4.5\n")
+    assert main(["similar", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--competition", "ratings"]) == 2
+    err = capsys.readouterr().err
+    assert "scorer similar compares lists of items" in err and "Traceback" not in err
+
+
+def test_the_long_shape_reads_an_ids_rows_in_file_order(tmp_path, capsys):
+    """Airbnb's id,country: a user's list is its rows in the order of the file, wherever they are; the same lists with
+    the users' rows interleaved otherwise are identical, the same countries in another order are not (jaccard 1)."""
+    rng = np.random.default_rng(8)
+    countries = ["NDF", "US", "other", "FR", "IT", "GB", "ES", "CA", "DE", "NL", "AU", "PT"]
+    lists = {f"u{i:04d}": list(rng.choice(countries, 5, replace=False)) for i in range(400)}
+    rows = [(user, rank, c) for user, got in lists.items() for rank, c in enumerate(got)]
+
+    def write_long(name, rows):
+        (tmp_path / name).write_text("id,country\n" + "".join(f"{user},{c}\n" for user, _, c in rows))
+        return str(tmp_path / name)
+
+    by_user = write_long("by_user.csv", rows)
+    by_rank = write_long("by_rank.csv", sorted(rows, key=lambda row: (row[1], row[0])))  # every user's top, then 2nd ...
+    swapped = write_long("swapped.csv", [(u, r, lists[u][1 - r] if r < 2 else c) for u, r, c in rows])
+    report = run_json(["similar", by_user, by_rank, swapped, "--competition", "airbnb"], capsys)
+    pairs = {frozenset((q["a"], q["b"])): q for q in report["flagged"] + report["most_similar_others"]}
+    same = pairs[frozenset((by_user, by_rank))]
+    assert same["rows_compared"] == 400 and same["identical"] == 1 and same["rank_agreement"] == 1
+    moved = pairs[frozenset((by_user, swapped))]
+    assert moved["identical"] == 0 and moved["jaccard"] == 1 and 0.4 < moved["rank_agreement"] < 0.8
+    at1 = run_json(["similar", by_user, swapped, "--competition", "airbnb", "--k", "1"], capsys)["most_similar_others"][0]
+    assert at1["identical"] == 0 and at1["jaccard"] == 0  # the first country alone: always the other one
+    from dataclasses import replace
+
+    from scorer.analytics.similar_sketch import spec_of
+    from scorer.spec.competition import load_competition
+
+    long_spec = spec_of(load_competition("airbnb"))
+    as_list = tmp_path / "as_list.csv"  # the same lists written one line per user: the same sketch
+    as_list.write_text("id,country\n" + "".join(f"{user},{' '.join(got)}\n" for user, got in lists.items()))
+    a, b = sketch_file(by_rank, 64, 5, long_spec), sketch_file(as_list, 64, 5, replace(long_spec, long=False))
+    for field_name in ("keys", "sessions", "present", "order", "mins", "ranks"):
+        assert np.array_equal(getattr(a, field_name), getattr(b, field_name)), field_name
+
+
+def test_an_id_type_config_with_its_own_separator_and_types(tmp_path, capsys):
+    """The id pattern and types come from the config: '{session}:{type}' with a type longer than 8 bytes; a type of
+    another competition is refused in a sentence."""
+    config = tmp_path / "shop.toml"
+    config.write_text('name = "shop"\ntitle = "Shop"\n[submission]\nheader = ["session_type", "labels"]\n'
+                      'id_pattern = "{session}:{type}"\n[scoring]\ntypes = ["view", "bought_together"]\nweights = [0.5, 0.5]\n'
+                      'k = 3\nmetric = "recall@3"\n')
+    a, b, c = (tmp_path / f"{name}.csv" for name in "abc")
+    a.write_text("session_type,labels\n5:view,1 2 3\n5:bought_together,4\n6:view,7\n")
+    b.write_text("session_type,labels\n6:view,7\n5:bought_together,4\n5:view,1 2 9\n")
+    c.write_text("session_type,labels\n5_clicks,1 2 3\n")
+    q = run_json(["similar", str(a), str(b), "--config", str(config)], capsys)["most_similar_others"][0]
+    assert q["rows_compared"] == 3 and q["identical"] == pytest.approx(2 / 3)
+    assert {e["session_type"] for e in q["examples"] if e["identical"]} == {"5:bought_together", "6:view"}
+    assert main(["similar", str(a), str(c), "--config", str(config)]) == 1
+    assert "has no SESSION_TYPE, prefix with a type of view/bought_together" in capsys.readouterr().err

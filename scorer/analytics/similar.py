@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.analytics.similar_sketch import BASE, SLOTS, TYPES, Sketch
+from scorer.analytics.similar_sketch import BASE, SLOTS, Sketch
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 DEFAULT_Z = 5.0
@@ -33,9 +33,10 @@ class Aligned:
 
     def __init__(self, sketches: list[Sketch]):
         keys = np.unique(np.concatenate([s.keys for s in sketches]))[: max(s.keys.size for s in sketches)]
-        n, rows, t = len(sketches), keys.size, len(TYPES)
+        self.first = sketches[0]  # the competition's types and row names (one competition: every sketch has the same)
+        n, rows, t = len(sketches), keys.size, len(self.first.types)
         self.keys = keys
-        self.sessions = np.zeros(rows, np.int64)
+        self.sessions = np.zeros(rows, self.first.sessions.dtype)
         self.order = np.empty((n, rows * t), np.uint32)
         self.mins = np.empty((n, rows * t * SLOTS), np.uint32)
         self.ranks = np.empty((n, rows * t * SLOTS), np.uint32)
@@ -111,13 +112,13 @@ def robust_z(values: np.ndarray) -> tuple[np.ndarray, dict]:
 
 def examples(aligned: Aligned, a: int, b: int, limit: int = EXAMPLES) -> list[dict]:
     """Sessions that make a and b alike: rows with identical lists first, then rows with the most equal MinHash slots."""
-    t = len(TYPES)
+    t = len(aligned.first.types)
     both = (aligned.present[a] > 0) & (aligned.present[b] > 0)
     same = both & (aligned.order[a] == aligned.order[b])
     slots = (aligned.mins[a] == aligned.mins[b]).reshape(-1, SLOTS).sum(axis=1) * both
     score = same * (SLOTS + 1) + slots
     chosen = [r for r in np.argsort(-score, kind="stable")[:limit].tolist() if score[r] > 0]
-    return [{"session_type": f"{aligned.sessions[r // t]}_{TYPES[r % t]}", "identical": bool(same[r]),
+    return [{"session_type": aligned.first.row_name(aligned.sessions[r // t], r % t), "identical": bool(same[r]),
              "minhash_slots_equal": int(slots[r]), "slots": SLOTS} for r in chosen]
 
 
@@ -157,7 +158,8 @@ def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFA
 
     return {"files": [{"name": s.name, "team": t, "rows": s.rows, "sessions_sampled": int(s.keys.size)}
                       for s, t in zip(sketches, teams)],
-            "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS, "pairs": int(upper[0].size),
+            "types": list(aligned.first.types), "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS,
+            "pairs": int(upper[0].size),
             "threshold_z": z, "min_spread": MIN_SPREAD, "distribution": spread,
             "flagged": [pair(p) for p in flagged_at.tolist()], "most_similar_others": [pair(p) for p in others_at.tolist()],
             "matrix": {name: values[name] for name in ("identical", "jaccard")}}
@@ -172,7 +174,8 @@ def render_text(report: dict) -> str:
     """The flagged pairs (or the most similar ones), each with its measures, z and example sessions."""
     dist = report["distribution"]
     lines = [f"{len(report['files'])} submissions, {report['pairs']:,} pairs, compared on a sample of "
-             f"{report['sample']:,} sessions (first {report['k']} items of each row, {report['minhash_slots']} MinHash slots)",
+             f"{report['sample']:,} {'sessions' if len(report.get('types', ())) != 1 else 'ids'} (first {report['k']} items of "
+             f"each row, {report['minhash_slots']} MinHash slots)",
              "over all pairs: " + ", ".join(f"{name.replace('_', ' ')} median {_pct(d['median'])} (spread {_pct(d['spread'])})"
                                             for name, d in dist.items()), ""]
     flagged = report["flagged"]

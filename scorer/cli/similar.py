@@ -3,24 +3,27 @@ far above the distribution of all pairs are flagged, with the sessions that make
 
 from __future__ import annotations
 
-from scorer.cli.common import add_format, add_threads, output_path, print_board, whole_number
+from scorer.cli.common import add_competition, add_format, add_threads, output_path, print_board, whole_number
 
-USAGE = "scorer similar SUBMISSION SUBMISSION... [--teams FILE] [--k 20] [--format text|json] [--report PAGE.html]"
+USAGE = ("scorer similar SUBMISSION SUBMISSION... [--competition NAME | --config PATH] [--teams FILE] [--k K] "
+         "[--format text|json] [--report PAGE.html]")
 EXAMPLES = ("scorer similar final/*.csv --teams teams.csv",
-            "scorer similar final/*.csv --teams teams.csv --report similar.html --format json")
+            "scorer similar final/*.csv --teams teams.csv --report similar.html --format json",
+            "scorer similar hm_final/*.csv.gz --competition hm")
 HELP = "pairwise similarity of submissions (identical lists, Jaccard, rank agreement) to find solutions shared between teams"
 
 
 def add_arguments(parser) -> None:
     from scorer.analytics.similar import DEFAULT_Z
-    from scorer.analytics.similar_sketch import DEFAULT_K, DEFAULT_SAMPLE
+    from scorer.analytics.similar_sketch import DEFAULT_SAMPLE
 
-    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files (OTTO's session_type,labels "
-                        "CSV: plain, .gz or .zip), at least two")
+    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files of the competition (OTTO's "
+                        "session_type,labels, H&M's customer_id,prediction, Airbnb's id,country ... CSV: plain, .gz or .zip), at least two")
+    add_competition(parser)
     parser.add_argument("--teams", metavar="FILE", help="CSV with the columns file,team (others ignored): pairs of one team "
                         "are never flagged (default: every file is its own team)")
-    parser.add_argument("--k", type=whole_number(1, 1000, "K"), default=DEFAULT_K, help=f"compare the first K items of each "
-                        f"row (default {DEFAULT_K})")
+    parser.add_argument("--k", type=whole_number(1, 1000, "K"), default=None, help="compare the first K items of each "
+                        "row (default: the competition's K, the list it scores: OTTO's 20, H&M's 12)")
     parser.add_argument("--sample", type=whole_number(16, 1 << 20, "a number of sessions"), default=DEFAULT_SAMPLE, metavar="S",
                         help=f"sessions sampled per file, the same in every file (default {DEFAULT_SAMPLE})")
     parser.add_argument("--z", type=float, default=DEFAULT_Z, help=f"flag a pair this many spreads above the median of all "
@@ -35,10 +38,14 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_sketch import sketch_files
+    from scorer.analytics.similar_sketch import sketch_files, spec_of
     from scorer.analytics.similar_teams import read_teams, team_of
     from scorer.errors import UsageError
+    from scorer.spec.competition import load_competition
 
+    competition = load_competition(path=args.config) if args.config is not None else load_competition(args.competition)
+    spec = spec_of(competition)
+    k = args.k if args.k is not None else competition.k
     paths = list(dict.fromkeys(args.submissions))
     if len(paths) < 2:
         raise UsageError("give at least two different submission files to compare")
@@ -51,8 +58,8 @@ def run(args) -> int:
     if teams and all(name is None for name in names):
         raise UsageError(f"no submission is listed in the teams file {args.teams} (by its path or its file name)")
     names = [name if name is not None else path for name, path in zip(names, paths)]
-    sketches = sketch_files(paths, args.sample, args.k, args.threads)
-    report = similarity(sketches, names, args.k, args.z, args.top, args.threads)
+    sketches = sketch_files(paths, args.sample, k, args.threads, spec)
+    report = {"competition": competition.name, **similarity(sketches, names, k, args.z, args.top, args.threads)}
     if args.report:
         from scorer.analytics.similar_page import write_page
 

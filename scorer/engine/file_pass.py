@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.figures import SlotFigures
+from scorer.engine.header import BOM, INDEX_COLUMN, TAB_SEPARATED, header_problem, looks_like_row, swapped
+from scorer.engine.header import text as _text
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
 from scorer.engine.problems import Code, Report, report_missing_rows, report_repeated_rows, report_unknown_rows
@@ -26,13 +28,10 @@ from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, Lim
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
 from scorer.kernels import codes, door
-from scorer.spec.competition import Competition, other_competition_hint
+from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
-BOM = b"\xef\xbb\xbf"
-INDEX_COLUMN = "looks like a pandas index column: write with index=False"
 PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
-TAB_SEPARATED = "tab-separated? the fields must be separated by ','"
 PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
 SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
 
@@ -50,11 +49,6 @@ class PassResult:
     def slot_values(self) -> np.ndarray:
         """float64 (slots, metrics): every row figure (made on first use when derived)."""
         return self.figures.array()
-
-
-def _text(raw: bytes, limit: int = 60) -> str:
-    text = raw.decode("utf-8", "backslashreplace")
-    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def _shown(raw: bytes) -> str:
@@ -130,45 +124,21 @@ class Pass:
         if first.endswith(b"\r"):
             first = first[:-1]
             self.report.add(Code.CRLF, line=1, column=len(first) + 1)
-        fields = [part.strip().strip('"') for part in first.decode("utf-8", "replace").split(",")]
-        expected = ",".join(self.competition.header)
-        if fields == list(self.competition.header):
+        problem = header_problem(first, self.competition)
+        if problem is None:
             if b'"' in first:
                 quoted = first[first.index(b'"') : first.index(b'"', first.index(b'"') + 1) + 1] if first.count(b'"') > 1 else first
                 self.report.add(Code.QUOTED_FIELD, _text(quoted), line=1, column=first.index(b'"') + 1)
             return end + 1, 2
-        if self._looks_like_row(fields) or (fields[0].isdigit() and self._looks_like_row(fields[1:])):
-            hint = f" ({INDEX_COLUMN}, and header=True)" if not self._looks_like_row(fields) else ""
-            self.report.add(Code.BAD_HEADER, f"header missing: line 1 is a data row ({_text(first)}); expected the header {expected!r} first{hint}",
-                            line=1, column=1, **_context(first, 0, len(first)))
-            return offset, 1
-        self.report.add(Code.BAD_HEADER, f"header is {_text(first)}; expected {expected!r}{self._header_hint(fields, first)}", line=1, column=1,
-                        **_context(first, 0, len(first)))
-        return end + 1, 2
-
-    def _header_hint(self, fields: list[str], first: bytes) -> str:
-        """The likely cause of a wrong header: a pandas index column, columns swapped, tabs between the fields, or a
-        truth file given as the submission."""
-        header = list(self.competition.header)
-        if fields[1:] == header and fields[0] in ("", "Unnamed: 0", "index"):
-            return f" ({INDEX_COLUMN})"
-        if fields[::-1] == header:
-            return f" (the columns look swapped: {self._swapped()})"
-        if self._looks_like_row(fields[::-1]):
-            return f" (a data row with its columns swapped: {self._swapped()}, after the header)"
-        if b"\t" in first and [part.strip().strip('"') for part in first.decode("utf-8", "replace").split("\t")] == header:
-            return f" ({TAB_SEPARATED})"
-        if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
-            return " (this looks like a truth file, not a submission: arguments swapped?)"
-        return other_competition_hint(fields, self.competition)
+        sentence, missing = problem
+        self.report.add(Code.BAD_HEADER, sentence, line=1, column=1, **_context(first, 0, len(first)))
+        return (offset, 1) if missing else (end + 1, 2)
 
     def _swapped(self) -> str:
-        id_name, labels_name = self.competition.header
-        return f"write {id_name} first, then {labels_name}"
+        return swapped(self.competition)
 
     def _looks_like_row(self, fields: list[str]) -> bool:
-        pattern = re.escape(self.competition.id_pattern).replace(r"\{session\}", r"\d+").replace(r"\{type\}", r"\w+")
-        return len(fields) == 2 and re.fullmatch(pattern, fields[0]) is not None
+        return looks_like_row(fields, self.competition)
 
     def _row_hint(self, line: bytes) -> str:
         """The likely cause of a row with too many fields: a pandas index column or a Python list of items."""
