@@ -47,3 +47,12 @@ def test_the_command_runs_without_numba(tmp_path, command):
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["exit"] in (0, 1), done.stderr  # 1: the audit's or validate's findings, not a failure
     assert not {"numba", "llvmlite"} & set(found["loaded"]), f"{command} loaded {found['loaded']}"
+
+
+def test_building_the_command_line_loads_no_kernel():
+    """Every command's parser is built before main() can turn an error into a sentence: a parser that imports
+    scorer.kernels (numba's cache is prepared there, and may refuse) would show a traceback instead."""
+    code = ("import sys\nfrom scorer.cli.main import build_parser\nbuild_parser()\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('scorer.kernels', 'numba', 'llvmlite'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

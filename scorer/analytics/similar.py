@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from scorer.analytics.similar_defaults import DEFAULT_Z
 from scorer.analytics.similar_sketch import BASE, SLOTS, Sketch
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
-DEFAULT_Z = 5.0
 FEW_PAIRS = 10  # under this many pairs the text says the distribution is too small to call an outlier
 RANK_PAIRS = 2000  # pairs drawn for the distribution of rank agreement
 EXAMPLES = 5

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scorer.analytics.similar_defaults import DEFAULT_SAMPLE
 from scorer.errors import SubmissionError, UsageError
 from scorer.spec.competition import Competition, id_literals
 from scorer.wording import printable
 
 TYPES = ("clicks", "carts", "orders")  # OTTO's, the default competition's
 SLOTS = 4  # m, the MinHash functions per row
-DEFAULT_SAMPLE = 2048  # S, sessions kept per file
 DEFAULT_K = 20
 BASE = (1 << 32) - (1 << 20)  # tokens of real rows are below BASE; the 2^20 values above mark absent rows
 EMPTY = BASE - 1  # the tokens of an empty list

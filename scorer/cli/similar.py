@@ -14,8 +14,7 @@ HELP = "pairwise similarity of submissions (identical lists, Jaccard, rank agree
 
 
 def add_arguments(parser) -> None:
-    from scorer.analytics.similar import DEFAULT_Z
-    from scorer.analytics.similar_sketch import DEFAULT_SAMPLE
+    from scorer.analytics.similar_defaults import DEFAULT_SAMPLE, DEFAULT_Z
 
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files of the competition (OTTO's "
                         "session_type,labels, H&M's customer_id,prediction, Airbnb's id,country ... CSV: plain, .gz or .zip), at least two")
