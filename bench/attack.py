@@ -249,13 +249,15 @@ def planted_module(folder: Path) -> Run:
     """A module of our own, with its SHA-256 recorded as a build records it, at the path of the ahead-of-time
     kernels in a cache folder anyone can write to (a shared cache root): scoring must not import it, and must say so."""
     cache, marker = folder / "cache", folder / "imported"
-    env = child_env({"SCORER_CACHE_DIR": str(cache)})
-    path = Path(subprocess.run([sys.executable, "-c", "from scorer.engine import aot; print(aot.module_path())"],
-                               capture_output=True, text=True, env=env, check=True).stdout.strip())
+    # SCORER_AOT=cache: the score stage's module is looked for in the cache alone (the package's own would serve first)
+    env = child_env({"SCORER_CACHE_DIR": str(cache), "SCORER_AOT": "cache"})
+    path, init = subprocess.run([sys.executable, "-c", "from scorer.kernels import aot; print(aot.module_path('score')); print(aot.MODULE_NAME)"],
+                                capture_output=True, text=True, env=env, check=True).stdout.split()
+    path = Path(path)
     path.parent.mkdir(parents=True)
     path.parent.chmod(0o777)
     source = folder / "plant.c"
-    source.write_text(PLANT % path.name.split(".")[0].split("-")[0])
+    source.write_text(PLANT % init)  # the init symbol every stage module has: importable, were it loaded
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise RuntimeError("no C compiler to build the planted module")
@@ -263,7 +265,7 @@ def planted_module(folder: Path) -> Run:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n")
     run = strict(folder, OTTO_SUBMISSION, wanted=0)
-    run.env = {"SCORER_CACHE_DIR": str(cache), "SCORER_ATTACK_MARKER": str(marker)}
+    run.env = {"SCORER_CACHE_DIR": str(cache), "SCORER_AOT": "cache", "SCORER_ATTACK_MARKER": str(marker)}
     run.seconds = 30  # the JIT kernels load instead (numba's import and cache)
     run.check = lambda output: None if f"kernels in {path.parent} were not loaded" in output else "no word of the planted module"
     run.after = lambda: "the planted module was imported" if marker.exists() else None

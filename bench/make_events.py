@@ -53,7 +53,8 @@ def generate(out: Path, scale: float = 1.0, seed: int = 0, ts_unit: str = "ms", 
         import sys
 
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        from scorer.kernels.holdout import EVENT_BYTES, SESSION_BYTES, format_sessions
+        from scorer.kernels.holdout import format_sessions
+        from scorer.kernels.holdout_layout import EVENT_BYTES, SESSION_BYTES
 
         writer = _JsonlWriter(tmp, format_sessions, EVENT_BYTES, SESSION_BYTES)
     else:

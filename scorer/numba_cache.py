@@ -1,7 +1,7 @@
 """The folder numba caches the compiled kernels in, checked before numba loads anything from it.
 
 numba's cache of a kernel is an index (.nbi, a pickle) and data files (.nbc, machine code), loaded as they are:
-whoever can write the folder runs code in the scorer, as with a planted ahead-of-time module (scorer.engine.aot).
+whoever can write the folder runs code in the scorer, as with a planted ahead-of-time module (scorer.kernels.aot).
 prepare() runs when scorer.kernels is first imported, before numba is. It finds the folder numba will use for
 scorer/kernels (numba.core.caching's locators, in their order: $NUMBA_CACHE_DIR, else __pycache__ beside the
 kernels, else the user's cache folder; the first one it can write) and checks it: the folders are this user's

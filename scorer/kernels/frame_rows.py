@@ -11,7 +11,7 @@ plain call: inlined into this loop it slowed every row by a third (0.55 against 
 The hot indexes are cast to np.uint64: numba then leaves out its test for a negative index (0.34 against 0.27
 CPU-s at OTTO size).
 
-frame_rows is in the ahead-of-time module (scorer.engine.aot); scorer.engine.frame_pass gives it one set of argument types.
+frame_rows is in the ahead-of-time module (scorer.kernels.aot); scorer.engine.frame_pass gives it one set of argument types.
 
 Problem records are rows of `found`: (code, line, start, end, field). field 0 is the id (or session)
 column, 1 the type column, 2 the labels (or item) column; start/end are byte offsets of the bad part of an id
