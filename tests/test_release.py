@@ -90,3 +90,22 @@ def test_the_clean_room_says_what_it_lacks(tmp_path, capsys):
     assert "no platform wheel in" in capsys.readouterr().err
     assert cleanroom.main(["--dist", str(tmp_path), "--python", "3.99"]) == 2
     assert "no cp399 manylinux wheel in" in capsys.readouterr().err
+
+
+def test_the_clean_room_times_the_wheels_own_dependencies(tmp_path):
+    """The room's 'dependencies alone' installs what the wheel's METADATA requires, its extras left out."""
+    metadata = b"Metadata-Version: 2.4\nName: recsys-scorer\nRequires-Dist: numpy>=1.26\nRequires-Dist: pandas>=2.1\n" \
+               b"Provides-Extra: test\nRequires-Dist: pytest>=8; extra == \"test\"\n"
+    wheel = _zip(tmp_path / "recsys_scorer-0.2.0-cp311-cp311-manylinux_2_31_x86_64.whl",
+                 {"recsys_scorer-0.2.0.dist-info/METADATA": metadata})
+    assert _tool("cleanroom").dependencies_of(wheel) == ["numpy>=1.26", "pandas>=2.1"]
+
+
+def test_a_clean_room_that_stops_early_has_not_met_its_goals(tmp_path):
+    cleanroom = _tool("cleanroom")
+    room = cleanroom.Room("cp313 wheel", Path("python3"), tmp_path / "x.whl", goals=True, figures={"install": 9.0})
+    cleanroom.judge(room)
+    assert room.missed == ["first score not reached"]
+    room = cleanroom.Room("cp313 wheel", Path("python3"), tmp_path / "x.whl", goals=True, figures={"install": 16.0, "first score": 0.2})
+    cleanroom.judge(room)
+    assert room.missed == ["install 16.00 s > 15 s"]

@@ -14,7 +14,9 @@ to the system's commands less every C compiler (cc, gcc, c++, clang, ...); the r
 In each room, timed (wall seconds, the 1-minute load beside):
   1. install: `pip install --no-index --find-links WHEELHOUSE FILE`, the venv's own pip, no pip cache. The wheelhouse,
      build/wheelhouse/cpXY, holds the wheels of the dependencies, of the sdist's build requirements and of the tests; it
-     is filled from the package index by `pip download --only-binary :all:` before any room, outside the timing;
+     is filled from the package index by `pip download --only-binary :all:` before any room, outside the timing. For a
+     platform wheel, the same pip then installs the wheel's dependencies alone into a venv of their own, timed too: the
+     share of the install that is pip's work on numpy, pandas, pyarrow and numba, not the wheel's;
   2. the installed modules: every stage's ahead-of-time module (scorer.kernels.aot.prebuilt_paths) where the room
      expects them, none where it expects the pure package;
   3. the first and the second `scorer score otto_submission.csv --truth otto_truth.jsonl --format json` (copies of
@@ -141,15 +143,19 @@ def requirements(rooms: list[Room]) -> list[str]:
     wanted = list(TEST_REQUIREMENTS)
     wheel = next((room.file for room in rooms if room.file.suffix == ".whl"), None)
     if wheel is not None:
-        with zipfile.ZipFile(wheel) as archive:
-            metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
-        wanted += [line.split(":", 1)[1].strip() for line in metadata.splitlines()
-                   if line.startswith("Requires-Dist:") and "extra ==" not in line]
+        wanted += dependencies_of(wheel)
     import tomllib
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     wanted += pyproject["build-system"]["requires"] + pyproject["project"]["dependencies"]
     return list(dict.fromkeys(wanted))
+
+
+def dependencies_of(wheel: Path) -> list[str]:
+    """The wheel's own requirements (its METADATA's Requires-Dist, extras left out)."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    return [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
 
 
 def fill_wheelhouse(python: Path, folder: Path, wanted: list[str]) -> None:
@@ -222,8 +228,14 @@ def enter(room: Room, base: Path, wheelhouse: Path) -> None:
         raise Failed(f"{found} on the room's PATH, which should hold no C compiler")
 
     room.figures["load"] = os.getloadavg()[0]
-    room.figures["install"], _ = run(room, "install", [python, "-m", "pip", "install", "--no-index", "--find-links", str(wheelhouse),
-                                                       "--no-cache-dir", *room.pip_options, str(room.file)], env, work)
+    pip_install = ["-m", "pip", "install", "--no-index", "--find-links", str(wheelhouse), "--no-cache-dir", *room.pip_options]
+    room.figures["install"], _ = run(room, "install", [python, *pip_install, str(room.file)], env, work)
+    if room.goals:  # the same pip, in a venv of its own, installing the wheel's dependencies alone: the share that is not ours
+        alone = base / "dependencies-venv"
+        run(room, "python -m venv (dependencies alone)", [str(room.python), "-m", "venv", str(alone)], env, work)
+        room.figures["dependencies alone"], _ = run(room, "the dependencies alone",
+                                                    [str(alone / "bin" / "python"), *pip_install, *dependencies_of(room.file)], env, work)
+        shutil.rmtree(alone, ignore_errors=True)
     _, done = run(room, "the installed modules", [python, "-c", MODULES], env, work)
     modules = json.loads(done.stdout)
     missing, present = [stage for stage, paths in modules.items() if not paths], [stage for stage, paths in modules.items() if paths]
@@ -278,15 +290,21 @@ def enter(room: Room, base: Path, wheelhouse: Path) -> None:
         if not room.figures["tests run"]:
             room.failures.append("the subset collected no test")
 
+
+def judge(room: Room) -> None:
+    """The goals the room's figures missed; a step the room never reached counts as missed."""
     if room.goals:
         for step, goal in GOALS.items():
-            if room.figures[step] > goal:
+            if step not in room.figures:
+                room.missed.append(f"{step} not reached")
+            elif room.figures[step] > goal:
                 room.missed.append(f"{step} {room.figures[step]:.2f} s > {goal:g} s")
 
 
 def report(room: Room) -> str:
     figures = room.figures
-    parts = [f"{name} {figures[name]:.2f} s" for name in ("venv", "install", "first score", "second score", "tests") if name in figures]
+    parts = [f"{name} {figures[name]:.2f} s" for name in ("venv", "install", "dependencies alone", "first score", "second score", "tests")
+             if name in figures]
     if "tests run" in figures:
         parts.append(f"{figures['tests run']} tests, {figures['skipped']} skipped")
     if "load" in figures:
@@ -332,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         except Failed as error:
             room.failures.append(str(error))
         finally:
+            judge(room)
             if args.keep:
                 print(f"cleanroom: kept {base}")
             else:
