@@ -252,7 +252,8 @@ def test_the_attack_in_memory_climbs_the_plain_board_and_not_the_ladder():
 
 
 @pytest.mark.parametrize("name, text, message", [
-    ("t.csv", "file,team\na.csv,red\n", "header file,team,time"),
+    ("t.csv", "file,team\na.csv,red\n", "header naming the columns file,team,time once each"),
+    ("t.csv", "file,team,time,team\na.csv,red,1,blue\n", "header naming the columns file,team,time once each"),
     ("t.csv", "file,team,time\na.csv,red,yesterday\n", "line 2 has the time 'yesterday'"),
     ("t.csv", "file,team,time\na.csv,red,1\na.csv,blue,2\n", "line 3 names the file 'a.csv' again"),
     ("t.csv", "file,team,time\na.csv,,1\n", "team name that is empty"),

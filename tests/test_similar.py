@@ -167,11 +167,16 @@ def test_each_planted_copy_is_flagged_and_the_strong_independents_are_not(compet
     assert reranked["rank_agreement"] < copy["rank_agreement"] and reranked["jaccard"] > report["distribution"]["jaccard"]["median"]
 
 
-def test_pairs_of_one_team_are_not_flagged(competition, tmp_path, capsys):
+@pytest.mark.parametrize("teams_name", ["teams.csv", "teams.json"])
+def test_pairs_of_one_team_are_not_flagged(competition, tmp_path, capsys, teams_name):
+    """The teams file is the ladder's, CSV or JSON; its times, which `similar` does not need, may be left out."""
     folder, files = competition
-    teams = tmp_path / "teams.csv"
-    teams.write_text("file,team,time\n" + "".join(f"{name}.csv,{'cheaters' if name in ('source_a', 'renamed_reordered') else name},0\n"
-                                                   for name in files))
+    team = {name: "cheaters" if name in ("source_a", "renamed_reordered") else name for name in files}
+    teams = tmp_path / teams_name
+    if teams_name.endswith(".csv"):
+        teams.write_text("file,team,time\n" + "".join(f"{name}.csv,{team[name]},0\n" for name in files))
+    else:
+        teams.write_text(json.dumps({"submissions": [{"file": f"{name}.csv", "team": team[name]} for name in files]}))
     report = run_json(["similar", files["source_a"], files["renamed_reordered"], *(files[f"team{i}"] for i in range(6)),
                        "--teams", str(teams)], capsys)
     assert report["flagged"] == []

@@ -1,7 +1,9 @@
-"""The teams file of `scorer ladder`: which team made each submission file, and when. Read as the untrusted input it is.
+"""The teams file of `scorer ladder` and `scorer similar`: which team made each submission file, and (for the ladder)
+when. Read as the untrusted input it is.
 
-CSV (name ending in .csv): a header row with exactly the columns file, team and time (in any order), then one row per
-submission. JSON (.json): {"submissions": [{"file": ..., "team": ..., "time": ...}, ...]}.
+CSV (name ending in .csv): a header row naming the columns file and team, and time where the command needs it (in any
+order; other columns, such as a platform's export adds, are ignored), then one row per submission. JSON (.json):
+{"submissions": [{"file": ..., "team": ..., "time": ...}, ...]} ("time" optional where the command needs none).
 
   file  the submission as `scorer grade` was given it (a grade record's "file"), or its absolute path (its "path");
         without --results, the file scored (relative to the current folder); each file once
@@ -19,19 +21,21 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from scorer.errors import UsageError
 from scorer.handed_back import parsed, read_bytes
 from scorer.schema import ListOf, Number, OneOf, Record, Text
+from scorer.wording import printable
 
 MAX_BYTES = 64 << 20
 MAX_ROWS = 1_000_000
 MAX_TEAM = 256
 MAX_FILE = 4096
 LATEST = 1e11  # seconds since 1970: the year 5138
-COLUMNS = ("file", "team", "time")
+COLUMNS = ("file", "team", "time")  # the ladder's; `similar` needs the first two
 WHAT = "teams file"
 
 
@@ -39,27 +43,31 @@ WHAT = "teams file"
 class Entry:
     file: str
     team: str
-    time: float  # seconds since 1970, UTC
+    time: float  # seconds since 1970, UTC (0.0 where the file gives none and the command needs none)
     row: int  # its place in the file (from 1): the order of equal times
 
 
 TIME = OneOf("an ISO 8601 date and time or a number of seconds since 1970", Text(longest=64), Number(0, LATEST))
 ENTRY = Record({"file": Text(longest=MAX_FILE), "team": Text(longest=MAX_TEAM), "time": TIME})
 DOCUMENT = Record({"submissions": ListOf(ENTRY, longest=MAX_ROWS)})
+UNTIMED_DOCUMENT = Record({"submissions": ListOf(Record({"file": ENTRY.required["file"], "team": ENTRY.required["team"]}, {"time": TIME}),
+                                                 longest=MAX_ROWS)})
 
 
-def read_teams(path: str) -> list[Entry]:
-    """The entries of a teams file (CSV or JSON by its name), checked; UsageError naming the file and what is wrong."""
+def read_teams(path: str, times: bool = True) -> list[Entry]:
+    """The entries of a teams file (CSV or JSON by its name), checked; UsageError naming the file and what is wrong.
+    times=False: the file may leave the times out (`scorer similar` needs none)."""
     name = str(path).lower()
     if not name.endswith((".csv", ".json")):
         raise UsageError(f"the {WHAT} {path}: its name must end in .csv or .json (the two forms it may take)")
     if name.endswith(".csv"):
         try:
-            rows = _csv_rows(read_bytes(path, WHAT, MAX_BYTES).decode("utf-8-sig"), path)
+            rows = _csv_rows(read_bytes(path, WHAT, MAX_BYTES).decode("utf-8-sig"), path, COLUMNS if times else COLUMNS[:2])
         except UnicodeDecodeError:
             raise UsageError(f"the {WHAT} {path} is not UTF-8 text") from None
     else:
-        document = parsed(read_bytes(path, WHAT, MAX_BYTES), DOCUMENT, lambda detail: UsageError(f"the {WHAT} {path}{detail}"))
+        document = parsed(read_bytes(path, WHAT, MAX_BYTES), DOCUMENT if times else UNTIMED_DOCUMENT,
+                          lambda detail: UsageError(f"the {WHAT} {path}{detail}"))
         rows = [(f"submissions[{k}]", row) for k, row in enumerate(document["submissions"])]
     entries = [_entry(row, where, path, number) for number, (where, row) in enumerate(rows, 1)]
     seen: dict[str, str] = {}
@@ -73,15 +81,16 @@ def read_teams(path: str) -> list[Entry]:
     return entries
 
 
-def _csv_rows(text: str, path) -> list[tuple[str, dict]]:
+def _csv_rows(text: str, path, required: tuple[str, ...]) -> list[tuple[str, dict]]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     rows: list[tuple[str, dict]] = []
     try:
         header = next(reader, None)
-        if header is None or sorted(h.strip() for h in header) != sorted(COLUMNS):
-            shown = ",".join(header or [])[:80]
-            raise UsageError(f"the {WHAT} {path}: its first line must be the header file,team,time (in any order), not {shown!r}")
-        names = [h.strip() for h in header]
+        names = [h.strip().lower() for h in header or []]
+        if not set(required) <= set(names) or len(set(names)) != len(names):
+            shown = printable(",".join(header or [])[:80])
+            raise UsageError(f"the {WHAT} {path}: its first line must be a header naming the columns {','.join(required)} once each "
+                             f"(in any order; others are ignored), not {shown!r}")
         for values in reader:
             line = f"line {reader.line_num}"
             if not values or values == [""]:
@@ -91,7 +100,7 @@ def _csv_rows(text: str, path) -> list[tuple[str, dict]]:
             if len(rows) == MAX_ROWS:
                 raise UsageError(f"the {WHAT} {path} names over {MAX_ROWS:,} submissions")
             row = dict(zip(names, values))
-            rows.append((line, {**row, "time": _csv_time(row["time"])}))
+            rows.append((line, {**row, "time": _csv_time(row["time"])} if "time" in row else row))
     except csv.Error as error:
         raise UsageError(f"the {WHAT} {path}: line {reader.line_num} is not CSV ({error})") from None
     return rows
@@ -111,7 +120,7 @@ def _entry(row: dict, where: str, path, number: int) -> Entry:
         raise UsageError(f"the {WHAT} {path}: {where} has no file name (or one of over {MAX_FILE:,} characters)")
     if not team or len(team) > MAX_TEAM or not team.isprintable():
         raise UsageError(f"the {WHAT} {path}: {where} has a team name that is empty, over {MAX_TEAM} characters or not printable")
-    return Entry(file, team, _seconds(row["time"], where, path), number)
+    return Entry(file, team, _seconds(row["time"], where, path) if "time" in row else 0.0, number)
 
 
 def _seconds(value, where: str, path) -> float:
@@ -137,3 +146,9 @@ def by_team(entries: list[Entry]) -> dict[str, list[Entry]]:
     for entry in entries:
         teams.setdefault(entry.team, []).append(entry)
     return {team: sorted(found, key=lambda e: (e.time, e.row)) for team, found in teams.items()}
+
+
+def team_of(path: str, teams: dict[str, str]) -> str | None:
+    """The team of a submission path ({file: team} of the entries): its entry as given, else by its base name; None when
+    it is not listed."""
+    return teams.get(path) or teams.get(os.path.normpath(path)) or teams.get(os.path.basename(path))

@@ -19,7 +19,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files of the competition (OTTO's "
                         "session_type,labels, H&M's customer_id,prediction, Airbnb's id,country ... CSV: plain, .gz or .zip), at least two")
     add_competition(parser)
-    parser.add_argument("--teams", metavar="FILE", help="CSV with the columns file,team (others ignored): pairs of one team "
+    parser.add_argument("--teams", metavar="FILE", help="the teams file (as `scorer ladder` reads it; times optional): CSV with the columns file,team (others ignored) or JSON: pairs of one team "
                         "are never flagged (default: every file is its own team)")
     parser.add_argument("--k", type=whole_number(1, 1000, "K"), default=None, help="compare the first K items of each "
                         "row (default: the competition's K, the list it scores: OTTO's 20, H&M's 12)")
@@ -38,7 +38,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from scorer.analytics.similar import similarity
     from scorer.analytics.similar_sketch import sketch_files, spec_of
-    from scorer.analytics.similar_teams import read_teams, team_of
+    from scorer.analytics.teams_file import read_teams, team_of
     from scorer.errors import UsageError
     from scorer.spec.competition import load_competition
 
@@ -52,7 +52,7 @@ def run(args) -> int:
         raise UsageError(f"--z {args.z}: give a positive number of spreads")
     if args.report:
         output_path(args.report, "--report", (".html", ".htm"))
-    teams = read_teams(args.teams) if args.teams else {}
+    teams = {entry.file: entry.team for entry in read_teams(args.teams, times=False)} if args.teams else {}
     names = [team_of(path, teams) for path in paths]
     if teams and all(name is None for name in names):
         raise UsageError(f"no submission is listed in the teams file {args.teams} (by its path or its file name)")
