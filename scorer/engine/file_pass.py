@@ -300,6 +300,7 @@ class Pass:
     def _finish(self) -> PassResult:
         report = self.report
         self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
+        self.kernel.spare.clear()  # the merged rows' arrays, kept for the next block: none comes, they go before the totals
         repeats = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()  # slot, line, previous line
         report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
                              self.n_duplicates)
