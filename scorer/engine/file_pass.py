@@ -337,7 +337,8 @@ class Pass:
 def check_line_count(last_line: int) -> None:
     """Refuse a submission whose line numbers pass what slot_line holds (MAX_LINES), before one is stored."""
     if last_line > MAX_LINES:
-        raise LimitExceeded(Code.FILE_TOO_LARGE, f"the file has more than {MAX_LINES:,} lines, the most this scorer numbers")
+        raise LimitExceeded(Code.FILE_TOO_LARGE, f"the submission has more than {MAX_LINES:,} lines (a frame's: rows), the most "
+                                                 "this scorer numbers")
 
 
 def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=None) -> RowKernel:
