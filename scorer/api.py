@@ -160,12 +160,7 @@ def _result(competition: Competition, truth: Truth, report: Report, outcome, sub
     truth_sessions = {}
     weighted = 0.0
     for t, type_name in enumerate(competition.types):
-        metrics[type_name] = {}
-        type_sizes = truth.type_sizes(t)
-        truth_sessions[type_name] = int(np.count_nonzero(type_sizes))
-        for j, metric in enumerate(competition.metrics):
-            value = _aggregate(metric, outcome, t, j, len(competition.types), type_sizes) if outcome else float("nan")
-            metrics[type_name][str(metric)] = None if np.isnan(value) else value
+        metrics[type_name], truth_sessions[type_name] = _type_metrics(competition, truth, outcome, t)
         scored = metrics[type_name][str(competition.metric)]
         weighted += competition.weights[t] * (scored or 0.0)
     give_score = outcome is not None and not report.fatal and not (strict and report.has_errors())
@@ -177,6 +172,17 @@ def _result(competition: Competition, truth: Truth, report: Report, outcome, sub
         truth_sessions=truth_sessions, outcome=outcome, truth=truth,
         seconds=seconds,
     )
+
+
+def _type_metrics(competition: Competition, truth: Truth, outcome, t: int) -> tuple[dict[str, float | None], int]:
+    """Every metric of type t (None where it is undefined) and the sessions with truth of that type. Its |truth| per
+    session (an int64 per session) goes with the call: one type's at a time is held."""
+    type_sizes = truth.type_sizes(t)
+    metrics: dict[str, float | None] = {}
+    for j, metric in enumerate(competition.metrics):
+        value = _aggregate(metric, outcome, t, j, len(competition.types), type_sizes) if outcome else float("nan")
+        metrics[str(metric)] = None if np.isnan(value) else value
+    return metrics, int(np.count_nonzero(type_sizes))
 
 
 def result_from(competition: Competition, truth: Truth, report: Report, outcome, submission: str, strict: bool,

@@ -156,6 +156,22 @@ def test_repeated_and_unknown_rows_speak_of_rows(tmp_path):
     assert result.report.counts["S011"] == 5  # 2 sessions x 3 types, one row counts
 
 
+@pytest.mark.parametrize("form", ["lists", "text"])
+def test_a_frame_of_more_rows_than_slot_line_holds_is_refused(tmp_path, monkeypatch, form):
+    """slot_line is int32: a frame whose row numbers pass it is refused (SubmissionError), never numbered wrong."""
+    from scorer.engine import file_pass
+    from scorer.errors import SubmissionError
+
+    (tmp_path / "t.jsonl").write_text(truth_lines({1: {"carts": [5]}}))
+    labels = [[5], [6], [7], [8]] if form == "lists" else ["5", "6", "7", "8"]
+    frame = pa.table({"session_type": ["1_carts", "1_clicks", "1_orders", "1_carts"], "labels": labels})
+    monkeypatch.setattr(file_pass, "MAX_LINES", 3)
+    with pytest.raises(SubmissionError, match="more than 3 lines"):
+        scorer.score(frame, tmp_path / "t.jsonl")
+    monkeypatch.setattr(file_pass, "MAX_LINES", 5)
+    assert scorer.score(frame, tmp_path / "t.jsonl").counts["rows_duplicate"] == 1
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases(), ranked=st.booleans(), seed=st.integers(0, 2**31))
 def test_long_form_scores_as_its_grouped_csv(tmp_path, case, ranked, seed):

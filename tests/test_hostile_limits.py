@@ -411,3 +411,21 @@ def test_a_text_frame_scores_as_its_file(tmp_path):
                              + "\n" for s in range(0, 70_000, 3)))
     from_file, from_frame = score(path, truth), score(table, truth, threads=2)
     assert from_frame.score == from_file.score > 0 and from_frame.counts == from_file.counts
+
+
+# -- line numbers: slot_line is int32 -----------------------------------------------------------------------------
+@pytest.mark.parametrize("max_lines, refused", [(6, True), (7, False)])
+def test_a_file_of_more_lines_than_slot_line_holds_is_refused_not_misnumbered(files, monkeypatch, max_lines, refused):
+    from scorer.api import score
+    from scorer.engine import file_pass
+    from scorer.engine.problems import Code
+
+    monkeypatch.setattr(file_pass, "MAX_LINES", max_lines)  # the header and 6 rows: 7 lines
+    submission, truth = files(TRUTH, full_rows(TRUTH))
+    result = score(submission, truth)
+    assert (result.score is None) == refused
+    assert (Code.FILE_TOO_LARGE.code in result.report.counts) == refused
+    if refused:
+        assert f"more than {max_lines:,} lines" in json.dumps(result.report.kept[Code.FILE_TOO_LARGE.code], default=str)
+    else:
+        assert int(result.slot_line.max()) == 7

@@ -77,6 +77,20 @@ def test_mapped_blocks_hold_whole_lines_and_cover_the_file(tmp_path, monkeypatch
         assert sum(len(piece) for piece, block in zip(data, blocks) if block in mapped) >= len(LINES) - tail - 6010  # all but the tail
 
 
+def test_a_plain_files_tail_is_read_into_buffers_of_its_size_not_a_blocks(tmp_path, monkeypatch):
+    """The bytes after the mapped blocks (about MAPPED_TAIL) go into buffers of what is left of the file: bytearray
+    writes every byte of a new buffer, and a block-sized one was 8 MiB of resident memory at the pass's end."""
+    from scorer.engine import reader
+
+    monkeypatch.setattr(reader, "MAPPED_TAIL", 100)
+    path = tmp_path / "s.csv"
+    path.write_bytes(LINES)
+    blocks = list(BlockReader(path, block_bytes=1 << 22))
+    read = [block for block in blocks if isinstance(block.buffer, bytearray)]
+    assert b"".join(bytes(block.data) for block in blocks) == LINES
+    assert read and all(len(block.buffer) <= 6100 + reader.HEAD_BYTES + reader.SLACK for block in read)  # the tail: a line or two
+
+
 @pytest.mark.parametrize("fixture", sorted(p.name for p in (FIXTURES / "bad").glob("S0*.csv")) + ["otto_submission.csv"])
 def test_mapped_and_read_blocks_give_the_same_result(monkeypatch, fixture):
     """Every bad fixture (and the good one) gives the same figures and problems, mapped (all but 8 bytes) or read."""

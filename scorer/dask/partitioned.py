@@ -21,6 +21,7 @@ from scorer.engine.figures import SlotFigures
 from scorer.engine.file_pass import SHOWN_IDS, PassResult
 from scorer.engine.problems import Code, Report, report_missing_rows, report_repeated_rows
 from scorer.engine.reader import Deadline, LimitExceeded
+from scorer.kernels.rows import LINE_DTYPE
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
@@ -36,7 +37,7 @@ class Partial:
     rows_duplicate: int = 0  # repeated within the part
     rows_with_errors: int = 0  # read with an error (they score 0)
     slots: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    lines: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # line within the part
+    lines: np.ndarray = field(default_factory=lambda: np.empty(0, LINE_DTYPE))  # line within the part
     values: np.ndarray | None = None  # (rows, metrics)
     hits: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     seconds: float = 0.0
@@ -110,7 +111,7 @@ def reduce(partials: list[Partial], competition: Competition, truth: Truth, stri
 
     n_types = len(competition.types)
     n_slots = truth.n_sessions * n_types
-    slot_line = np.zeros(n_slots, np.int64)
+    slot_line = np.zeros(n_slots, LINE_DTYPE)
     stored = any(part.values is not None for part in partials)
     slot_values = np.zeros((n_slots, len(competition.metrics) if stored else 0), np.float64)
     slot_hits = np.zeros(n_slots, np.int64)

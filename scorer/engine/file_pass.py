@@ -28,17 +28,19 @@ from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, Lim
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
 from scorer.kernels import codes, door
+from scorer.kernels.rows import LINE_DTYPE
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
 PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
 PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
 SHOWN_IDS = 5  # ids quoted in the missing / unknown messages
+MAX_LINES = int(np.iinfo(LINE_DTYPE).max)  # the last line number slot_line holds: a file of more lines is refused
 
 
 @dataclass
 class PassResult:
-    slot_line: np.ndarray  # int64 per slot: line of the row that counts, 0 if none
+    slot_line: np.ndarray  # int32 per slot: line of the row that counts, 0 if none
     figures: SlotFigures  # per slot and metric: the row figure (stored, or derived from slot_hits)
     slot_hits: np.ndarray  # int64 per slot: bit r set when the item at 0-based rank r (< 63) is a hit
     counts: dict = field(default_factory=dict)
@@ -85,7 +87,7 @@ class Pass:
         self.row_keys = RowKeys(len(competition.types))
         self.kernel = kernel_for(competition, truth, report.max_per_code, items)
         n_slots = truth.n_sessions * len(competition.types)
-        self.slot_line = np.zeros(n_slots, np.int64)
+        self.slot_line = np.zeros(n_slots, LINE_DTYPE)
         self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
         self.slot_hits = np.zeros(n_slots, np.int64)
         self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line
@@ -195,6 +197,8 @@ class Pass:
         rows of unknown sessions noted)."""
         merge_rows = door.kernel("merge_rows")
         for row_ints, row_values, n_rows in chunks:
+            if n_rows:
+                check_line_count(int(row_ints[n_rows - 1, 3]) + line_offset)  # rows come in line order: the last is the highest
             self.rows_read += n_rows
             if self.keep_row_keys:
                 self.row_keys.add(row_ints[:n_rows, 1], row_ints[:n_rows, 2], row_ints[:n_rows, 3], line_offset)
@@ -202,6 +206,7 @@ class Pass:
                                                            self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
 
     def _absorb(self, parsed: Parsed, line_offset: int) -> None:
+        check_line_count(line_offset + parsed.last_line)
         self._merge(parsed.chunks, line_offset)
         self.kernel.absorb(parsed, line_offset)
         kept = np.zeros(codes.N_CODES, np.int64)
@@ -295,6 +300,7 @@ class Pass:
     def _finish(self) -> PassResult:
         report = self.report
         self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
+        self.kernel.spare.clear()  # the merged rows' arrays, kept for the next block: none comes, they go before the totals
         repeats = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()  # slot, line, previous line
         report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
                              self.n_duplicates)
@@ -326,6 +332,13 @@ class Pass:
         if any(metric.sums_suffice for metric in self.competition.metrics):  # the totals will ask for them
             figures.start_sums(len(self.competition.types))  # under way while the caller reads the truth's sizes
         return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures())
+
+
+def check_line_count(last_line: int) -> None:
+    """Refuse a submission whose line numbers pass what slot_line holds (MAX_LINES), before one is stored."""
+    if last_line > MAX_LINES:
+        raise LimitExceeded(Code.FILE_TOO_LARGE, f"the submission has more than {MAX_LINES:,} lines (a frame's: rows), the most "
+                                                 "this scorer numbers")
 
 
 def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=None) -> RowKernel:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.kernels import codes
-from scorer.kernels.rows import frozen  # an input callers may hand over read-only (Arrow's buffers): the signature takes both
+from scorer.kernels.rows import (
+    LINE_DTYPE,  # slot_line's type
+    frozen,  # an input callers may hand over read-only (Arrow's buffers): the signature takes both
+)
 
 # the examples' sizes: any, small
 _ROWS, _SLOTS = 4, 8
@@ -54,7 +57,7 @@ def _score() -> dict[str, tuple]:
     return {
         "parse_block": (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, NO_SIDE, kernel.limits, scratch_for(kernel.kmax),
                         row_ints, row_values, counts, found, 0),
-        "merge_rows": (row_ints, row_values, 0, 0, slots, np.zeros((_SLOTS, 0)), slots, found, 0, found, 0),
+        "merge_rows": (row_ints, row_values, 0, 0, np.zeros(_SLOTS, LINE_DTYPE), np.zeros((_SLOTS, 0)), slots, found, 0, found, 0),
         "figure_sums": (*strided, *metric, new_accumulators(len(figures.kinds))),
         "figures_from_hits": (*strided, *metric, np.empty((_SLOTS, 1), np.float64)),
         "frame_rows": _frame_rows(kernel, counts, found),
@@ -98,7 +101,7 @@ def _strings() -> dict[str, tuple]:
     block = frozen(np.zeros(16, np.uint8))
     row_ints, row_values = kernel.rows()
     n_slots = names.size
-    slot_line, slot_values, slot_hits = np.zeros(n_slots, np.int64), np.zeros((n_slots, kernel.stored_metrics)), np.zeros(n_slots, np.int64)
+    slot_line, slot_values, slot_hits = np.zeros(n_slots, LINE_DTYPE), np.zeros((n_slots, kernel.stored_metrics)), np.zeros(n_slots, np.int64)
     kept = np.zeros(kernel.max_per_code, np.int64)
     figures = (kernel.truth, kernel.metric, kernel.covered, slot_line, slot_values, slot_hits, kept, kept)
     slots, lines, codes64 = np.zeros(_ROWS, np.int64), np.zeros(_ROWS, np.int32), np.zeros(_ROWS, np.int64)

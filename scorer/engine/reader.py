@@ -367,12 +367,21 @@ class BlockReader:
             pos = base + cut
         self.bytes_read = pos
 
-    def _buffer(self, size: int) -> bytearray:
+    def _buffer(self, size: int, tail: bool = False) -> bytearray:
+        """A buffer of at least `size` bytes: a released one, else a new one (every byte of it written: bytearray
+        zeroes it), of a whole block and a carried line so that it serves again, or of just `size` for a plain
+        file's tail (the last buffers its reading makes)."""
         while self._free:
             buffer = self._free.pop()
             if len(buffer) >= size:
                 return buffer
-        return bytearray(max(size, self.block_bytes + 65536 + SLACK))
+        return bytearray(size if tail else max(size, self.block_bytes + 65536 + SLACK))
+
+    def _read_bytes(self, tail: bool) -> int:
+        """How much one buffer reads: a block; of a plain file's tail after its mapped blocks, no more than what is
+        left of it by its size (and HEAD_BYTES more, should it have grown), so that no block-sized buffer is zeroed
+        for about MAPPED_TAIL bytes."""
+        return min(self.block_bytes, max(0, self.file_bytes - self.bytes_read) + HEAD_BYTES) if tail else self.block_bytes
 
     def _fill(self, stream, view: memoryview) -> int:
         """Read into `view` until it is full or the stream ends, CHUNK_BYTES at a time, checking the deadline;
@@ -402,9 +411,10 @@ class BlockReader:
         carry = b""
         plain = self.compression == "plain"
         while True:
-            buf = self._buffer(len(carry) + self.block_bytes + SLACK)
+            read = self._read_bytes(tail=head_checked)
+            buf = self._buffer(len(carry) + read + SLACK, tail=head_checked)
             buf[: len(carry)] = carry
-            got = self._fill(stream, memoryview(buf)[len(carry) : len(carry) + self.block_bytes])
+            got = self._fill(stream, memoryview(buf)[len(carry) : len(carry) + read])
             if self.bytes_read > self.max_decompressed_bytes:
                 raise LimitExceeded(Code.DECOMPRESSED_TOO_LARGE, f"the {'decompressed ' if not plain else ''}content is over the limit of "
                                         f"{self.max_decompressed_bytes:,} bytes: reading stopped after {self.bytes_read:,} bytes")

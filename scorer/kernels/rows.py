@@ -8,6 +8,7 @@ import numpy as np
 SLACK = 8  # readable bytes the caller leaves after the data, for 8-byte loads: zeros, or in a mapped block the next line's
 # (scorer.engine.reader: its data end with a newline there, so no number runs on into them)
 ROWS_PER_CALL = 1 << 16  # rows one kernel call writes before it returns for fresh arrays
+LINE_DTYPE = np.int32  # the per-slot line numbers (slot_line): a file of more lines is refused (scorer.engine.file_pass)
 NULL_SESSION = -1  # frame_rows: the session column's codes for a row without a usable session (precomputed forms)
 NEGATIVE_SESSION = -2
 

@@ -107,13 +107,18 @@ class Recall(RowRatio):
     def denominators(metric, sizes: np.ndarray) -> np.ndarray:
         return np.minimum(sizes, metric.k) if metric.option("denominator") == "min" else sizes
 
+    @classmethod
+    def denominator_sum(cls, metric, sizes: np.ndarray, piece: int = 1 << 16) -> int:
+        """Σ of the denominators (integers: the sum is exact), a piece of the rows at a time: no array of them all."""
+        return sum(int(cls.denominators(metric, sizes[start : start + piece]).sum()) for start in range(0, len(sizes), piece))
+
     def sums_suffice(self, metric) -> bool:
         return metric.option("average") == "micro"
 
     def from_sum(self, metric, total, sizes):
         if rows_counted(metric, sizes) == 0:
             return NAN
-        denominator = int(self.denominators(metric, sizes).sum())  # integers: the sum is exact
+        denominator = self.denominator_sum(metric, sizes)
         return total / denominator if denominator > 0 else NAN
 
     def row_mean(self, metric, values, sizes, n):
