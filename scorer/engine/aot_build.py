@@ -141,7 +141,7 @@ def _shares(stages: list[str], workers: int) -> list[list[str]]:
 def worker(out: str, *stages: str) -> None:
     """A worker process: compile each stage into out/<stage>, or say why not in out/<stage>.failed."""
     for stage in stages:
-        outcome = _compiled_or_error(stage)
+        outcome = _compiled_or_error(stage, throwaway=True)
         name = stage if isinstance(outcome, bytes) else stage + ".failed"
         (Path(out) / name).write_bytes(outcome if isinstance(outcome, bytes) else outcome.encode())
 
@@ -153,8 +153,8 @@ def _outcome(out: Path, stage: str) -> bytes | str:
     return failed.read_text(encoding="utf-8") if failed.is_file() else "its compiler process stopped without a word"
 
 
-def _compiled_or_error(stage: str) -> bytes | str:
+def _compiled_or_error(stage: str, throwaway: bool = False) -> bytes | str:
     try:
-        return compile_stage(stage)
+        return compile_stage(stage, throwaway=throwaway)
     except Exception as error:  # handed back to the parent, which says why the stage was not built
         return one_line(error)

@@ -4,7 +4,9 @@ What this module does is part of the modules' key (scorer.kernels.aot.BUILD_SOUR
 
 from __future__ import annotations
 
+import sys
 import tempfile
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from scorer.kernels import aot
@@ -20,8 +22,10 @@ def signatures(stage: str) -> dict[str, tuple]:
     return {name: tuple(typeof(argument) for argument in arguments) for name, arguments in examples(stage).items()}
 
 
-def compile_stage(stage: str) -> bytes:
-    """Compile one stage's module with pycc in a temporary folder of its own; its bytes."""
+def compile_stage(stage: str, *, throwaway: bool = False) -> bytes:
+    """Compile one stage's module with pycc in a temporary folder of its own; its bytes. throwaway: this process exits
+    after its compiles (a build's worker), so the njit helpers the kernels call are compiled for linking only
+    (_helpers_for_linking_only)."""
     import warnings
 
     with warnings.catch_warnings():
@@ -50,11 +54,47 @@ def compile_stage(stage: str) -> bytes:
         plain = pycc_compiler.Flags
         pycc_compiler.Flags = ReleasingFlags
         try:
-            cc.compile()
+            with _helpers_for_linking_only() if throwaway else nullcontext():
+                cc.compile()
         finally:
             pycc_compiler.Flags = plain
         (built,) = Path(work).glob(f"{aot.MODULE_NAME}*")
         return built.read_bytes()
+
+
+@contextmanager
+def _helpers_for_linking_only():
+    """pycc links the IR of the njit helpers the exported kernels call (numba's JIT compiles them, as it types the calls)
+    into the module, and optimizes that whole; so in a process that only compiles, the helpers need no machine code of
+    their own and none of the wrappers that call them from Python or C (pycc compiles the exports so: no_cpython_wrapper,
+    no_cfunc_wrapper). Numba's JIT code library is made to emit no machine code, and each kernels module's dispatcher
+    compiles without wrappers and without its on-disk cache (an overload without its Python wrapper must not be written
+    there); the compiled module is the same. Their overloads cannot be called from Python after this: only for a
+    process that exits after its compiles (throwaway)."""
+    from numba.core.caching import NullCache
+    from numba.core.codegen import JITCodeLibrary
+    from numba.core.registry import CPUDispatcher
+
+    dispatchers = {id(value): value for name, module in list(sys.modules.items()) if name.startswith("scorer.kernels.")
+                   for value in vars(module).values() if isinstance(value, CPUDispatcher)}.values()
+    saved = [(dispatcher, dict(dispatcher.targetoptions), dispatcher._cache) for dispatcher in dispatchers]
+    finalize = JITCodeLibrary._finalize_specific
+
+    def no_machine_code(library):
+        library._codegen._scan_and_fix_unresolved_refs(library._final_module)  # as numba's, without finalize_object
+
+    JITCodeLibrary._finalize_specific = no_machine_code
+    for dispatcher, _, _ in saved:
+        dispatcher.targetoptions.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)  # the dict its compiler reads
+        dispatcher._cache = NullCache()
+    try:
+        yield
+    finally:
+        JITCodeLibrary._finalize_specific = finalize
+        for dispatcher, options, cache in saved:
+            dispatcher.targetoptions.clear()
+            dispatcher.targetoptions.update(options)
+            dispatcher._cache = cache
 
 
 _runtime_objects: list[str] = []
