@@ -4,8 +4,10 @@ What this module does is part of the modules' key (scorer.kernels.aot.BUILD_SOUR
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
+import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -98,11 +100,45 @@ def _helpers_for_linking_only():
 
 
 _runtime_objects: list[str] = []
+_runtime_shared_in: list[Path] = []  # a build's folder where its first worker compiles the C runtime for all (share_runtime)
+RUNTIME_LIST = "runtime-objects"  # in that folder: the objects' paths, one a line, written once they are all there
+RUNTIME_WAIT = 300.0  # seconds a worker waits for them at its first link, before it compiles its own
+
+
+def share_runtime(folder: Path, compile_it: bool) -> None:
+    """A build's workers compile pycc's C runtime once between them: the one with compile_it compiles it into folder now,
+    before its stages (the list empty if that failed); the others take it from there when they link their first module
+    (waiting for the list; they compile their own if it is empty or late)."""
+    if not compile_it:
+        _runtime_shared_in[:] = [folder]
+        return
+    objects: list[str] = []
+    try:
+        objects = _compiler()(aot.MODULE_NAME).compile_runtime(str(folder))
+        _runtime_objects[:] = objects
+    except Exception:  # no compiler, say: each stage's compile says why
+        pass
+    finally:
+        temporary = folder / f".{RUNTIME_LIST}.tmp"
+        temporary.write_text("".join(f"{path}\n" for path in objects), encoding="utf-8")
+        os.replace(temporary, folder / RUNTIME_LIST)
+
+
+def _shared_runtime() -> list[str]:
+    """The runtime's objects another worker of this build compiled (share_runtime), or [] (none shared, failed, late)."""
+    if not _runtime_shared_in:
+        return []
+    listed = _runtime_shared_in[0] / RUNTIME_LIST
+    deadline = time.monotonic() + RUNTIME_WAIT
+    while not listed.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    objects = listed.read_text(encoding="utf-8").splitlines() if listed.exists() else []
+    return objects if objects and all(Path(path).is_file() for path in objects) else []
 
 
 def _compiler():
-    """pycc's CC, compiling its C runtime (the same for every stage: the modules share one name) once per process,
-    without debug information."""
+    """pycc's CC, compiling its C runtime (the same for every stage: the modules share one name) once per process, or
+    once per build (share_runtime), without debug information."""
     import atexit
     import shutil
 
@@ -111,11 +147,17 @@ def _compiler():
     class OneRuntime(CC):
         def _compile_mixins(self, build_dir):
             if not _runtime_objects:
-                folder = tempfile.mkdtemp(prefix="scorer-aot-runtime-")
-                atexit.register(shutil.rmtree, folder, True)
-                _runtime_objects.extend(self._toolchain.compile_objects(
-                    self._get_mixin_sources(), folder, include_dirs=self._toolchain.get_python_include_dirs(),
-                    macros=self._get_mixin_defines(), extra_cflags=[*self._get_extra_cflags(), "-g0"]))
+                objects = _shared_runtime()
+                if not objects:
+                    folder = tempfile.mkdtemp(prefix="scorer-aot-runtime-")
+                    atexit.register(shutil.rmtree, folder, True)
+                    objects = self.compile_runtime(folder)
+                _runtime_objects.extend(objects)
             return list(_runtime_objects)
+
+        def compile_runtime(self, folder: str) -> list[str]:
+            return self._toolchain.compile_objects(
+                self._get_mixin_sources(), folder, include_dirs=self._toolchain.get_python_include_dirs(),
+                macros=self._get_mixin_defines(), extra_cflags=[*self._get_extra_cflags(), "-g0"])
 
     return OneRuntime
