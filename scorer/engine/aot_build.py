@@ -17,8 +17,9 @@ from scorer.kernels.door import STAGES
 from scorer.private_files import Untrusted
 
 # CPU-seconds each stage's module takes to compile (measured: bench/bench_install.py), after the stages before it in its
-# family; a family's stages share helpers, which numba compiles once per process: they go to one worker together
-COST = {"score": 16.8, "strings": 14.1, "explain": 6.1, "prepare": 15.7, "candidates": 11.8, "resample": 5.5, "partitions": 2.4,
+# worker (resample: 14.5 after prepare and candidates, with the helpers compiled for linking only); a family's stages
+# share helpers, which numba compiles once per process: they go to one worker together
+COST = {"score": 16.8, "strings": 14.1, "explain": 6.1, "prepare": 15.7, "candidates": 11.8, "resample": 14.5, "partitions": 2.4,
         "audit": 1.6, "solution": 1.2}
 FAMILIES = (("score", "strings", "explain"),)
 RUNTIME_COST = 2.5  # CPU-seconds of pycc's C runtime, which the first worker compiles for all (share_runtime)
