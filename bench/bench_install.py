@@ -92,13 +92,14 @@ def _children_cpu() -> float:
 
 
 def stage_times(source: Path) -> None:
-    """Each stage module compiled alone in a fresh process of this interpreter: wall and CPU seconds, and the load."""
+    """Each stage module compiled alone in a fresh process of this interpreter, as a build's worker compiles it (C runtime
+    included): wall and CPU seconds, and the load."""
     sys.path.insert(0, str(source))
     from scorer.kernels.door import STAGES
 
     for stage in STAGES:
         load, cpu, started = os.getloadavg()[0], _children_cpu(), time.perf_counter()
-        code = f"from scorer.engine.aot_compile import compile_stage; compile_stage({stage!r})"
+        code = f"from scorer.engine.aot_compile import compile_stage; compile_stage({stage!r}, throwaway=True)"  # as a build's worker
         subprocess.run([sys.executable, "-c", code], cwd=source, check=True, env={**os.environ, "PYTHONPATH": str(source),
                                                                                     "NUMBA_CACHE_DIR": tempfile.mkdtemp()})
         print(f"  {stage}: {time.perf_counter() - started:.1f} s wall, {_children_cpu() - cpu:.1f} s CPU (load {load:.2f})")

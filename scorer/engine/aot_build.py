@@ -10,17 +10,19 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from scorer import private_files
-from scorer.engine.aot_compile import compile_stage
+from scorer.engine.aot_compile import compile_stage, share_runtime
 from scorer.errors import one_line
 from scorer.kernels import aot
 from scorer.kernels.door import STAGES
 from scorer.private_files import Untrusted
 
 # CPU-seconds each stage's module takes to compile (measured: bench/bench_install.py), after the stages before it in its
-# family; a family's stages share helpers, which numba compiles once per process: they go to one worker together
-COST = {"score": 16.8, "strings": 14.1, "explain": 6.1, "prepare": 15.7, "candidates": 11.8, "resample": 5.5, "partitions": 2.4,
+# worker (resample: 14.5 after prepare and candidates, with the helpers compiled for linking only); a family's stages
+# share helpers, which numba compiles once per process: they go to one worker together
+COST = {"score": 16.8, "strings": 14.1, "explain": 6.1, "prepare": 15.7, "candidates": 11.8, "resample": 14.5, "partitions": 2.4,
         "audit": 1.6, "solution": 1.2}
 FAMILIES = (("score", "strings", "explain"),)
+RUNTIME_COST = 2.5  # CPU-seconds of pycc's C runtime, which the first worker compiles for all (share_runtime)
 
 
 def ensure_built() -> dict[str, str]:
@@ -118,7 +120,7 @@ def _compiled_each(stages: list[str]) -> list[bytes | str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH"))))}
     with tempfile.TemporaryDirectory(prefix="scorer-aot-") as out:
         workers = [subprocess.Popen([sys.executable, "-c", "import sys; from scorer.engine.aot_build import worker; worker(*sys.argv[1:])",
-                                     out, *share], env=env) for share in shares]
+                                     out, str(number), *share], env=env) for number, share in enumerate(shares)]
         for process in workers:
             process.wait()
         return [_outcome(Path(out), stage) for stage in stages]
@@ -126,11 +128,11 @@ def _compiled_each(stages: list[str]) -> list[bytes | str]:
 
 def _shares(stages: list[str], workers: int) -> list[list[str]]:
     """The stages split between the workers: a family (or a stage of none) at a time, the longest to compile first, to
-    the least loaded worker (COST)."""
+    the least loaded worker (COST; the first worker's load starts with the C runtime)."""
     units = [[stage for stage in family if stage in stages] for family in FAMILIES]
     units = [unit for unit in units if unit] + [[stage] for stage in stages if not any(stage in family for family in FAMILIES)]
     shares: list[list[str]] = [[] for _ in range(workers)]
-    loads = [0.0] * workers
+    loads = [RUNTIME_COST] + [0.0] * (workers - 1)
     for unit in sorted(units, key=lambda unit: -sum(COST[stage] for stage in unit)):
         least = loads.index(min(loads))
         shares[least] += unit
@@ -138,10 +140,12 @@ def _shares(stages: list[str], workers: int) -> list[list[str]]:
     return [share for share in shares if share]
 
 
-def worker(out: str, *stages: str) -> None:
-    """A worker process: compile each stage into out/<stage>, or say why not in out/<stage>.failed."""
+def worker(out: str, number: str, *stages: str) -> None:
+    """A worker process: compile each stage into out/<stage>, or say why not in out/<stage>.failed; the first (number 0)
+    compiles pycc's C runtime into out for all of them first (share_runtime)."""
+    share_runtime(Path(out), compile_it=number == "0")
     for stage in stages:
-        outcome = _compiled_or_error(stage)
+        outcome = _compiled_or_error(stage, throwaway=True)
         name = stage if isinstance(outcome, bytes) else stage + ".failed"
         (Path(out) / name).write_bytes(outcome if isinstance(outcome, bytes) else outcome.encode())
 
@@ -153,8 +157,8 @@ def _outcome(out: Path, stage: str) -> bytes | str:
     return failed.read_text(encoding="utf-8") if failed.is_file() else "its compiler process stopped without a word"
 
 
-def _compiled_or_error(stage: str) -> bytes | str:
+def _compiled_or_error(stage: str, throwaway: bool = False) -> bytes | str:
     try:
-        return compile_stage(stage)
+        return compile_stage(stage, throwaway=throwaway)
     except Exception as error:  # handed back to the parent, which says why the stage was not built
         return one_line(error)
