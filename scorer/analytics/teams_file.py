@@ -48,10 +48,9 @@ class Entry:
 
 
 TIME = OneOf("an ISO 8601 date and time or a number of seconds since 1970", Text(longest=64), Number(0, LATEST))
-ENTRY = Record({"file": Text(longest=MAX_FILE), "team": Text(longest=MAX_TEAM), "time": TIME})
-DOCUMENT = Record({"submissions": ListOf(ENTRY, longest=MAX_ROWS)})
-UNTIMED_DOCUMENT = Record({"submissions": ListOf(Record({"file": ENTRY.required["file"], "team": ENTRY.required["team"]}, {"time": TIME}),
-                                                 longest=MAX_ROWS)})
+WHO = {"file": Text(longest=MAX_FILE), "team": Text(longest=MAX_TEAM)}
+DOCUMENT = Record({"submissions": ListOf(Record({**WHO, "time": TIME}), longest=MAX_ROWS)})
+UNTIMED_DOCUMENT = Record({"submissions": ListOf(Record(WHO, {"time": TIME}), longest=MAX_ROWS)})  # `similar`'s: times optional
 
 
 def read_teams(path: str, times: bool = True) -> list[Entry]:

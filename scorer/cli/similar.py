@@ -19,8 +19,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files of the competition (OTTO's "
                         "session_type,labels, H&M's customer_id,prediction, Airbnb's id,country ... CSV: plain, .gz or .zip), at least two")
     add_competition(parser)
-    parser.add_argument("--teams", metavar="FILE", help="the teams file (as `scorer ladder` reads it; times optional): CSV with the columns file,team (others ignored) or JSON: pairs of one team "
-                        "are never flagged (default: every file is its own team)")
+    parser.add_argument("--teams", metavar="FILE", help="the teams file (as `scorer ladder` reads it; times optional): CSV with "
+                        "the columns file,team (others ignored) or JSON: pairs of one team are never flagged (default: every "
+                        "file is its own team)")
     parser.add_argument("--k", type=whole_number(1, 1000, "K"), default=None, help="compare the first K items of each "
                         "row (default: the competition's K, the list it scores: OTTO's 20, H&M's 12)")
     parser.add_argument("--sample", type=whole_number(16, 1 << 20, "a number of sessions"), default=DEFAULT_SAMPLE, metavar="S",
