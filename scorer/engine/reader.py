@@ -312,7 +312,7 @@ class BlockReader:
             if self.compression == "plain" and self.file_bytes > 2 * MAPPED_TAIL:
                 yield from self._mapped_blocks(raw)
                 stream.seek(self.bytes_read)
-                yield from self._blocks(stream, raw, head_checked=True)
+                yield from self._blocks(stream, raw, tail=True)
             else:
                 yield from self._blocks(stream, raw)
         except READ_ERRORS as error:
@@ -396,10 +396,10 @@ class BlockReader:
             self.bytes_read += got
         return have
 
-    def _blocks(self, stream, raw, head_checked: bool = False):
-        """Blocks of whole lines read into reused zero-padded buffers; head_checked: the stream is a plain file's rest
+    def _blocks(self, stream, raw, tail: bool = False):
+        """Blocks of whole lines read into reused zero-padded buffers; tail: the stream is a plain file's rest
         after its mapped blocks (self.bytes_read of it already read; its head was checked)."""
-        if not head_checked:
+        if not tail:
             head = bytearray(HEAD_BYTES)  # the content's first bytes, checked whatever the block size, then read again
             size = self._fill(stream, memoryview(head))
             what = "the file" if self.compression == "plain" else f"the {self.compression} file's content"
@@ -411,8 +411,8 @@ class BlockReader:
         carry = b""
         plain = self.compression == "plain"
         while True:
-            read = self._read_bytes(tail=head_checked)
-            buf = self._buffer(len(carry) + read + SLACK, tail=head_checked)
+            read = self._read_bytes(tail)
+            buf = self._buffer(len(carry) + read + SLACK, tail)
             buf[: len(carry)] = carry
             got = self._fill(stream, memoryview(buf)[len(carry) : len(carry) + read])
             if self.bytes_read > self.max_decompressed_bytes:
