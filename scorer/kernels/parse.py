@@ -18,6 +18,7 @@ from scorer.kernels import codes
 from scorer.kernels.beyond import prefetch_word, side_row
 from scorer.kernels.load import load8
 from scorer.kernels.rank import contains, locate, row_figures
+from scorer.kernels.rows import FILTER_BITS
 
 INT64_MAX = np.int64(9223372036854775807)
 NOT_FOUND = -1
@@ -180,8 +181,8 @@ def _digits(buf, p):
 
 @njit(cache=True, nogil=True, inline="always")
 def _filter_slot(value):
-    """The entry of an item in the 256-entry filter of the items seen in a line."""
-    return (U(value) * U(0x9E3779B97F4A7C15)) >> U(56)
+    """The entry of an item in the filter of the items seen in a line (rows.scratch_for)."""
+    return (U(value) * U(0x9E3779B97F4A7C15)) >> U(64 - FILTER_BITS)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -234,7 +235,7 @@ def item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, 
 
 @njit(cache=True, nogil=True, inline="always")
 def _first_time(value, items, n_items, seen, stamp):
-    """Is value new among items[:n_items]? `seen` is a 256-entry filter stamped with the line; a hit is checked."""
+    """Is value new among items[:n_items]? `seen` is a filter stamped with the line; a hit is checked."""
     h = _filter_slot(value)
     if seen[h] == stamp:
         for j in range(n_items):
@@ -644,7 +645,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 seen[h] = stamp
                 items[np.uint64(n_items)] = value
                 n_items += 1
-                if value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read
+                if 0 <= value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read (a key is < 0)
                     prefetch_word(packed, value)
                 if end == 32:
                     p += 1

@@ -23,9 +23,12 @@ def frozen(array, dtype=None) -> np.ndarray:
     return array
 
 
+FILTER_BITS = 12  # the filter of the items seen in a line has 2**FILTER_BITS entries: 4 KiB, few false alarms at K 20
+
+
 def scratch_for(kmax):
-    """parse_block's work arrays: the row's items, their flags, the 256-entry filter of items seen in the line, field bounds."""
-    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(256, np.uint8), np.zeros(4, np.int64))
+    """parse_block's work arrays: the row's items, their flags, the filter of items seen in the line, field bounds."""
+    return (np.empty(kmax, np.int64), np.zeros(kmax, np.bool_), np.zeros(1 << FILTER_BITS, np.uint8), np.zeros(4, np.int64))
 
 
 class RowArrays:
