@@ -138,6 +138,38 @@ def test_compiled_and_jit_frame_kernels_give_the_same_results(compiled, threads)
     assert results[0].counts["rows_with_errors"] == 1 and results[0].counts["rows_scored"] == 898 and results[0].score > 0
 
 
+def test_the_build_runs_numbas_after_inference_rewrites_where_one_matches(monkeypatch):
+    from numba import njit
+    from numba.core import rewrites
+
+    from scorer.engine.aot_compile import _rewrites_where_they_match
+
+    applied = []
+    apply = rewrites.rewrite_registry.apply
+    monkeypatch.setattr(rewrites.rewrite_registry, "apply",
+                        lambda kind, state: applied.append((kind, state.func_id.func_name)) or apply(kind, state))
+
+    def array_expression(a, b):
+        return a + 2 * b
+
+    def constant_list():
+        return np.array([1, 2, 3])
+
+    def plain_loop(a):
+        total = 0.0
+        for x in a:
+            total += x
+        return total
+
+    a = np.arange(3.0)
+    with _rewrites_where_they_match():
+        assert list(njit(array_expression)(a, a)) == [0.0, 3.0, 6.0]
+        assert list(njit(constant_list)()) == [1, 2, 3]
+        assert njit(plain_loop)(a) == 3.0
+    after = {name for kind, name in applied if kind == "after-inference"}
+    assert {"array_expression", "constant_list"} <= after and "plain_loop" not in after
+
+
 def test_a_failed_build_leaves_its_reason_and_the_jit_kernels_serve(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
 

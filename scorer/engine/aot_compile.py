@@ -56,7 +56,7 @@ def compile_stage(stage: str, *, throwaway: bool = False) -> bytes:
         plain = pycc_compiler.Flags
         pycc_compiler.Flags = ReleasingFlags
         try:
-            with _helpers_for_linking_only() if throwaway else nullcontext():
+            with _helpers_for_linking_only() if throwaway else nullcontext(), _rewrites_where_they_match():
                 cc.compile()
         finally:
             pycc_compiler.Flags = plain
@@ -97,6 +97,40 @@ def _helpers_for_linking_only():
             dispatcher.targetoptions.clear()
             dispatcher.targetoptions.update(options)
             dispatcher._cache = cache
+
+
+@contextmanager
+def _rewrites_where_they_match():
+    """numba's after-inference rewrites (array expressions, constant getitems, arrays of constant lists) run only on a
+    function where one of them matches: none matches a kernel today, and the pass's IR bookkeeping (ir.Del insertion,
+    liveness) costs a few percent of a compile for nothing; the modules are the same byte for byte. A rewrite this does
+    not know of (a newer numba's) runs everywhere, as before."""
+    from numba.core import rewrites, typed_passes
+    from numba.core.inline_closurecall import RewriteArrayOfConsts
+    from numba.core.rewrites.static_getitem import RewriteStringLiteralGetitems, RewriteStringLiteralSetitems
+    from numba.np.ufunc.array_exprs import RewriteArrayExprs
+
+    run_pass = typed_passes.NopythonRewrites.run_pass
+    known = {RewriteArrayExprs, RewriteStringLiteralGetitems, RewriteStringLiteralSetitems, RewriteArrayOfConsts}
+
+    def matches(state) -> bool:
+        kinds = rewrites.rewrite_registry.rewrites["after-inference"]
+        if not set(kinds) <= known:
+            return True
+        blocks = state.func_ir.blocks.values()
+        # RewriteArrayOfConsts's match reads the ir.Del the pass inserts first: any list built is taken as a match
+        return any(True for block in blocks for _ in block.find_exprs(op="build_list")) or any(
+            kind(state).match(state.func_ir, block, state.typemap, state.calltypes)
+            for kind in kinds if kind is not RewriteArrayOfConsts for block in blocks)
+
+    def where_they_match(self, state):
+        return run_pass(self, state) if matches(state) else False
+
+    typed_passes.NopythonRewrites.run_pass = where_they_match
+    try:
+        yield
+    finally:
+        typed_passes.NopythonRewrites.run_pass = run_pass
 
 
 _runtime_objects: list[str] = []

@@ -16,24 +16,25 @@ MIX2 = np.uint64(0x94D049BB133111EB)
 SESSION_KEY = np.frombuffer(b'"session"', np.uint8)  # an OTTO truth line's session key (jsonl_sessions)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def mix64(x):
-    """splitmix64's finalizer."""
+    """splitmix64's finalizer. Not inlined by numba: scalar arguments, which LLVM inlines."""
     x = np.uint64(x)
     x = (x ^ (x >> np.uint64(30))) * MIX1
     x = (x ^ (x >> np.uint64(27))) * MIX2
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def splitmix64(x):
-    """One step of splitmix64 from state x: mix64(x + φ)."""
+    """One step of splitmix64 from state x: mix64(x + φ). Not inlined by numba: scalar arguments, which LLVM inlines."""
     return mix64(np.uint64(x) + GOLDEN)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def partition_of(session, parts):
-    """The session partition of an integer session id: splitmix64(id) mod parts (the one partition function)."""
+    """The session partition of an integer session id: splitmix64(id) mod parts (the one partition function).
+    Not inlined by numba: scalar arguments, which LLVM inlines."""
     return np.int64(splitmix64(session) % np.uint64(parts))
 
 

@@ -40,8 +40,9 @@ def contains(truth, start, end, value):
     return locate(truth, start, end, value) >= 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _gain(grade, exponential):
+    """Not inlined by numba: scalar arguments, which LLVM inlines."""
     return 2.0**grade - 1.0 if exponential else grade
 
 

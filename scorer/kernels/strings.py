@@ -153,9 +153,10 @@ ONES = U(0x0101010101010101)
 HIGHS = U(0x8080808080808080)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def byte_matches(w, pattern):
-    """High bit set in the bytes of w equal to pattern (a byte repeated 8 times); exact up to the first match."""
+    """High bit set in the bytes of w equal to pattern (a byte repeated 8 times); exact up to the first match.
+    Not inlined by numba: scalar arguments, which LLVM inlines."""
     x = w ^ pattern
     return (x - ONES) & ~x & HIGHS
 
