@@ -13,7 +13,7 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import scorer.adapters.kaggle as kaggle
@@ -253,6 +253,8 @@ ACCEPTED_ID_NAMES = ["\ufeffsession_type", " session_type", "session_type ", '"s
 @given(cells=st.lists(st.tuples(st.integers(0, 3 * len(SESSIONS) - 1), st.sampled_from([ROW_ID, "labels"]), CELLS), max_size=4),
        dtype=DTYPES, dtype_column=st.sampled_from([ROW_ID, "labels"]), shape=SHAPES.filter(lambda shape: shape not in COLUMN_SHAPES),
        id_name=st.sampled_from(ACCEPTED_ID_NAMES))
+@example(cells=[(1, "labels", 0), (0, "labels", "\ud800")], dtype="category", dtype_column="labels", shape="no rows",
+         id_name="\ufeffsession_type")  # an unused category that does not encode: it was read on the slow way only
 def test_an_id_column_named_as_the_engine_accepts_changes_no_verdict(cells, dtype, dtype_column, shape, id_name):
     """The frame's slow way (its CSV validated, then scored) and its fast way (judge_rows) agree on any rows."""
     frame = hostile_frame(cells, dtype, dtype_column, shape)

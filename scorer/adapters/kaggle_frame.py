@@ -45,6 +45,8 @@ def _text(value: str) -> pa.Scalar:
 # -- columns as text ------------------------------------------------------------------------------
 def strings(column: pd.Series) -> pa.Array:
     """A column as the strings a CSV file would hold, unquoted: integral floats without '.0', missing values empty."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.cat.remove_unused_categories()  # a category no row holds is no text of the file (it may not encode)
     if pd.api.types.is_string_dtype(column.dtype) or pd.api.types.is_object_dtype(column.dtype):
         try:  # str objects or Arrow-backed strings: no Python loop (objects through numpy: a filtered Series is slower)
             source = column.to_numpy() if pd.api.types.is_object_dtype(column.dtype) else column
