@@ -111,3 +111,26 @@ def test_a_string_truth_of_more_labels_than_its_offsets_hold_is_refused(monkeypa
         with pytest.raises(TruthError, match=f"truth {path} has .* labels, more than the 2 this scorer holds"):
             read_string_truth(path, shape, use_cache=False)
 
+
+
+# the hashes scorer 82ae734 (int64 offsets) wrote in its receipts: `scorer verify` of its receipts finds the same truth
+HASHES_OF_INT64_OFFSETS = {"otto": ("fixtures/otto_truth.jsonl", "xxh3-aad5dffed8ae95bbacb726a296a18ca2"),
+                           "hm": ("fixtures/hm/truth.csv", "xxh3-f1d7be8315f42beadd6327295df41f2e"),
+                           "ratings": ("fixtures/ratings/truth.csv", "xxh3-b26be8caac473d3ea75a6bd79e458c09")}
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 16])  # the offsets widened a few at a time, or all at once
+@pytest.mark.parametrize("name", HASHES_OF_INT64_OFFSETS)
+def test_a_receipts_truth_hash_is_the_one_of_int64_offsets(monkeypatch, name, chunk):
+    from scorer.api import resolve_competition, resolve_truth
+    from scorer.engine import receipt
+    from scorer.engine.receipt import truth_hash
+    from scorer.truth.cache import content_digest
+
+    monkeypatch.setattr(receipt, "HASH_CHUNK", chunk)
+
+    if content_digest()[0] != "xxh3":
+        pytest.skip("the recorded hashes are xxh3's; xxhash is not installed")
+    path, recorded = HASHES_OF_INT64_OFFSETS[name]
+    truth = resolve_truth(path, resolve_competition(name))
+    assert truth.indptr.dtype == INDPTR_DTYPE and truth_hash(truth) == recorded
