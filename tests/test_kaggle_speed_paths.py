@@ -17,6 +17,7 @@ from scorer.adapters import kaggle_frame
 from scorer.adapters.kaggle import HostVisibleError, truth_from_solution
 from scorer.adapters.kaggle_frame import ColumnText, judge_rows, strings
 from scorer.engine.row_keys import RowKeys
+from scorer.kernels.rows import INDPTR_DTYPE
 from test_kaggle_frame import COMP, ROW_ID, file_text, good_rows, problems, truth_of
 
 N_TYPES = len(COMP.types)
@@ -140,7 +141,7 @@ def whole_way(rows, monkeypatch):
 
 def same(left, right) -> bool:
     return (left.types == right.types and all(np.array_equal(getattr(left, name), getattr(right, name)) for name in ("sessions", "indptr", "items"))
-            and left.items.dtype == right.items.dtype == left.indptr.dtype == np.int64)
+            and left.items.dtype == right.items.dtype == np.int64 and left.indptr.dtype == right.indptr.dtype == INDPTR_DTYPE)
 
 
 @pytest.mark.parametrize("rows", [

@@ -160,8 +160,9 @@ def craft(path: Path, out: Path, **changes) -> Path:
 # the valid file: sessions [2 5 6 9], indptr [0 0 0 0 1 1 4 4 4 5 5 7 7], items [3 1 2 7 11 0 4], lookup base 2,
 # lookup_table [0 -1 -1 1 2 -1 -1 3]
 ID_ATTACKS = {
-    "indptr past the items": (dict(indptr=np.array([0] * 12 + [10**12])), "indptr runs from 0 to"),
-    "indptr decreasing": (dict(indptr=np.array([0, 0, 0, 0, 1, 1, 4, 4, 2, 5, 5, 7, 7])), "indptr decreases"),
+    "indptr past the items": (dict(indptr=np.array([0] * 12 + [10**9], np.int32)), "indptr runs from 0 to"),
+    "indptr decreasing": (dict(indptr=np.array([0, 0, 0, 0, 1, 1, 4, 4, 2, 5, 5, 7, 7], np.int32)), "indptr decreases"),
+    "indptr as int64 (format 4's)": (dict(indptr=np.array([0, 0, 0, 0, 1, 1, 4, 4, 4, 5, 5, 7, 7])), "indptr must be a 1-D int32 array"),
     "indptr wrong length": (dict(indptr=np.array([0, 7])), "indptr declares 2 entries for 4 sessions"),
     "items unsorted": (dict(items=np.array([3, 7, 2, 1, 11, 0, 4])), "not sorted and distinct within a row"),
     "items repeated": (dict(items=np.array([3, 1, 1, 7, 11, 0, 4])), "not sorted and distinct within a row"),
@@ -300,7 +301,7 @@ STRING_ATTACKS = {
     "item codes unsorted": (lambda p: dict(items=np.array([1, 0, 1, 2])), "not sorted and distinct within a row"),
     "item code past the names": (lambda p: dict(items=np.array([0, 1, 1, 9])), "past the item names"),
     "sessions not the ids": (lambda p: dict(sessions=np.array([0, 2, 1])), "sessions are not 0"),
-    "indptr past the items": (lambda p: dict(indptr=np.array([0, 2, 2, 99])), "indptr runs from 0 to"),
+    "indptr past the items": (lambda p: dict(indptr=np.array([0, 2, 2, 99], np.int32)), "indptr runs from 0 to"),
     "grades not parallel": (lambda p: dict(grades=np.ones(2)), "grades for"),
     "grades not finite": (lambda p: dict(grades=np.array([1.0, np.nan, 1.0, 1.0])), "finite"),
 }

@@ -39,8 +39,9 @@ from scorer.api import score as score_file
 from scorer.engine.problems import ERROR, Code
 from scorer.errors import ScorerError
 from scorer.kernels import door
+from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.spec.competition import Competition, id_literals
-from scorer.truth.ids import Truth, from_long
+from scorer.truth.ids import Truth, check_label_count, from_long
 
 MAX_MESSAGE = 280
 USAGE = "Usage"
@@ -384,7 +385,8 @@ def _sorted_truth(session: np.ndarray, kinds: np.ndarray, items: np.ndarray, row
     first[0] = True
     np.not_equal(session[1:], session[:-1], out=first[1:])
     sessions = session[first]
-    indptr = np.zeros(len(sessions) * n_types + 1, np.int64)
+    check_label_count(len(items), "kaggle solution")  # then no row nor running sum passes INDPTR_DTYPE
+    indptr = np.zeros(len(sessions) * n_types + 1, INDPTR_DTYPE)
     sessions_before = 0
     for start in range(0, len(session), CHUNK_ROWS):  # each row's slot: session index * n_types + type
         starts = first[start : start + CHUNK_ROWS]
@@ -394,5 +396,5 @@ def _sorted_truth(session: np.ndarray, kinds: np.ndarray, items: np.ndarray, row
         slot += kinds[start : start + CHUNK_ROWS]
         indptr[1:][slot] = row_items[start : start + CHUNK_ROWS]
         sessions_before += int(np.count_nonzero(starts))
-    np.cumsum(indptr[1:], out=indptr[1:])
+    np.cumsum(indptr[1:], dtype=INDPTR_DTYPE, out=indptr[1:])
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(items, np.int64), "kaggle solution")

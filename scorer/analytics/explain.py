@@ -122,7 +122,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
     chains = {(c.name, j): steps.chain(m.base, m.rules) for c in chosen for j, m in enumerate(c.metrics)}
     step_arrays = steps.arrays()
     n_types, k = len(competition.types), competition.k
-    sizes_all = np.diff(truth.indptr)
+    sizes_all = truth.sizes.ravel()  # int64, as convention_sums takes them
     per_type = []
     for t, type_name in enumerate(competition.types):
         pick = np.flatnonzero(rows.slots % n_types == t)

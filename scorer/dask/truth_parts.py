@@ -24,7 +24,7 @@ import numpy as np
 
 from scorer.kernels import door
 from scorer.spec.competition import Competition
-from scorer.truth.ids import Truth
+from scorer.truth.ids import Truth, offsets
 
 HASH = "splitmix64(session) mod parts; string ids: splitmix64(hash_bytes(id)) mod parts (scorer.kernels.strings)"
 KEEP = 4  # partitions kept per worker process
@@ -79,8 +79,7 @@ def split_truth(truth: Truth, parts: int) -> list[Truth]:
         chosen = np.flatnonzero(partition == index)
         slots = (chosen[:, None] * n_types + np.arange(n_types)).ravel()
         starts, sizes = truth.indptr[slots], truth.indptr[slots + 1] - truth.indptr[slots]
-        indptr = np.zeros(len(slots) + 1, np.int64)
-        np.cumsum(sizes, out=indptr[1:])
+        indptr = offsets(sizes, truth.source)
         take = np.repeat(starts - indptr[:-1], sizes) + np.arange(indptr[-1])
         source = f"{truth.source} (partition {index} of {parts})"
         if isinstance(truth, StringTruth):

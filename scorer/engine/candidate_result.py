@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from scorer.engine.problems import Report
+from scorer.truth.ids import offsets
 from scorer.wording import counted
 
 RANK_BINS = (1, 2, 6, 11, 21, 51, 101, 201, 501, 1001)  # left edges of the hit-rank histogram's bins (1-based ranks)
@@ -91,9 +92,7 @@ class CandidateFigures:
 
     def _type_indptr(self, t: int) -> np.ndarray:
         """A CSR over the sessions whose row s holds |T| of type t (what the figures read)."""
-        indptr = np.zeros(self.truth.n_sessions + 1, np.int64)
-        np.cumsum(self.sizes[t], out=indptr[1:])
-        return indptr
+        return offsets(self.sizes[t], self.truth.source)
 
     def per_type(self) -> dict:
         """The figures that do not depend on K: candidates per session, missed share, hit-rank histogram, ties."""

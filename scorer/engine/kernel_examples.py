@@ -10,6 +10,7 @@ import numpy as np
 
 from scorer.kernels import codes
 from scorer.kernels.rows import (
+    INDPTR_DTYPE,  # a truth's CSR offsets
     LINE_DTYPE,  # slot_line's type
     frozen,  # an input callers may hand over read-only (Arrow's buffers): the signature takes both
 )
@@ -86,7 +87,7 @@ def _shape_kernel(shape: str = "long"):
 
     names = StringTable(np.frombuffer(b"ab" + bytes(8), np.uint8).copy(), np.array([0, 1]), np.array([1, 2]),
                         np.full(16, -1, np.int64))  # a table's types; its entries are no matter here
-    truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], np.int64), np.array([0, 1], np.int64),
+    truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], INDPTR_DTYPE), np.array([0, 1], np.int64),
                         ids=names, item_names=names)
     competition = {"list": "hm", "long": "airbnb"}[shape]
     return ShapeKernel(load_competition(competition), truth, 1), names
@@ -204,7 +205,8 @@ def _prepare() -> dict[str, tuple]:
 def _audit() -> dict[str, tuple]:
     """`scorer audit`'s perfect, empty and random submissions (scorer.analytics.audit)."""
     ints, text = np.zeros(_ROWS, np.int64), np.zeros(8, np.uint8)
-    return {"write_rows": (np.zeros(64, np.uint8), 0, 1, ints, 3, text, ints, text, ints, ints, ints, 0, 20, 0, 0, ints, 0)}
+    indptr = np.zeros(_ROWS, INDPTR_DTYPE)
+    return {"write_rows": (np.zeros(64, np.uint8), 0, 1, ints, 3, text, ints, text, ints, indptr, ints, 0, 20, 0, 0, ints, 0)}
 
 
 def _partitions() -> dict[str, tuple]:

@@ -135,7 +135,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
             i = j
             continue
         first_slot = index * n_types
-        t_first, t_last = indptr[first_slot], indptr[first_slot + n_types]
+        t_first, t_last = np.int64(indptr[first_slot]), np.int64(indptr[first_slot + n_types])
         if n_hits + (t_last - t_first) > hit_slot.shape[0]:
             break  # the caller empties the hit arrays and calls again from this run
         n_rows = j - i
@@ -156,7 +156,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
             session_runs[index] += 1
         # the session's truth items: per item the mask of the types whose truth holds it
         for t in range(n_types):
-            for q in range(indptr[first_slot + t], indptr[first_slot + t + 1]):
+            for q in range(np.int64(indptr[first_slot + t]), np.int64(indptr[first_slot + t + 1])):
                 p = _slot_of(keys, stamps, bits, truth_items[q], stamp)
                 if stamps[p] != stamp:
                     stamps[p] = stamp

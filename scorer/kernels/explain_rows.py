@@ -116,7 +116,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
                 continue
             n_items = max(n_items, 0)  # a line with an error: a row of no items
         slot = index * n_types + type_index
-        first, again, repeats = row_masks(items, relevant, n_items, truth_items, indptr[slot], indptr[slot + 1])
+        first, again, repeats = row_masks(items, relevant, n_items, truth_items, np.int64(indptr[slot]), np.int64(indptr[slot + 1]))
         rows[n_rows, 0] = row
         rows[n_rows, 1] = first
         rows[n_rows, 2] = again

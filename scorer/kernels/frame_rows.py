@@ -203,7 +203,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
             row_ints[out, 0] = slot
             if bad_item:
                 counts[codes.ROWS_WITH_ERRORS] += 1
-            t_start, t_end = indptr[np.uint64(slot)], indptr[np.uint64(slot + 1)]
+            t_start, t_end = np.int64(indptr[np.uint64(slot)]), np.int64(indptr[np.uint64(slot + 1)])
             if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
                 row_ints[out, 4] = truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end)
             elif t_start < t_end:

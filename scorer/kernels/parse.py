@@ -690,7 +690,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             row_ints[n_rows, 0] = slot
             if row_error:
                 counts[codes.ROWS_WITH_ERRORS] += 1
-            t_start, t_end = indptr[np.uint64(slot)], indptr[np.uint64(slot + 1)]
+            t_start, t_end = np.int64(indptr[np.uint64(slot)]), np.int64(indptr[np.uint64(slot + 1)])
             if t_start < t_end and stored == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
                 hit_ranks = np.int64(0)  # truth_side_hits, written out
                 for q in range(t_start, t_end):

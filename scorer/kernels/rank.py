@@ -166,7 +166,7 @@ def figures_from_hits(hits, starts, ends, kinds, ks, discount, ideal, out):
             for j in range(kinds.shape[0]):
                 out[i, j] = 0.0
             continue
-        n_truth = ends[i] - starts[i]
+        n_truth = np.int64(ends[i] - starts[i])
         for j in range(kinds.shape[0]):
             out[i, j] = _mask_figure(mask, n_truth, kinds[j], ks[j], discount, ideal)
     return out
@@ -179,7 +179,7 @@ def figure_sums(hits, starts, ends, kinds, ks, discount, ideal, acc):
         mask = np.uint64(hits[i])
         if mask == 0:
             continue
-        n_truth = ends[i] - starts[i]
+        n_truth = np.int64(ends[i] - starts[i])
         for j in range(kinds.shape[0]):
             add_exact(_mask_figure(mask, n_truth, kinds[j], ks[j], discount, ideal), acc, j)
     return acc

@@ -9,6 +9,7 @@ SLACK = 8  # readable bytes the caller leaves after the data, for 8-byte loads: 
 # (scorer.engine.reader: its data end with a newline there, so no number runs on into them)
 ROWS_PER_CALL = 1 << 16  # rows one kernel call writes before it returns for fresh arrays
 LINE_DTYPE = np.int32  # the per-slot line numbers (slot_line): a file of more lines is refused (scorer.engine.file_pass)
+INDPTR_DTYPE = np.int32  # a truth's CSR offsets (Truth.indptr): a truth of more labels is refused (scorer.truth.ids)
 NULL_SESSION = -1  # frame_rows: the session column's codes for a row without a usable session (precomputed forms)
 NEGATIVE_SESSION = -2
 

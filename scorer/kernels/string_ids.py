@@ -249,7 +249,7 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
                 row_ints[n_rows, 1] = row_key
                 row_ints[n_rows, 2] = 0
                 row_ints[n_rows, 3] = line
-                t_start, t_end = indptr[index], indptr[index + 1]
+                t_start, t_end = np.int64(indptr[index]), np.int64(indptr[index + 1])
                 if t_start < t_end or cover_k > 0:  # items become codes only when they can count
                     for r in range(n_items):
                         if relevant[r]:
@@ -355,7 +355,7 @@ def _close(state, items, relevant, gains, truth, metric, slot_line, slot_values,
     kinds, ks, kmax, discount, ideal, value_kinds, cover_ks = metric
     slot = state[SLOT]
     slot_line[slot] = state[FIRST_LINE]
-    t_start, t_end = indptr[slot], indptr[slot + 1]
+    t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
     if t_start == t_end:
         for j in range(slot_values.shape[1]):
             slot_values[slot, j] = 0.0

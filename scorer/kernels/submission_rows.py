@@ -73,7 +73,7 @@ def write_rows(out, first, last, sessions, n_types, heads, head_offsets, tails, 
         pos += 1
         written = 0
         if mode == PERFECT:
-            for i in range(indptr[slot], min(indptr[slot + 1], indptr[slot] + k)):
+            for i in range(np.int64(indptr[slot]), min(np.int64(indptr[slot + 1]), np.int64(indptr[slot]) + k)):
                 chosen[written] = items[i]
                 written += 1
             extra = filler

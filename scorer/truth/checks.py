@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.errors import TruthError
+from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.kernels.string_table import LOW, MIX, SEED, U
 
 CHECK_VERSION = 1  # part of a memo's key (scorer.truth.compiled.check_compiled): bump when a full check is added or changed
@@ -85,7 +86,7 @@ def check_truth(truth, path, lookup=None, full: bool = True) -> None:
     _require(len(types) > 0 and all(isinstance(name, str) and name for name in types) and len(set(types)) == len(types),
              path, f"types {list(types)!r} are not distinct names")
     sessions = _vector(truth.sessions, "sessions", np.int64, path)
-    check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path),
+    check_csr(_vector(truth.indptr, "indptr", INDPTR_DTYPE, path), _vector(truth.items, "items", np.int64, path),
               len(sessions) * len(types), path, full)
     if full:
         _require(not len(sessions) or sessions[0] >= 0, path, "a session id is negative")
@@ -125,7 +126,7 @@ def check_string_truth(truth, path, full: bool = True) -> None:
     names = check_table(truth.item_names, "item", path, full)
     _require(np.array_equal(_vector(truth.sessions, "sessions", np.int64, path), np.arange(ids, dtype=np.int64)), path,
              "sessions are not 0 .. ids - 1")
-    check_csr(_vector(truth.indptr, "indptr", np.int64, path), _vector(truth.items, "items", np.int64, path), ids, path, full)
+    check_csr(_vector(truth.indptr, "indptr", INDPTR_DTYPE, path), _vector(truth.items, "items", np.int64, path), ids, path, full)
     items = truth.items
     if names:
         _require(not len(items) or items.max() < names, path, "an item code is past the item names")

@@ -19,16 +19,18 @@ import numpy as np
 from scorer.errors import TruthError
 from scorer.file_formats import is_parquet
 from scorer.handed_back import nests_deeper
+from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.truth.npz import CACHE_VERSION, write_npz
 
 USAGES = ("public", "private", "ignored")  # Truth.usage codes 0, 1, 2: Kaggle's Usage column (any case)
+MAX_LABELS = int(np.iinfo(INDPTR_DTYPE).max)  # the most labels a truth's offsets hold: a truth of more is refused
 
 
 @dataclass(frozen=True, eq=False)
 class Truth:
     types: tuple[str, ...]
     sessions: np.ndarray  # int64, sorted, distinct
-    indptr: np.ndarray  # int64, len(sessions) * len(types) + 1
+    indptr: np.ndarray  # INDPTR_DTYPE (int32), len(sessions) * len(types) + 1
     items: np.ndarray  # int64, sorted within each slot
     source: str = ""
     usage: np.ndarray | None = None  # int8 per session (USAGES codes), None when the truth has no Usage
@@ -39,13 +41,13 @@ class Truth:
 
     @cached_property
     def sizes(self) -> np.ndarray:
-        """|truth| per slot, shaped (n_sessions, n_types)."""
-        return np.diff(self.indptr).reshape(self.n_sessions, len(self.types))
+        """|truth| per slot (int64), shaped (n_sessions, n_types)."""
+        return np.subtract(self.indptr[1:], self.indptr[:-1], dtype=np.int64).reshape(self.n_sessions, len(self.types))
 
     def type_sizes(self, t: int) -> np.ndarray:
-        """|truth| of type t per session (without making the whole sizes table)."""
+        """|truth| of type t per session (int64; without making the whole sizes table)."""
         n_types = len(self.types)
-        return self.indptr[t + 1 :: n_types] - self.indptr[t : -1 : n_types]
+        return np.subtract(self.indptr[t + 1 :: n_types], self.indptr[t : -1 : n_types], dtype=np.int64)
 
     @cached_property
     def lookup(self) -> tuple[int, np.ndarray]:
@@ -95,10 +97,23 @@ def from_long(session: np.ndarray, type_index: np.ndarray, item: np.ndarray, typ
         label_slot, label_item = keys // span, keys % span
     else:
         label_slot, label_item = np.unique(np.stack([slot, labels]), axis=1)
-    counts = np.bincount(label_slot, minlength=len(sessions) * n_types)
-    indptr = np.zeros(len(sessions) * n_types + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
+    indptr = offsets(np.bincount(label_slot, minlength=len(sessions) * n_types), source)
     return Truth(tuple(types), sessions, indptr, np.ascontiguousarray(label_item, dtype=np.int64), source)
+
+
+def check_label_count(n_labels: int, source: str) -> None:
+    """Refuse a truth of more labels than its offsets (INDPTR_DTYPE) hold."""
+    if n_labels > MAX_LABELS:
+        raise TruthError(f"{f'truth {source}' if source else 'the truth'} has {n_labels:,} labels, more than the {MAX_LABELS:,} this "
+                         "scorer holds")
+
+
+def offsets(counts: np.ndarray, source: str) -> np.ndarray:
+    """A truth's CSR offsets (INDPTR_DTYPE) over rows of these sizes; a truth of more than MAX_LABELS labels is refused."""
+    check_label_count(int(counts.sum()), source)
+    indptr = np.zeros(len(counts) + 1, INDPTR_DTYPE)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr
 
 
 def _unique(values: np.ndarray, kind: Literal["quicksort", "stable"] = "quicksort") -> np.ndarray:
@@ -363,4 +378,4 @@ def _type_codes(type_column, labelled: np.ndarray, types: tuple[str, ...], path:
 
 def empty_truth(types) -> Truth:
     """A truth with no sessions: validation without truth (no missing or unknown rows are judged)."""
-    return Truth(tuple(types), np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0, np.int64), "")
+    return Truth(tuple(types), np.empty(0, np.int64), np.zeros(1, INDPTR_DTYPE), np.empty(0, np.int64), "")

@@ -18,7 +18,7 @@ import numpy as np
 
 from scorer import private_files
 
-CACHE_VERSION = 4  # the compiled format and the cache key: bump when either changes
+CACHE_VERSION = 5  # the compiled format and the cache key: bump when either changes
 COMPILED_SUFFIX = ".truth.npz"
 
 ALIGN = 64  # where each array's data starts in a written .npz, so that read_npz can map it aligned

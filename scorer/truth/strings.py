@@ -20,10 +20,11 @@ import numpy as np
 from scorer.errors import TruthError
 from scorer.file_formats import format_of, is_parquet, not_text
 from scorer.kernels import door
+from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.kernels.string_table import table_size
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import check_compiled
-from scorer.truth.ids import Truth
+from scorer.truth.ids import Truth, check_label_count, offsets
 from scorer.truth.load import check_truth_path, read_errors
 from scorer.truth.npz import CACHE_VERSION, map_file, read_npz, write_npz
 
@@ -167,8 +168,7 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     item_table = np.full(table_size(n_items), -1, np.int64)  # sized for the items found, not the bound
     door.kernel("fill_table")(buf, item_starts, item_ends, item_table)
     rows, items = key // max(n_items, 1), key % max(n_items, 1)
-    indptr = np.zeros(n_ids + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_ids), out=indptr[1:])
+    indptr = offsets(np.bincount(rows, minlength=n_ids), str(path))
     return StringTruth((type_name,), np.arange(n_ids, dtype=np.int64), indptr, items.astype(np.int64), str(path),
                        ids=StringTable(buf, id_starts[:n_ids].copy(), id_ends[:n_ids].copy(), id_table),
                        item_names=StringTable(buf, item_starts, item_ends, item_table))
@@ -221,7 +221,8 @@ def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringT
             seen = pd.Series(ids).duplicated().to_numpy()
             raise TruthError(f"truth file {path}, row {int(np.flatnonzero(seen)[0]) + 2}: id {ids[np.flatnonzero(seen)[0]]!r} is given twice")
         order = np.argsort(id_index, kind="stable")
-        return StringTruth((type_name,), np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=np.int64), np.zeros(n, np.int64),
+        check_label_count(n, str(path))
+        return StringTruth((type_name,), np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=INDPTR_DTYPE), np.zeros(n, np.int64),
                            str(path), grades=values[order], ids=StringTable.of(np.asarray(id_names, dtype=object)),
                            item_names=StringTable.of(np.empty(0, dtype=object)))
     if len(columns) == 2:
@@ -243,8 +244,7 @@ def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringT
                           "grade": grades if grades is not None else np.ones(len(row))})
     merged = pairs.groupby(["row", "item"], sort=True)["grade"].max()
     slot = merged.index.get_level_values(0).to_numpy(np.int64)
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(slot, minlength=n), out=indptr[1:])
+    indptr = offsets(np.bincount(slot, minlength=n), str(path))
     return StringTruth((type_name,), np.arange(n, dtype=np.int64), indptr,
                        np.ascontiguousarray(merged.index.get_level_values(1).to_numpy(np.int64)), str(path),
                        grades=None if grades is None else merged.to_numpy(np.float64),
@@ -254,4 +254,4 @@ def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringT
 def empty_string_truth(type_name: str = "all") -> StringTruth:
     """No ids: validation without truth."""
     empty = StringTable.of(np.empty(0, dtype=object))
-    return StringTruth((type_name,), np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0, np.int64), "", ids=empty, item_names=empty)
+    return StringTruth((type_name,), np.empty(0, np.int64), np.zeros(1, INDPTR_DTYPE), np.empty(0, np.int64), "", ids=empty, item_names=empty)
