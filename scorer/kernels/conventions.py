@@ -43,8 +43,7 @@ from scorer.kernels.explain_layout import (
 
 @njit(cache=True, nogil=True)
 def _collapse(first, repeats):
-    """`first` with each bit moved down past the repeats before it (the list without its repeats).
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """`first` with each bit moved down past the repeats before it (the list without its repeats)."""
     out = np.int64(0)
     bits = first
     while bits != 0:

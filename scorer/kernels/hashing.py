@@ -18,7 +18,7 @@ SESSION_KEY = np.frombuffer(b'"session"', np.uint8)  # an OTTO truth line's sess
 
 @njit(cache=True, nogil=True)
 def mix64(x):
-    """splitmix64's finalizer. Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """splitmix64's finalizer."""
     x = np.uint64(x)
     x = (x ^ (x >> np.uint64(30))) * MIX1
     x = (x ^ (x >> np.uint64(27))) * MIX2
@@ -27,14 +27,13 @@ def mix64(x):
 
 @njit(cache=True, nogil=True)
 def splitmix64(x):
-    """One step of splitmix64 from state x: mix64(x + φ). Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """One step of splitmix64 from state x: mix64(x + φ)."""
     return mix64(np.uint64(x) + GOLDEN)
 
 
 @njit(cache=True, nogil=True)
 def partition_of(session, parts):
-    """The session partition of an integer session id: splitmix64(id) mod parts (the one partition function).
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The session partition of an integer session id: splitmix64(id) mod parts (the one partition function)."""
     return np.int64(splitmix64(session) % np.uint64(parts))
 
 

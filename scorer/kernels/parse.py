@@ -181,8 +181,7 @@ def _digits(buf, p):
 
 @njit(cache=True, nogil=True)
 def _filter_slot(value):
-    """The entry of an item in the filter of the items seen in a line (rows.scratch_for).
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The entry of an item in the filter of the items seen in a line (rows.scratch_for)."""
     return (U(value) * U(0x9E3779B97F4A7C15)) >> U(64 - FILTER_BITS)
 
 
@@ -459,16 +458,14 @@ def fast_id(buf, start, n, fast, middle, type_names, type_offsets):
 
 @njit(cache=True, nogil=True)
 def nondigit_bytes(w):
-    """The high bit of every byte of the word w that is not an ASCII digit (bytes of 0x80 and above included).
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The high bit of every byte of the word w that is not an ASCII digit (bytes of 0x80 and above included)."""
     x = w ^ U(0x3030303030303030)  # digits become 0-9
     return (((x & U(0x7F7F7F7F7F7F7F7F)) + U(0x7676767676767676)) | x) & U(0x8080808080808080)
 
 
 @njit(cache=True, nogil=True)
 def digits_value(w, run):
-    """The number written by the first `run` bytes (1 to 8, all digits) of the word w.
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The number written by the first `run` bytes (1 to 8, all digits) of the word w."""
     d = (w - U(0x3030303030303030)) << U(8 * (8 - run))  # the run's digits, right-aligned as 8 digits
     d = d * U(10) + (d >> U(8))
     d = (((d & U(0x000000FF000000FF)) * U(100 + (1000000 << 32))) + (((d >> U(16)) & U(0x000000FF000000FF)) * U(1 + (10000 << 32)))) >> U(32)
@@ -482,8 +479,7 @@ PLAIN_BELOW = 10**7  # items below it are keyed by their bytes (written without 
 @njit(cache=True, nogil=True)
 def item_key(value):
     """The key of an item read by the fast path (see parse_block): below PLAIN_BELOW its digits as a word, tagged (written
-    eight digits at a time: two groups of four, then pairs, then digits, each split with one multiplication); else its value.
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    eight digits at a time: two groups of four, then pairs, then digits, each split with one multiplication); else its value."""
     if value < 0 or value >= PLAIN_BELOW:
         return value
     high = value // 10000
@@ -498,7 +494,7 @@ def item_key(value):
 
 @njit(cache=True, nogil=True)
 def key_value(key):
-    """The item of a key (item_key's inverse). Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The item of a key (item_key's inverse)."""
     if key >= 0:
         return key
     word = U(key) ^ TAG

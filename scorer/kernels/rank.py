@@ -42,7 +42,7 @@ def contains(truth, start, end, value):
 
 @njit(cache=True, nogil=True)
 def _gain(grade, exponential):
-    """Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The gain of a grade: 2**grade - 1 when exponential, else the grade."""
     return 2.0**grade - 1.0 if exponential else grade
 
 

@@ -93,7 +93,7 @@ BIG_FLIP = 4096  # above it Bin(m, 1/2) comes from numba's sampler rather than m
 
 @njit(cache=True, nogil=True)
 def _next(state):
-    """splitmix64: (new state, 64 random bits). Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """splitmix64: (new state, 64 random bits)."""
     state = state + GOLDEN
     return state, mix64(state)
 
@@ -163,8 +163,7 @@ def session_poisson_weights(seeds, rows, thresholds, out):
 
 @njit(cache=True, nogil=True)
 def _first_seven(u, t0, t1, t2, t3, t4, t5, t6):
-    """min(w, 7) for the 32-bit uniform u, w = #{c : u >= thresholds[c]}, without a branch.
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """min(w, 7) for the 32-bit uniform u, w = #{c : u >= thresholds[c]}, without a branch."""
     return (np.int64(u >= t0) + np.int64(u >= t1) + np.int64(u >= t2) + np.int64(u >= t3) + np.int64(u >= t4)
             + np.int64(u >= t5) + np.int64(u >= t6))
 
@@ -226,7 +225,7 @@ def resampled_block_sums(seeds, rows, values, thresholds, out):
 
 @njit(cache=True, nogil=True)
 def _popcount(x):
-    """Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """The number of bits set in x."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)

@@ -155,8 +155,7 @@ HIGHS = U(0x8080808080808080)
 
 @njit(cache=True, nogil=True)
 def byte_matches(w, pattern):
-    """High bit set in the bytes of w equal to pattern (a byte repeated 8 times); exact up to the first match.
-    Not inlined by numba: scalar arguments, which LLVM inlines."""
+    """High bit set in the bytes of w equal to pattern (a byte repeated 8 times); exact up to the first match."""
     x = w ^ pattern
     return (x - ONES) & ~x & HIGHS
 
