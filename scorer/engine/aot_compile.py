@@ -117,11 +117,11 @@ def _rewrites_where_they_match():
         kinds = rewrites.rewrite_registry.rewrites["after-inference"]
         if not set(kinds) <= known:
             return True
-        blocks = state.func_ir.blocks.values()
-        # RewriteArrayOfConsts's match reads the ir.Del the pass inserts first: any list built is taken as a match
-        return any(True for block in blocks for _ in block.find_exprs(op="build_list")) or any(
-            kind(state).match(state.func_ir, block, state.typemap, state.calltypes)
-            for kind in kinds if kind is not RewriteArrayOfConsts for block in blocks)
+        blocks = list(state.func_ir.blocks.values())
+        if any(next(block.find_exprs(op="build_list"), None) is not None for block in blocks):
+            return True  # RewriteArrayOfConsts's match reads the ir.Del the pass inserts first: any list built is a match
+        checks = [kind(state) for kind in kinds if kind is not RewriteArrayOfConsts]  # one of each a function, as the pass
+        return any(check.match(state.func_ir, block, state.typemap, state.calltypes) for check in checks for block in blocks)
 
     def where_they_match(self, state):
         return run_pass(self, state) if matches(state) else False
