@@ -4,6 +4,7 @@ their SHA-256. The stages are compiled (scorer.engine.aot_compile) in parallel p
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from contextlib import ExitStack
@@ -16,13 +17,12 @@ from scorer.kernels import aot
 from scorer.kernels.door import STAGES
 from scorer.private_files import Untrusted
 
-# CPU-seconds each stage's module takes to compile (measured: bench/bench_install.py), after the stages before it in its
-# worker (resample: 14.5 after prepare and candidates, with the helpers compiled for linking only); a family's stages
-# share helpers, which numba compiles once per process: they go to one worker together
-COST = {"score": 16.8, "strings": 14.1, "explain": 6.1, "prepare": 15.7, "candidates": 11.8, "resample": 14.5, "partitions": 2.4,
-        "audit": 1.6, "solution": 1.2}
+# CPU-seconds each stage's module takes to compile (measured: a build's workers timed stage by stage, load 0.8-1.3); a
+# family's stages share helpers, which numba compiles once per process: a family goes to one worker, in the order listed
+COST = {"score": 13.2, "strings": 11.2, "explain": 4.8, "prepare": 11.5, "resample": 9.8, "candidates": 13.0, "partitions": 2.2,
+        "audit": 0.8, "solution": 0.9}
 FAMILIES = (("score", "strings", "explain"),)
-RUNTIME_COST = 2.5  # CPU-seconds of pycc's C runtime, which the first worker compiles for all (share_runtime)
+CLAIM = "--claim"  # in a worker's arguments: the stages after it are compiled by whichever worker claims each first
 
 
 def ensure_built() -> dict[str, str]:
@@ -109,45 +109,58 @@ def _whole(target: Path) -> bool:
 
 def _compiled_each(stages: list[str]) -> list[bytes | str]:
     """Each stage's module bytes (or why it could not be built), compiled in parallel processes, one per core at most (each
-    imports numba once and compiles its share, the largest stages first); a single stage is compiled here."""
+    imports numba once and compiles its families, then claims the other stages one at a time, the largest first, until
+    none is left); a single stage is compiled here."""
     if len(stages) <= 1:
         return [_compiled_or_error(stage) for stage in stages]
     import subprocess
     import sys
 
-    shares = _shares(stages, min(len(stages), os.cpu_count() or 1))
+    shares, claimable = _shares(stages, min(len(stages), os.cpu_count() or 1))
     package_root = str(Path(__file__).resolve().parent.parent.parent)  # where `import scorer` finds this package
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH"))))}
     with tempfile.TemporaryDirectory(prefix="scorer-aot-") as out:
         workers = [subprocess.Popen([sys.executable, "-c", "import sys; from scorer.engine.aot_build import worker; worker(*sys.argv[1:])",
-                                     out, str(number), *share], env=env) for number, share in enumerate(shares)]
+                                     out, str(number), *share, CLAIM, *claimable], env=env) for number, share in enumerate(shares)]
         for process in workers:
             process.wait()
         return [_outcome(Path(out), stage) for stage in stages]
 
 
-def _shares(stages: list[str], workers: int) -> list[list[str]]:
-    """The stages split between the workers: a family (or a stage of none) at a time, the longest to compile first, to
-    the least loaded worker (COST; the first worker's load starts with the C runtime)."""
-    units = [[stage for stage in family if stage in stages] for family in FAMILIES]
-    units = [unit for unit in units if unit] + [[stage] for stage in stages if not any(stage in family for family in FAMILIES)]
+def _shares(stages: list[str], workers: int) -> tuple[list[list[str]], list[str]]:
+    """The families split between the workers (a family at a time, the longest to compile first, to the least loaded
+    worker by COST; the lightest share first, since the first worker also compiles the C runtime), and the stages of no
+    family, the longest first, for the workers to claim as each comes free."""
+    families = [[stage for stage in family if stage in stages] for family in FAMILIES]
     shares: list[list[str]] = [[] for _ in range(workers)]
-    loads = [RUNTIME_COST] + [0.0] * (workers - 1)
-    for unit in sorted(units, key=lambda unit: -sum(COST[stage] for stage in unit)):
+    loads = [0.0] * workers
+    for family in sorted(filter(None, families), key=lambda family: -sum(COST[stage] for stage in family)):
         least = loads.index(min(loads))
-        shares[least] += unit
-        loads[least] += sum(COST[stage] for stage in unit)
-    return [share for share in shares if share]
+        shares[least] += family
+        loads[least] += sum(COST[stage] for stage in family)
+    claimable = sorted((stage for stage in stages if not any(stage in family for family in FAMILIES)), key=lambda stage: -COST[stage])
+    return [shares[worker] for worker in sorted(range(workers), key=loads.__getitem__)], claimable
 
 
 def worker(out: str, number: str, *stages: str) -> None:
-    """A worker process: compile each stage into out/<stage>, or say why not in out/<stage>.failed; the first (number 0)
-    compiles pycc's C runtime into out for all of them first (share_runtime)."""
+    """A worker process: compile each stage of its share, then each of the stages after CLAIM that no other worker has
+    claimed yet, into out/<stage>, or say why not in out/<stage>.failed; the first (number 0) compiles pycc's C runtime
+    into out for all of them first (share_runtime)."""
     share_runtime(Path(out), compile_it=number == "0")
-    for stage in stages:
+    split = stages.index(CLAIM)
+    for stage in itertools.chain(stages[:split], (stage for stage in stages[split + 1 :] if _claimed(Path(out), stage))):
         outcome = _compiled_or_error(stage, throwaway=True)
         name = stage if isinstance(outcome, bytes) else stage + ".failed"
         (Path(out) / name).write_bytes(outcome if isinstance(outcome, bytes) else outcome.encode())
+
+
+def _claimed(out: Path, stage: str) -> bool:
+    """True for the one worker that claims the stage first (creating out/<stage>.claim)."""
+    try:
+        os.close(os.open(out / f"{stage}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _outcome(out: Path, stage: str) -> bytes | str:
