@@ -84,3 +84,42 @@ def test_aggregating_sums_equals_aggregating_columns():
             assert metric.sums_suffice
             from_column = metric.aggregate(figures.column(j, t, 3), truth.type_sizes(t))
             assert result.metrics[type_name][str(metric)] == pytest.approx(from_column, rel=1e-15)
+
+
+@pytest.mark.parametrize("k, dtype", [(20, np.uint32), (32, np.uint32), (33, np.int64), (63, np.int64)])
+@pytest.mark.parametrize("frame", [False, True])
+def test_the_pass_keeps_masks_as_narrow_as_its_cut_off_allows_and_every_rank_still_counts(tmp_path, k, dtype, frame):
+    """uint32 masks up to K 32, int64 beyond: a hit at every rank up to K - 1 (rank 31: the uint32's top bit) counts,
+    against a reference written here (one truth click per session: recall 1, MAP 1 / (rank + 1) when found)."""
+    import json
+    import tomllib
+    from pathlib import Path
+
+    import pandas as pd
+
+    import scorer
+    from scorer.spec.competition import competition_from_dict
+
+    config = tomllib.loads((Path(__file__).resolve().parent.parent / "configs" / "otto.toml").read_text())
+    config["scoring"].update(k=k, metric=f"recall@{k}", diagnostics=[f"map@{k}"])
+    competition = competition_from_dict(config)
+    sessions = range(2 * k + 3)
+    ranks = {s: s % (k + 3) for s in sessions}  # ranks k..k+2: the truth item is not in the row
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text("".join(json.dumps({"session": s, "labels": {"clicks": 10_000 + s}}) + "\n" for s in sessions))
+    rows = []
+    for s in sessions:
+        items = [1 + i for i in range(k)]
+        if ranks[s] < k:
+            items[ranks[s]] = 10_000 + s
+        rows += [(f"{s}_clicks", " ".join(map(str, items))), (f"{s}_carts", "1"), (f"{s}_orders", "1")]
+    table = pd.DataFrame(rows, columns=["session_type", "labels"])
+    submission = table if frame else tmp_path / "submission.csv"
+    if not frame:
+        table.to_csv(submission, index=False)
+    result = scorer.score(submission, truth, competition)
+    assert result.slot_hits.dtype == dtype
+    found = [ranks[s] for s in sessions if ranks[s] < k]
+    assert result.metrics["clicks"][f"recall@{k}"] == pytest.approx(len(found) / len(sessions), rel=1e-15)
+    assert result.metrics["clicks"][f"map@{k}"] == pytest.approx(sum(1 / (rank + 1) for rank in found) / len(sessions), rel=1e-12)
+    assert sorted(int(mask).bit_length() - 1 for mask in result.slot_hits[0::3] if mask) == sorted(found)

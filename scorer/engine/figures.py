@@ -1,8 +1,8 @@
 """Per-slot metric figures of a pass: stored by the kernel, or worked out from the hit-rank masks.
 
 For binary relevance and cut-offs up to 63, a row's figures follow from its hit-rank mask and
-|truth| alone, so the OTTO pass keeps one int64 per slot instead of one float64 per slot and
-metric. Most aggregates need only the sum of a type's figures, which one kernel call per type
+|truth| alone, so the OTTO pass keeps one mask per slot instead of one float64 per slot and
+metric: a uint32 where the cut-off is at most 32 (hits_dtype), else an int64. Most aggregates need only the sum of a type's figures, which one kernel call per type
 works out with no per-row array; the others get the figures of one (type, metric) column.
 """
 
@@ -13,6 +13,16 @@ import numpy as np
 from scorer.kernels import door
 from scorer.kernels.kinds import discounts, ideal_dcg
 from scorer.spec.exact_sums import ExactSum, new_accumulators
+
+
+def hits_dtype(kmax: int) -> type:
+    """The narrowest dtype of the hit-rank masks of cut-off kmax that the kernels take: uint32 up to 32 ranks."""
+    return np.uint32 if kmax <= 32 else np.int64
+
+
+def hits_kernel(name: str, hits: np.ndarray):
+    """The kernel `name` for masks of hits' dtype (the uint32 one is exported as name_uint32)."""
+    return door.kernel(f"{name}_uint32" if hits.dtype == np.uint32 else name)
 
 
 class SlotFigures:
@@ -38,7 +48,7 @@ class SlotFigures:
             return self.stored[t::n_types, j]
         hits = self.hits[t::n_types]
         out = np.empty((len(hits), 1), np.float64)
-        return door.kernel("figures_from_hits")(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1],
+        return hits_kernel("figures_from_hits", hits)(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1],
                                            self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
 
     def start_sums(self, n_types: int) -> None:
@@ -69,7 +79,7 @@ class SlotFigures:
         hits, starts, ends = self.hits[t::n_types], self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types]
         cut = len(hits) // 2
         part = slice(0, cut) if half == 0 else slice(cut, len(hits))
-        acc = door.kernel("figure_sums")(hits[part], starts[part], ends[part], self.kinds, self.ks, self.discount, self.ideal,
+        acc = hits_kernel("figure_sums", hits)(hits[part], starts[part], ends[part], self.kinds, self.ks, self.discount, self.ideal,
                                          new_accumulators(len(self.kinds)))
         return [ExactSum.of_buckets(buckets) for buckets in acc]
 
@@ -79,6 +89,6 @@ class SlotFigures:
             return self.stored
         if self._all is None:
             out = np.empty((len(self.hits), len(self.kinds)), np.float64)
-            self._all = door.kernel("figures_from_hits")(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks, self.discount,
-                                                    self.ideal, out)
+            self._all = hits_kernel("figures_from_hits", self.hits)(self.hits, self.indptr[:-1], self.indptr[1:], self.kinds, self.ks,
+                                                                    self.discount, self.ideal, out)
         return self._all

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.engine.figures import SlotFigures
+from scorer.engine.figures import SlotFigures, hits_kernel
 from scorer.engine.header import BOM, INDEX_COLUMN, TAB_SEPARATED, header_problem, looks_like_row, swapped
 from scorer.engine.header import text as _text
 from scorer.engine.heap import bound_heap
@@ -27,7 +27,7 @@ from scorer.engine.problems import Code, Report, report_missing_rows, report_rep
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
-from scorer.kernels import codes, door
+from scorer.kernels import codes
 from scorer.kernels.rows import LINE_DTYPE
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
@@ -42,7 +42,7 @@ MAX_LINES = int(np.iinfo(LINE_DTYPE).max)  # the last line number slot_line hold
 class PassResult:
     slot_line: np.ndarray  # int32 per slot: line of the row that counts, 0 if none
     figures: SlotFigures  # per slot and metric: the row figure (stored, or derived from slot_hits)
-    slot_hits: np.ndarray  # int64 per slot: bit r set when the item at 0-based rank r (< 63) is a hit
+    slot_hits: np.ndarray  # per slot, uint32 or int64 (figures.hits_dtype): bit r set when the item at 0-based rank r (< 63) is a hit
     counts: dict = field(default_factory=dict)
     coverage: dict = field(default_factory=dict)  # per coverage@K (string shapes): share of the truth's items in some row's top K
     side: object = None  # scorer.engine.beyond.SideFigures of the beyond-accuracy metrics, None without them
@@ -89,7 +89,7 @@ class Pass:
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, LINE_DTYPE)
         self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
-        self.slot_hits = np.zeros(n_slots, np.int64)
+        self.slot_hits = np.zeros(n_slots, self.kernel.hits_dtype)
         self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line
         self.unknown = np.zeros((report.max_per_code, 2), np.int64)  # session, line
         self.n_duplicates = 0
@@ -195,7 +195,7 @@ class Pass:
     def _merge(self, chunks: list, line_offset: int) -> None:
         """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
         rows of unknown sessions noted)."""
-        merge_rows = door.kernel("merge_rows")
+        merge_rows = hits_kernel("merge_rows", self.slot_hits)
         for row_ints, row_values, n_rows in chunks:
             if n_rows:
                 check_line_count(int(row_ints[n_rows - 1, 3]) + line_offset)  # rows come in line order: the last is the highest

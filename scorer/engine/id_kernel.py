@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.engine.beyond import NO_SIDE, SIDE_OUTPUT, SideKernel
+from scorer.engine.figures import hits_dtype
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.kernels import codes, door
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
@@ -33,6 +34,7 @@ class IdKernel(RowKernel):
         kmax = competition.k
         kinds, ks = competition.row_kinds()
         self.stored_metrics = 0 if derivable(kinds, kmax, graded=False) else self.n_metrics  # 0: derived from slot_hits
+        self.hits_dtype = hits_dtype(kmax)  # merge_rows writes the masks (the string shapes' kernels write int64 ones)
         self.metric = (kinds, ks, np.int64(kmax), discounts(kmax), ideal_dcg(kmax))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         self.max_per_code = max_per_code

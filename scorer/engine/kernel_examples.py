@@ -50,17 +50,22 @@ def _score() -> dict[str, tuple]:
     row_ints, row_values = kernel.rows()
     block = frozen(np.zeros(16, np.uint8))  # the kernels only read the block: one helper serves the frames' read-only buffers too
     counts, found = _problems(kernel)
-    slots = np.zeros(_SLOTS, np.int64)
+    slots, narrow = np.zeros(_SLOTS, np.int64), np.zeros(_SLOTS, np.uint32)  # hit-rank masks: int64, or uint32 to K 32
     figures = SlotFigures.of(competition, truth.indptr, slots, None)
     n_types = len(competition.types)
     strided = (figures.hits[0::n_types], figures.indptr[0:-1:n_types], figures.indptr[1::n_types])  # a type's slots
+    narrow_strided = (narrow[0::n_types], *strided[1:])
     metric = (figures.kinds, figures.ks, figures.discount, figures.ideal)
+    merge = (row_ints, row_values, 0, 0, np.zeros(_SLOTS, LINE_DTYPE), np.zeros((_SLOTS, 0)))
     return {
         "parse_block": (block, 0, 1, 0, kernel.idspec, kernel.truth, kernel.metric, NO_SIDE, kernel.limits, scratch_for(kernel.kmax),
                         row_ints, row_values, counts, found, 0),
-        "merge_rows": (row_ints, row_values, 0, 0, np.zeros(_SLOTS, LINE_DTYPE), np.zeros((_SLOTS, 0)), slots, found, 0, found, 0),
+        "merge_rows": (*merge, slots, found, 0, found, 0),
+        "merge_rows_uint32": (*merge, narrow, found, 0, found, 0),
         "figure_sums": (*strided, *metric, new_accumulators(len(figures.kinds))),
+        "figure_sums_uint32": (*narrow_strided, *metric, new_accumulators(len(figures.kinds))),
         "figures_from_hits": (*strided, *metric, np.empty((_SLOTS, 1), np.float64)),
+        "figures_from_hits_uint32": (*narrow_strided, *metric, np.empty((_SLOTS, 1), np.float64)),
         "frame_rows": _frame_rows(kernel, counts, found),
         "accumulate": (np.zeros(_ROWS), new_accumulators(1), 0),
     }

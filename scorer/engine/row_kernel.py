@@ -36,6 +36,7 @@ class RowKernel(RowArrays, ABC):
     n_metrics: int
     kmax: int
     max_per_code: int
+    hits_dtype: type = np.int64  # of the per-slot hit-rank masks the pass keeps (figures.hits_dtype)
 
     @abstractmethod
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 # stage: {exported name: "kernels module" or "kernels module.function" (a variant of a function under another name)}
 STAGES: dict[str, dict[str, str]] = {
     "score": {"parse_block": "parse", "merge_rows": "parse", "figure_sums": "rank", "figures_from_hits": "rank",
-              "frame_rows": "frame_rows", "accumulate": "exact_sum"},
+              "merge_rows_uint32": "parse.merge_rows", "figure_sums_uint32": "rank.figure_sums",
+              "figures_from_hits_uint32": "rank.figures_from_hits", "frame_rows": "frame_rows", "accumulate": "exact_sum"},
     "strings": {"parse_strings_block": "string_ids", "count_slots": "string_ids", "first_rows": "string_ids", "place_by_slot": "string_ids",
                 "finish_long": "string_ids", "finish_long_runs": "string_ids", "fill_table": "strings", "count_byte": "strings",
                 "read_rows": "strings"},
