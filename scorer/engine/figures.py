@@ -2,8 +2,9 @@
 
 For binary relevance and cut-offs up to 63, a row's figures follow from its hit-rank mask and
 |truth| alone, so the OTTO pass keeps one mask per slot instead of one float64 per slot and
-metric: a uint32 where the cut-off is at most 32 (hits_dtype), else an int64. Most aggregates need only the sum of a type's figures, which one kernel call per type
-works out with no per-row array; the others get the figures of one (type, metric) column.
+metric: a uint32 where the cut-off is at most 32 (hits_dtype), else an int64. Most aggregates
+need only the sum of a type's figures, which one kernel call per type works out with no per-row
+array; the others get the figures of one (type, metric) column.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ class SlotFigures:
             return self.stored[t::n_types, j]
         hits = self.hits[t::n_types]
         out = np.empty((len(hits), 1), np.float64)
-        return hits_kernel("figures_from_hits", hits)(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types], self.kinds[j : j + 1],
-                                           self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
+        return hits_kernel("figures_from_hits", hits)(hits, self.indptr[t:-1:n_types], self.indptr[t + 1 :: n_types],
+                                                      self.kinds[j : j + 1], self.ks[j : j + 1], self.discount, self.ideal, out)[:, 0]
 
     def start_sums(self, n_types: int) -> None:
         """Set every type's sums going on two threads (each type in halves; the kernel lets go of the GIL), for sums() to
@@ -80,7 +81,7 @@ class SlotFigures:
         cut = len(hits) // 2
         part = slice(0, cut) if half == 0 else slice(cut, len(hits))
         acc = hits_kernel("figure_sums", hits)(hits[part], starts[part], ends[part], self.kinds, self.ks, self.discount, self.ideal,
-                                         new_accumulators(len(self.kinds)))
+                                               new_accumulators(len(self.kinds)))
         return [ExactSum.of_buckets(buckets) for buckets in acc]
 
     def array(self) -> np.ndarray:

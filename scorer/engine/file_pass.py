@@ -42,7 +42,7 @@ MAX_LINES = int(np.iinfo(LINE_DTYPE).max)  # the last line number slot_line hold
 class PassResult:
     slot_line: np.ndarray  # int32 per slot: line of the row that counts, 0 if none
     figures: SlotFigures  # per slot and metric: the row figure (stored, or derived from slot_hits)
-    slot_hits: np.ndarray  # per slot, uint32 or int64 (figures.hits_dtype): bit r set when the item at 0-based rank r (< 63) is a hit
+    slot_hits: np.ndarray  # per slot (uint32 to K 32, else int64: figures.hits_dtype): bit r set when rank r (< 63) hits
     counts: dict = field(default_factory=dict)
     coverage: dict = field(default_factory=dict)  # per coverage@K (string shapes): share of the truth's items in some row's top K
     side: object = None  # scorer.engine.beyond.SideFigures of the beyond-accuracy metrics, None without them

@@ -57,7 +57,7 @@ class Result:
 
     @property
     def slot_hits(self) -> np.ndarray | None:
-        """Per slot: bit r set when the item at 0-based rank r (< 63) is a hit."""
+        """Per slot: bit r set when the item at 0-based rank r (< 63) is a hit (uint32 where K is at most 32, else int64)."""
         return None if self.outcome is None else self.outcome.slot_hits
 
     @property
