@@ -17,7 +17,7 @@ the second is under 0.75 s); and at OTTO size (bench/make_otto.py's data, truth 
 default install without `scorer warmup`, the pure install on numba's warm JIT cache, and the pure install after
 `scorer warmup` (the cache's ahead-of-time module): wall time (best of --runs, the three interleaved) and peak
 RSS, as subprocesses. With --stages, first each stage module's compile alone in a fresh process (wall and CPU, beside
-the load): the figures scorer/engine/aot_build.py's COST balances the build's workers on.
+the load); bench/bench_build.py --timeline times them as a build's workers compile them, for aot_build.COST.
 """
 
 from __future__ import annotations
