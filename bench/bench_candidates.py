@@ -127,7 +127,9 @@ def main() -> None:
           f"scores {'sorted' if args.sorted else 'unsorted'} within sessions")
     truth = scorer.load_truth(truth_frame.to_pandas(), competition="otto")
     table = candidates.to_arrow()
-    scorer.candidates(candidates.head(10_000), truth, k=ks)  # compile / load the kernels
+    started = time.perf_counter()
+    scorer.candidates(candidates.head(10_000), truth, k=ks)  # the first call loads the kernels (numba compiles them where none is built)
+    print(f"first call (10,000 rows, the kernels loaded): {time.perf_counter() - started:.2f} s; numba imported: {'numba' in sys.modules}")
 
     def best(run):
         """(wall seconds, CPU seconds of the process, value) of the fastest of `repeat` runs (the machine may be shared:

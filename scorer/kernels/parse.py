@@ -436,26 +436,6 @@ def _careful_line(buf, start, n, line, idspec, metric, limits, scratch, counts, 
     return end + 1, session, type_index, -1 if row_error else n_items, n_problems
 
 
-@njit(cache=True, nogil=True, inline="always")
-def fast_id(buf, start, n, fast, middle, type_names, type_offsets):
-    """The plain id `{session}{middle}{type},` at buf[start:]: (session, type index, position of the comma, ok).
-    ok is False for any other form (the careful reader takes the line)."""
-    session, length = _digits(buf, start)
-    p = start + length
-    ok = fast and 0 < length <= 18 and p < n and buf[p] == middle
-    type_index = -1
-    if ok:
-        p += 1
-        type_start = p
-        while p < n and buf[p] != 44 and buf[p] != 10:
-            p += 1
-        ok = p < n and buf[p] == 44
-        if ok:
-            type_index = _type_index(buf, type_start, p, type_names, type_offsets)
-            ok = type_index >= 0
-    return session, type_index, p, ok
-
-
 @njit(cache=True, nogil=True)
 def nondigit_bytes(w):
     """The high bit of every byte of the word w that is not an ASCII digit (bytes of 0x80 and above included)."""
