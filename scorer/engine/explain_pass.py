@@ -36,11 +36,10 @@ class TruthRows:
 
 
 def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray]:
-    """(slots with truth, per slot its row among them or -1)."""
-    sizes = np.diff(truth.indptr)
-    slots = np.flatnonzero(sizes > 0)
-    row_of_slot = np.full(len(sizes), -1, np.int64)
-    row_of_slot[slots] = np.arange(len(slots))
+    """(slots with truth, per slot its row among them or -1: an int32, since each row holds a label of the truth)."""
+    slots = np.flatnonzero(truth.indptr[1:] != truth.indptr[:-1])
+    row_of_slot = np.full(len(truth.indptr) - 1, -1, np.int32)
+    row_of_slot[slots] = np.arange(len(slots), dtype=np.int32)
     return slots, row_of_slot
 
 
@@ -55,10 +54,9 @@ def _data_start(data: np.ndarray, header: tuple[str, ...]) -> tuple[int, int]:
     return offset, 1
 
 
-def block_arguments(competition: Competition, truth: Truth) -> tuple:
-    """explain_block's arguments after the block and its position: (id spec, truth, row of each slot, what the careful
-    reading takes, limits) and one call's work arrays (scratch, rows, problem counts and records)."""
-    _, row_of_slot = truth_rows_of(truth)
+def block_arguments(competition: Competition, truth: Truth, row_of_slot: np.ndarray) -> tuple:
+    """explain_block's arguments after the block and its position: (id spec, truth, row of each slot (truth_rows_of),
+    what the careful reading takes, limits) and one call's work arrays (scratch, rows, problem counts and records)."""
     kernel = IdKernel(competition, truth, 1)
     careful = (np.empty(0, np.int64), np.empty(0, np.int64), np.int64(MAX_RANKS), np.empty(0), np.empty(0))  # _careful_line reads K only
     limits = (np.int64(competition.limits.max_line_bytes), np.int64(1))
@@ -74,8 +72,8 @@ def _work() -> tuple:
 def read_truth_rows(path, competition: Competition, truth: Truth, threads: int = 2, block_bytes: int = DEFAULT_BLOCK_BYTES,
                     untrusted: bool = False) -> TruthRows:
     """One pass over the submission file: the masks of every row of the truth."""
-    slots, _ = truth_rows_of(truth)
-    fixed = block_arguments(competition, truth)[:5]
+    slots, row_of_slot = truth_rows_of(truth)
+    fixed = block_arguments(competition, truth, row_of_slot)[:5]
     explain_block, merge_explain_rows = door.kernel("explain_block"), door.kernel("merge_explain_rows")
     out = TruthRows(slots, *(np.zeros(len(slots), np.int64) for _ in range(4)))
     limits_of = competition.limits
