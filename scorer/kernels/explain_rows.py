@@ -8,10 +8,9 @@ published convention of docs/metrics.md is a function of these and |truth| (scor
 Lines of the plain form (``123_clicks,4 5 6``) are read here; any other goes through parse.py's careful reader,
 whose problems are dropped (`scorer score` reports them). A line with an error gives a row of no items.
 
-The reading of a line is one function body: the id, the session's index, the filter of items seen and the search of
-the truth row are written out in explain_block, not taken from parse.py and rank.py. Inlined there, those helpers'
-array arguments kept a reference count per line and per item, an atomic operation on a cache line both threads
-share: 46% of explain's CPU at OTTO size.
+The reading of a line is one function body (see the rule in scorer/kernels/__init__.py): the id, the session's index,
+the filter of items seen and the search of the truth row are written out in explain_block, not taken from parse.py
+and rank.py. Inlined, those helpers' reference counts were 46% of explain's CPU at OTTO size.
 """
 
 import numpy as np
