@@ -339,8 +339,8 @@ def worker_state(n_sessions: int, n_types: int, most_truth: int) -> dict:
     size = 1 << 12
     hit_capacity = max(HIT_CAPACITY, most_truth)
     tables = tuple(np.zeros(size, np.int64) for _ in range(5))
-    scratch = (np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros((size, n_types), np.int64),
-               np.zeros((size, n_types), np.int64), np.zeros((size, n_types), np.bool_))
+    scratch = (np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros((size, n_types), np.int64),
+               np.zeros((size, n_types), np.int64), np.zeros((size, n_types), np.bool_), np.zeros(size, np.int64), np.zeros(size))
     hits = (np.zeros(hit_capacity, np.int64), np.zeros(hit_capacity, np.int64), np.zeros(hit_capacity, np.bool_), np.zeros(1, np.int64))
     unknown = (np.zeros(max(UNKNOWN_CAPACITY, 1), np.int64), np.zeros(2, np.int64))
     return {"tables": tables, "scratch": scratch, "hits": hits, "unknown": unknown, "runs": np.zeros(n_sessions, np.uint8)}

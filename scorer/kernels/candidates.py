@@ -24,6 +24,8 @@ from scorer.kernels.strings import lookup
 
 MIX = np.uint64(0x9E3779B97F4A7C15)
 SCAN_HITS = 64  # an unsorted run with more hit rows than this is ranked by a sort of the run
+EVERY_LIST = -1  # a row without a type: in the list of every type
+LEFT_OUT = -3  # a row in no list (an unknown type, a bad item or score)
 
 
 @njit(cache=True, nogil=True)
@@ -38,45 +40,9 @@ def _note(found, n_found, counts, max_per_code, code, row, value):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _slot_of(keys, stamps, bits, item, stamp):
-    """The table position of item among the first 2^bits (a free position when it is not in the table this run)."""
-    mask = np.uint64((1 << bits) - 1)
-    j = (np.uint64(item) * MIX) >> np.uint64(64 - bits)
-    while stamps[j] == stamp and keys[j] != item:
-        j = (j + np.uint64(1)) & mask
-    return j
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _int_at(wide, narrow, r):
     """Row r of an integer column held as int64 (wide) or int32 (narrow); the other one is empty."""
     return np.int64(wide[np.uint64(r)]) if wide.shape[0] > 0 else np.int64(narrow[np.uint64(r)])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _row_score(scores, narrow, score_valid, score_bit, r):
-    """A row's score (held as float64 in scores, or float32 in narrow); NaN when it is null or not a number (such a row
-    is left out)."""
-    if not _valid(score_valid, score_bit, r):
-        return np.nan
-    return np.float64(scores[np.uint64(r)]) if scores.shape[0] > 0 else np.float64(narrow[np.uint64(r)])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _around(scores, i, r, j):
-    """(rows of [i, r) scored at least as row r, rows of (r, j) scored above it, rows of either scored as it), in loops
-    the compiler vectorises."""
-    own = scores[np.uint64(r)]
-    before, after, equal = np.int64(0), np.int64(0), np.int64(0)
-    for q in range(np.uint64(i), np.uint64(r)):  # unsigned: no test for a negative index
-        value = scores[q]
-        before += np.int64(value >= own)
-        equal += np.int64(value == own)
-    for q in range(np.uint64(r + 1), np.uint64(j)):
-        value = scores[q]
-        after += np.int64(value > own)
-        equal += np.int64(value == own)
-    return before, after, equal
 
 
 @njit(cache=True, nogil=True)
@@ -89,17 +55,21 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
     array, int32 (float32), the other one empty; types: per row -1 (no type: every type), -2 (an unknown type) or the
     type's index, or empty (no type column); scores empty without a score column. truth: (sessions, lookup base, lookup table, indptr, items).
     tables: (keys, stamps, truth masks, seen masks, hit index) of a power-of-two size; scratch: (occurrence rows,
-    occurrence hit index, occurrence ranks (n, n_types), best ranks (n, n_types), best ties (n, n_types)).
+    occurrence hit index, occurrence hit types, occurrence ranks (n, n_types), best ranks (n, n_types), best ties
+    (n, n_types), the run's row lists, the run's row scores).
     Outputs: slot_candidates[slot] += the list's length; session_runs[session index] += 1 (saturating at 255);
     hits: (slot, rank, tied) with hits[3][0] the count written; unknown: first row of each run of a session the truth
     lacks, unknown[1][0] its count, unknown[1][1] the rows; problems in found/counts (row: row_base + row).
     Returns (the next row, problems kept).
+
+    Written out in one body (the kernels' inlining rule): a helper taking arrays, called per run or per row, would
+    count references on each of them.
     """
     sessions, narrow_sessions, session_valid, session_bit, items, narrow_items, item_valid, item_bit, types, scores, narrow_scores, \
         score_valid, score_bit = columns
     truth_sessions, lookup_base, lookup_table, indptr, truth_items = truth
     keys, stamps, truth_mask, seen_mask, hit_index = tables
-    occ_row, occ_hit, occ_rank, best_rank, best_tie = scratch
+    occ_row, occ_hit, occ_types, occ_rank, best_rank, best_tie, run_list, run_score = scratch
     hit_slot, hit_rank, hit_tied, n_hits_out = hits
     unknown_rows, unknown_counts = unknown
     has_types = types.shape[0] > 0
@@ -110,6 +80,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
     n_hits = n_hits_out[0]
     stamp = stamps.max() + 1
     counter = np.zeros(n_types, np.int64)
+    sorted_ranks = counter[:0]  # the ranks of a run ranked by a sort
     i = start
     while i < stop:
         if not _valid(session_valid, session_bit, i):
@@ -145,22 +116,28 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                 size <<= 1
             keys, stamps = np.zeros(size, np.int64), np.zeros(size, np.int64)
             truth_mask, seen_mask, hit_index = np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size, np.int64)
-            occ_row, occ_hit = np.zeros(n_rows, np.int64), np.zeros(n_rows, np.int64)
+            occ_row, occ_hit, occ_types = np.zeros(n_rows, np.int64), np.zeros(n_rows, np.int64), np.zeros(n_rows, np.int64)
             occ_rank = np.zeros((n_rows, n_types), np.int64)
             best_rank, best_tie = np.zeros((n_rows, n_types), np.int64), np.zeros((n_rows, n_types), np.bool_)
+            run_list, run_score = np.zeros(n_rows, np.int64), np.zeros(n_rows, np.float64)
             stamp = 1
         bits = 6  # the run's part of the table: the smallest power of two of at least twice its items (kept in L1)
         while (1 << bits) < 2 * (n_rows + t_last - t_first):
             bits += 1
+        mask = np.uint64((1 << bits) - 1)
+        shift = np.uint64(64 - bits)
         if session_runs[index] < 255:
             session_runs[index] += 1
         # the session's truth items: per item the mask of the types whose truth holds it
         for t in range(n_types):
             for q in range(np.int64(indptr[first_slot + t]), np.int64(indptr[first_slot + t + 1])):
-                p = _slot_of(keys, stamps, bits, truth_items[q], stamp)
+                item = truth_items[q]
+                p = (np.uint64(item) * MIX) >> shift
+                while stamps[p] == stamp and keys[p] != item:
+                    p = (p + np.uint64(1)) & mask
                 if stamps[p] != stamp:
                     stamps[p] = stamp
-                    keys[p] = truth_items[q]
+                    keys[p] = item
                     truth_mask[p] = 0
                     seen_mask[p] = 0
                     hit_index[p] = -1
@@ -174,10 +151,12 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
         n_occ = np.int64(0)
         n_distinct = np.int64(0)
         for r in range(i, j):
+            run_list[r - i] = LEFT_OUT  # the row's list: EVERY_LIST, a type's index, or LEFT_OUT
+            run_score[r - i] = np.nan
             served = all_types
-            code = -1
+            code = EVERY_LIST
             if has_types:
-                code = types[r]
+                code = np.int64(types[r])
                 if code == -2:
                     n_found = _note(found, n_found, counts, max_per_code, codes.UNKNOWN_TYPE, row_base + r, np.int64(0))
                     left_out += 1
@@ -201,7 +180,11 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                     continue
                 in_order &= not score > previous
                 previous = score
-            p = _slot_of(keys, stamps, bits, item, stamp)
+                run_score[r - i] = score
+            run_list[r - i] = code
+            p = (np.uint64(item) * MIX) >> shift
+            while stamps[p] == stamp and keys[p] != item:
+                p = (p + np.uint64(1)) & mask
             if stamps[p] != stamp:
                 stamps[p] = stamp
                 keys[p] = item
@@ -218,8 +201,9 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                         for t in range(n_types):
                             best_rank[n_distinct, t] = -1
                         n_distinct += 1
-                    occ_row[n_occ] = r
+                    occ_row[n_occ] = r - i
                     occ_hit[n_occ] = hit_index[p]
+                    occ_types[n_occ] = hit_types
                     for t in range(n_types):
                         occ_rank[n_occ, t] = n_every + counter[t]
                     n_occ += 1
@@ -229,128 +213,94 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                 counter[code] += 1
         for t in range(n_types):
             slot_candidates[first_slot + t] += n_every + counter[t]
-        if n_occ > 0:
-            n_hits = _rank_hits(i, j, n_occ, n_distinct, in_order, left_out == 0, has_types, has_scores, n_types, first_slot, columns, keys,
-                                stamps, bits, stamp, truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits,
-                                n_hits)
+        # each hit's rank in each list it is in (occ_rank when the rows come in list order), and whether another row
+        # of the list has its score; a distinct item keeps its best
+        by_sort = has_scores and not in_order and n_occ > SCAN_HITS
+        if by_sort:
+            sorted_ranks = _ranks_by_sort(run_list[:n_rows], run_score[:n_rows], n_types)
+        for o in range(n_occ):
+            k = occ_row[o]  # the row, counted from the run's first
+            d = occ_hit[o]
+            own = run_score[k]
+            for t in range(n_types):
+                if not (occ_types[o] >> t) & 1:
+                    continue
+                tied = False
+                if not has_scores or in_order:
+                    rank = occ_rank[o, t]
+                    if has_scores:  # equal scores sit next to each other in the list (other rows between them)
+                        for step in (-1, 1):
+                            q = k + step
+                            while 0 <= q < n_rows and not tied:
+                                if run_list[q] == EVERY_LIST or run_list[q] == t:
+                                    if run_score[q] != own:
+                                        break
+                                    tied = True
+                                q += step
+                elif by_sort:
+                    rank = sorted_ranks[k * n_types + t]
+                    tied = sorted_ranks[n_rows * n_types + k * n_types + t] > 0
+                elif left_out == 0 and not has_types:  # every row is in the list: counts in loops the compiler vectorises
+                    before, after, equal = np.int64(0), np.int64(0), np.int64(0)
+                    for q in range(np.uint64(0), np.uint64(k)):  # unsigned: no test for a negative index
+                        before += np.int64(run_score[q] >= own)
+                        equal += np.int64(run_score[q] == own)
+                    for q in range(np.uint64(k + 1), np.uint64(n_rows)):
+                        after += np.int64(run_score[q] > own)
+                        equal += np.int64(run_score[q] == own)
+                    rank = before + after
+                    tied = equal > 0
+                else:
+                    rank = 0
+                    for q in range(n_rows):
+                        other = run_score[q]
+                        if q != k and other >= own and (run_list[q] == EVERY_LIST or run_list[q] == t):
+                            if other > own or q < k:
+                                rank += 1
+                            if other == own:
+                                tied = True
+                if best_rank[d, t] < 0 or rank < best_rank[d, t]:
+                    best_rank[d, t] = rank
+                    best_tie[d, t] = tied
+        for d in range(n_distinct):
+            for t in range(n_types):
+                if best_rank[d, t] >= 0:
+                    hit_slot[n_hits] = first_slot + t
+                    hit_rank[n_hits] = best_rank[d, t]
+                    hit_tied[n_hits] = best_tie[d, t]
+                    n_hits += 1
         stamp += 1
         i = j
     n_hits_out[0] = n_hits
     return i, n_found
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _serves(types, has_types, r, t):
-    if not has_types:
-        return True
-    return types[r] == -1 or types[r] == t
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _in_list(columns, has_types, has_scores, r, t):
-    """Does row r take a place in the list of type t (a known type that serves t, a good item and score)?"""
-    items, narrow_items, item_valid, item_bit, types = columns[4], columns[5], columns[6], columns[7], columns[8]
-    if not _serves(types, has_types, r, t):
-        return False
-    if not _valid(item_valid, item_bit, r) or _int_at(items, narrow_items, r) < 0:
-        return False
-    if has_scores and np.isnan(_row_score(columns[9], columns[10], columns[11], columns[12], r)):
-        return False
-    return True
-
-
 @njit(cache=True, nogil=True)
-def _rank_hits(i, j, n_occ, n_distinct, in_order, clean, has_types, has_scores, n_types, first_slot, columns, keys, stamps, bits, stamp,
-               truth_mask, seen_mask, occ_row, occ_hit, occ_rank, best_rank, best_tie, hits, n_hits):
-    """The best rank of each distinct hit of a run, per type, written to hits; returns the new hit count."""
-    scores, narrow_scores, score_valid, score_bit = columns[9], columns[10], columns[11], columns[12]
-    items, narrow_items, types = columns[4], columns[5], columns[8]
-    hit_slot, hit_rank, hit_tied = hits[0], hits[1], hits[2]
-    sorted_ranks = np.empty(0, np.int64)
-    if has_scores and not in_order and n_occ > SCAN_HITS:
-        sorted_ranks = _ranks_by_sort(i, j, n_types, columns, has_types)
-    for o in range(n_occ):
-        r = occ_row[o]
-        item = _int_at(items, narrow_items, r)
-        p = _slot_of(keys, stamps, bits, item, stamp)
-        d = occ_hit[o]
-        for t in range(n_types):
-            if not (truth_mask[p] >> t) & 1 or not _serves(types, has_types, r, t):
-                continue
-            tied = False
-            if not has_scores:
-                rank = occ_rank[o, t]
-            else:
-                score = _row_score(scores, narrow_scores, score_valid, score_bit, r)
-                if in_order:
-                    rank = occ_rank[o, t]
-                    for step in (-1, 1):  # equal scores sit next to each other in the list (other rows between them)
-                        q = r + step
-                        while i <= q < j and not tied:
-                            if _in_list(columns, has_types, has_scores, q, t):
-                                if _row_score(scores, narrow_scores, score_valid, score_bit, q) != score:
-                                    break
-                                tied = True
-                            q += step
-                elif sorted_ranks.shape[0] > 0:
-                    rank = sorted_ranks[(r - i) * n_types + t]
-                    tied = sorted_ranks[(j - i) * n_types + (r - i) * n_types + t] > 0
-                elif clean and not has_types:  # every row of the run is in the list: count in loops the compiler vectorises
-                    before, after, equal = _around(scores, i, r, j) if scores.shape[0] > 0 else _around(narrow_scores, i, r, j)
-                    rank = before + after
-                    tied = equal > 0
-                else:
-                    rank = 0
-                    for q in range(i, j):
-                        if q == r:
-                            continue
-                        other = _row_score(scores, narrow_scores, score_valid, score_bit, q)
-                        if (other > score or other == score) and _in_list(columns, has_types, has_scores, q, t):
-                            if other > score or q < r:
-                                rank += 1
-                            if other == score:
-                                tied = True
-            if best_rank[d, t] < 0 or rank < best_rank[d, t]:
-                best_rank[d, t] = rank
-                best_tie[d, t] = tied
-    for d in range(n_distinct):
-        for t in range(n_types):
-            if best_rank[d, t] >= 0:
-                hit_slot[n_hits] = first_slot + t
-                hit_rank[n_hits] = best_rank[d, t]
-                hit_tied[n_hits] = best_tie[d, t]
-                n_hits += 1
-    return n_hits
-
-
-@njit(cache=True, nogil=True)
-def _ranks_by_sort(i, j, n_types, columns, has_types):
+def _ranks_by_sort(run_list, run_score, n_types):
     """Per row of the run and type: its rank in the type's list (by score, then row), and then whether another row of
-    the list has its score; laid out as [rank (n_rows * n_types), tied (n_rows * n_types)]."""
-    scores, narrow_scores, score_valid, score_bit = columns[9], columns[10], columns[11], columns[12]
-    n_rows = j - i
+    the list has its score; laid out as [rank (n_rows * n_types), tied (n_rows * n_types)]. run_list holds each row's
+    list (EVERY_LIST, a type's index or LEFT_OUT), run_score its score (NaN when left out)."""
+    n_rows = run_list.shape[0]
     out = np.zeros(2 * n_rows * n_types, np.int64)
     keyed = np.empty(n_rows, np.float64)
-    for r in range(i, j):
-        score = _row_score(scores, narrow_scores, score_valid, score_bit, r)
-        keyed[r - i] = -score if not np.isnan(score) else np.inf
+    for k in range(n_rows):
+        keyed[k] = -run_score[k] if run_list[k] != LEFT_OUT else np.inf
     order = np.argsort(keyed, kind="mergesort")  # stable: equal scores keep row order
     for t in range(n_types):
         rank = 0
         for position in range(n_rows):
-            r = i + order[position]
-            if not _in_list(columns, has_types, True, r, t):
+            k = order[position]
+            if not (run_list[k] == EVERY_LIST or run_list[k] == t):
                 continue
-            out[(r - i) * n_types + t] = rank
+            out[k * n_types + t] = rank
             rank += 1
-            if position > 0 and keyed[order[position - 1]] == keyed[order[position]]:
-                q = position - 1  # the rows before with this score, of this list
-                while q >= 0 and keyed[order[q]] == keyed[order[position]]:
-                    if _in_list(columns, has_types, True, i + order[q], t):
-                        out[n_rows * n_types + (r - i) * n_types + t] = 1
-                        out[n_rows * n_types + (i + order[q] - i) * n_types + t] = 1
-                        break
-                    q -= 1
+            q = position - 1  # the rows before with this score, of this list
+            while q >= 0 and keyed[order[q]] == keyed[k]:
+                if run_list[order[q]] == EVERY_LIST or run_list[order[q]] == t:
+                    out[n_rows * n_types + k * n_types + t] = 1
+                    out[n_rows * n_types + order[q] * n_types + t] = 1
+                    break
+                q -= 1
     return out
 
 
