@@ -17,18 +17,23 @@ K = 20
 TOL = 1e-12
 
 
-def make_case(tmp_path, seed: int, drop_rows: bool = False):
+WIDE_IDS = [*range(10), *(10**7 + k for k in range(20)), *(10**15 + k for k in range(20)), 99_999_999, 10**18 - 1]
+
+
+def make_case(tmp_path, seed: int, drop_rows: bool = False, wide: bool = False):
     """A random OTTO-shaped truth and submission: item ids 0..29 (item 0 in clicks and carts), lists of 0..30 items with
-    repeats, empty rows, whole sessions missing (and, with drop_rows, single rows missing)."""
+    repeats, empty rows, whole sessions missing (and, with drop_rows, single rows missing). wide: the ids of WIDE_IDS
+    (8 to 18 digits among them), truths of up to 44 items, and one item in ten written with a leading zero."""
     rng = np.random.default_rng(seed)
+    ids = np.array(WIDE_IDS if wide else range(30), np.int64)
     truth_lines, rows, truth = [], {}, {}
     for session in range(1, 301):
         labels = {}
         if rng.random() < 0.9:
-            labels["clicks"] = int(rng.integers(0, 30)) if rng.random() < 0.8 else 0
+            labels["clicks"] = int(ids[rng.integers(0, len(ids))]) if rng.random() < 0.8 else 0
         for kind in ("carts", "orders"):
             if rng.random() < 0.5:
-                labels[kind] = sorted({int(x) for x in rng.integers(0, 30, rng.integers(1, 25))})
+                labels[kind] = sorted({int(x) for x in ids[rng.integers(0, len(ids), rng.integers(1, 45 if wide else 25))]})
         truth_lines.append(json.dumps({"session": session, "labels": labels}))
         for kind in TYPES:
             if kind in labels:
@@ -39,8 +44,9 @@ def make_case(tmp_path, seed: int, drop_rows: bool = False):
             if drop_rows and rng.random() < 0.1:
                 continue
             n = int(rng.integers(0, 31)) if rng.random() < 0.9 else 0
-            rows[(session, kind)] = [int(x) for x in rng.integers(0, 30, n)]
-    lines = [f"{s}_{kind},{' '.join(map(str, items))}" for (s, kind), items in rows.items()]
+            rows[(session, kind)] = [int(x) for x in ids[rng.integers(0, len(ids), n)]]
+    padded = {key: ["0" * (wide and rng.random() < 0.1) + str(item) for item in items] for key, items in rows.items()}
+    lines = [f"{s}_{kind},{' '.join(items)}" for (s, kind), items in padded.items()]
     (tmp_path / "truth.jsonl").write_text("\n".join(truth_lines) + "\n")
     (tmp_path / "sub.csv").write_text("session_type,labels\n" + "\n".join(lines) + "\n")
     return truth_lines, lines, truth, rows
@@ -132,9 +138,9 @@ def test_recommenders_map(case, at_k):
         assert got[(metric, kind)]["theirs"] == pytest.approx(expected, abs=TOL)
 
 
-@pytest.mark.parametrize("seed", [5, 6, 7])
-def test_more_files_against_the_literal_references(tmp_path, seed):
-    truth_lines, lines, truth, rows = make_case(tmp_path, seed)
+@pytest.mark.parametrize("seed, wide", [(5, False), (6, False), (7, False), (8, True), (9, True)])
+def test_more_files_against_the_literal_references(tmp_path, seed, wide):
+    truth_lines, lines, truth, rows = make_case(tmp_path, seed, wide=wide)
     explanation = explain(tmp_path / "sub.csv", tmp_path / "truth.jsonl", against="otto-official,kaggle-apk,recommenders-map,recommenders-map_at_k")
     expected = otto_evaluate(truth_lines, lines, K)
     for kind in TYPES:

@@ -10,7 +10,9 @@ whose problems are dropped (`scorer score` reports them). A line with an error g
 
 The reading of a line is one function body (see the rule in scorer/kernels/__init__.py): the id, the session's index,
 the filter of items seen and the search of the truth row are written out in explain_block, not taken from parse.py
-and rank.py. Inlined, those helpers' reference counts were 46% of explain's CPU at OTTO size.
+and rank.py. Inlined, those helpers' reference counts were 46% of explain's CPU at OTTO size. Items are read as
+parse_block reads them: an item of up to 7 digits is kept as its bytes (parse.item_key), not converted, and a truth row
+of up to TRUTH_SIDE_MAX items is looked up from its side, each truth item keyed.
 """
 
 import numpy as np
@@ -19,7 +21,17 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels.explain_layout import MAX_RANKS
 from scorer.kernels.load import load8
-from scorer.kernels.parse import _careful_line, _digits, _filter_slot, session_index
+from scorer.kernels.parse import (
+    TAG,
+    TRUTH_SIDE_MAX,
+    _careful_line,
+    _digits,
+    _filter_slot,
+    item_key,
+    key_value,
+    nondigit_bytes,
+    session_index,
+)
 
 U = np.uint64
 
@@ -100,14 +112,28 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
                 pos = line_end(buf, p, n) + 1
                 continue
         n_items = 0
-        if ok:  # the items, single spaces between them
+        keyed = ok  # the fast reading keeps each item's key (parse.item_key: up to 7 digits, its bytes), not its value
+        if ok:  # the items, single spaces between them, read a word at a time as parse_block reads them
             p += 1
             stamp = np.uint8(line & 255)
             if p < n and buf[p] != 10:
                 while True:
-                    value, length = _digits(buf, p)
-                    p += length
-                    if length == 0 or length > 18 or p > n:
+                    w = load8(buf, p)
+                    flags = nondigit_bytes(w)
+                    run = np.int64(trailing_zeros(flags)) >> 3 if flags != 0 else np.int64(8)
+                    if run == 0 or (w & U(0xFF)) == U(48) and run > 1:  # no digit, or a leading zero: the careful reader
+                        ok = False
+                        break
+                    if run < 8:
+                        value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
+                        p += run
+                    else:  # eight digits or more (rare): the value is the key
+                        value, length = _digits(buf, p)
+                        p += length
+                        if length > 18:
+                            ok = False
+                            break
+                    if p > n:
                         ok = False
                         break
                     if n_items < MAX_RANKS:  # is the item new in the row? (as parse._first_time)
@@ -132,6 +158,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
         if ok:
             pos = p + 1
         else:
+            keyed = False
             pos, session, type_index, n_items, _kept = _careful_line(buf, start, n, line, idspec, careful, limits, scratch, counts, found,
                                                                      np.int64(0))
             counts[:] = 0
@@ -143,33 +170,41 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
                 continue
             n_items = max(n_items, 0)  # a line with an error: a row of no items
         # first (a truth item seen at r for the first time), again (a truth item repeated at r), repeats (any item
-        # repeated at r); the truth row searched as rank.contains searches it
+        # repeated at r)
         slot = index * n_types + type_index
         t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
         first = np.int64(0)
         again = np.int64(0)
         repeats = np.int64(0)
         for r in range(n_items):
-            bit = np.int64(1) << np.int64(r)
             if not relevant[r]:
-                repeats |= bit
-            value = items[r]
-            lo, hi = t_start, t_end
-            if t_end - t_start <= 16:
-                while lo < hi and truth_items[lo] != value:
-                    lo += 1
-            else:
+                repeats |= np.int64(1) << np.int64(r)
+        if t_end - t_start <= TRUTH_SIDE_MAX:  # from the truth's side: the filter of the row's items rules most out
+            stamp = np.uint8(line & 255)
+            for q in range(t_start, t_end):
+                target = item_key(truth_items[q]) if keyed else truth_items[q]
+                if seen[_filter_slot(target)] == stamp:
+                    for r in range(n_items):
+                        if items[r] == target:
+                            if relevant[r]:
+                                first |= np.int64(1) << np.int64(r)
+                            else:
+                                again |= np.int64(1) << np.int64(r)
+        else:  # a large truth: each item searched in it, as rank.contains searches
+            for r in range(n_items):
+                value = key_value(items[r]) if keyed else items[r]
+                lo, hi = t_start, t_end
                 while lo < hi:
                     mid = (lo + hi) >> 1
                     if truth_items[mid] < value:
                         lo = mid + 1
                     else:
                         hi = mid
-            if lo < t_end and truth_items[lo] == value:
-                if relevant[r]:
-                    first |= bit
-                else:
-                    again |= bit
+                if lo < t_end and truth_items[lo] == value:
+                    if relevant[r]:
+                        first |= np.int64(1) << np.int64(r)
+                    else:
+                        again |= np.int64(1) << np.int64(r)
         rows[n_rows, 0] = row
         rows[n_rows, 1] = first
         rows[n_rows, 2] = again
