@@ -29,7 +29,7 @@ from scorer.kernels.parse import (
     _filter_slot,
     item_key,
     key_value,
-    nondigit_bytes,
+    nondigit_marks,
     session_index,
 )
 
@@ -117,25 +117,24 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             p += 1
             stamp = np.uint8(line & 255)
             if p < n and buf[p] != 10:
+                base = p  # marks: bit i set when buf[base + i] is no digit (the items' ends), 64 bytes at a time
+                marks = U(0)
                 while True:
+                    if p - base >= 64 or (marks >> U(p - base)) == U(0):
+                        base, marks = p, nondigit_marks(buf, p, n)
+                        if marks == U(0):  # 64 digits or more
+                            ok = False
+                            break
+                    run = np.int64(trailing_zeros(marks >> U(p - base)))  # the item is buf[p:p + run]
                     w = load8(buf, p)
-                    flags = nondigit_bytes(w)
-                    run = np.int64(trailing_zeros(flags)) >> 3 if flags != 0 else np.int64(8)
-                    if run == 0 or (w & U(0xFF)) == U(48) and run > 1:  # no digit, or a leading zero: the careful reader
+                    if run == 0 or run > 18 or (run > 1 and (w & U(0xFF)) == U(48)):  # none, too long, or a leading zero
                         ok = False
                         break
                     if run < 8:
                         value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
-                        p += run
                     else:  # eight digits or more (rare): the value is the key
-                        value, length = _digits(buf, p)
-                        p += length
-                        if length > 18:
-                            ok = False
-                            break
-                    if p > n:
-                        ok = False
-                        break
+                        value, _length = _digits(buf, p)
+                    p += run
                     if n_items < MAX_RANKS:  # is the item new in the row? (as parse._first_time)
                         h = _filter_slot(value)
                         new = True

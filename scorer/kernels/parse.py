@@ -452,14 +452,21 @@ def digits_value(w, run):
     return np.int64(d)
 
 
+@njit(cache=True, nogil=True)
+def _byte_marks(w):
+    """A bit per byte of the word w: set where the byte is no ASCII digit."""
+    return ((nondigit_bytes(w) >> U(7)) * U(0x0102040810204080)) >> U(56)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def chunk_marks(words):
-    """A bit per byte of eight words (64 bytes): set where the byte is no ASCII digit. Inlined by numba: LLVM left it a
-    call (a tenth of a score's samples)."""
-    marks = U(0)
-    for k in range(8):
-        marks |= (((nondigit_bytes(words[k]) >> U(7)) * U(0x0102040810204080)) >> U(56)) << U(8 * k)
-    return marks
+def nondigit_marks(buf, p, n):
+    """A bit per byte of buf[p:p + 64]: set where the byte is no ASCII digit. The words past n are read at n (its SLACK
+    bytes), so their bits mean nothing: a reader stops at the byte at n, which is no digit, or at a line's end before it.
+    No loop and no early return: inlined, it counts no reference on buf (the rule in scorer/kernels/__init__.py)."""
+    return (_byte_marks(load8(buf, min(p, n))) | (_byte_marks(load8(buf, min(p + 8, n))) << U(8))
+            | (_byte_marks(load8(buf, min(p + 16, n))) << U(16)) | (_byte_marks(load8(buf, min(p + 24, n))) << U(24))
+            | (_byte_marks(load8(buf, min(p + 32, n))) << U(32)) | (_byte_marks(load8(buf, min(p + 40, n))) << U(40))
+            | (_byte_marks(load8(buf, min(p + 48, n))) << U(48)) | (_byte_marks(load8(buf, min(p + 56, n))) << U(56)))
 
 
 TAG = U(1) << U(63)  # set in the key of an item written with 1 to 7 digits: its bytes; other keys are the item's value
@@ -587,11 +594,8 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             base = p  # marks: bit i set when buf[base + i] is no digit (the items' ends), 64 bytes at a time
             marks = U(0)
             while True:
-                if p - base >= 64 or (marks >> U(p - base)) == U(0):  # the 64 bytes from p (words past n: read at n, unused, as
-                    base = p  # the byte at n is no digit or the line ended before it)
-                    marks = chunk_marks((load8(buf, min(p, n)), load8(buf, min(p + 8, n)), load8(buf, min(p + 16, n)),
-                                         load8(buf, min(p + 24, n)), load8(buf, min(p + 32, n)), load8(buf, min(p + 40, n)),
-                                         load8(buf, min(p + 48, n)), load8(buf, min(p + 56, n))))
+                if p - base >= 64 or (marks >> U(p - base)) == U(0):
+                    base, marks = p, nondigit_marks(buf, p, n)
                     if marks == U(0):  # 64 digits or more
                         ok = False
                         break
