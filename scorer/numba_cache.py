@@ -15,18 +15,18 @@ removed at exit. Where the system has no file owners (Windows) numba is left as 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
 
 from scorer import private_files
+from scorer.digests import sha1
 from scorer.errors import ConfigError
 from scorer.private_files import Untrusted, cache_dir
 
 _KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 # numba's subfolder for a source folder's kernels (CacheLocator.get_suitable_cache_subpath)
-_SUBPATH = f"kernels_{hashlib.sha1(_KERNELS.encode()).hexdigest()}"
+_SUBPATH = f"kernels_{sha1(_KERNELS.encode()).hexdigest()}"
 _FILES = (".nbi", ".nbc")
 _prepared = False
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import hashlib
 import os
 import re
 import stat
@@ -14,6 +13,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable
+
+from scorer import digests
 
 NO_LINK = getattr(os, "O_NOFOLLOW", 0)  # POSIX; elsewhere opened_folder refuses anyway
 READ_ANY = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO never blocks
@@ -114,7 +115,7 @@ def read_all(fd: int, limit: int = 1 << 30) -> bytes:
 
 
 def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return digests.sha256(data).hexdigest()
 
 
 TEMPORARY = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}\.tmp")  # write()'s temporary names: .NAME.PID.RANDOM.tmp

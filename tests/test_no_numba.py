@@ -1,6 +1,7 @@
 """With the ahead-of-time modules installed, every command's default path runs without numba: each command below runs in a
 fresh process on bundled data, and `numba` and `llvmlite` are not in sys.modules at its exit (docs/architecture.md,
-"Kernels"). The probe also prints whether pandas and pyarrow were loaded (for the record; not held to anything)."""
+"Kernels"). A score does not load OpenSSL either (`_hashlib`: scorer.digests). The probe also prints whether pandas and
+pyarrow were loaded (for the record; not held to anything)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ COMMANDS = ("score", "validate", "score hm", "score bootstrap breakdown", "compa
             "prepare")
 PROBE = ("import sys, io, json, contextlib\nfrom scorer.cli.main import main\n"
          "with contextlib.redirect_stdout(io.StringIO()) as out:\n    code = main(sys.argv[1:])\n"
-         "print(json.dumps({'exit': code, 'loaded': sorted(m for m in ('numba', 'llvmlite', 'pandas', 'pyarrow') if m in sys.modules)}))")
+         "print(json.dumps({'exit': code, 'loaded': sorted(m for m in ('numba', 'llvmlite', 'pandas', 'pyarrow', '_hashlib') if m in sys.modules)}))")
 
 
 def test_the_examples_are_the_ten_commands_and_every_convention(tmp_path):
@@ -47,6 +48,8 @@ def test_the_command_runs_without_numba(tmp_path, command):
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["exit"] in (0, 1), done.stderr  # 1: the audit's or validate's findings, not a failure
     assert not {"numba", "llvmlite"} & set(found["loaded"]), f"{command} loaded {found['loaded']}"
+    if command == "score":
+        assert "_hashlib" not in found["loaded"], "a score loaded OpenSSL's libcrypto (3.4 MiB): hashlib is on its path"
 
 
 def test_building_the_command_line_loads_no_kernel():

@@ -3,7 +3,6 @@ and read back only from there."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
 import os
@@ -13,6 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from scorer import private_files
+from scorer.digests import sha256
 from scorer.errors import TruthError
 from scorer.private_files import Untrusted, cache_dir
 from scorer.truth.npz import CACHE_VERSION, COMPILED_SUFFIX
@@ -24,6 +24,8 @@ def content_digest():
     try:
         import xxhash
     except ImportError:
+        import hashlib
+
         return "blake2b", hashlib.blake2b(digest_size=16)
     return "xxh3", xxhash.xxh3_128()
 
@@ -96,7 +98,7 @@ def cache_path(path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> Pa
     if content is None:
         return None
     key = json.dumps([content, what, CACHE_VERSION])
-    return cache_dir() / f"{path.name[:100]}.{hashlib.sha256(key.encode()).hexdigest()[:24]}{suffix}"
+    return cache_dir() / f"{path.name[:100]}.{sha256(key.encode()).hexdigest()[:24]}{suffix}"
 
 
 _refused: set[Path] = set()  # cache folders this process said it does not use

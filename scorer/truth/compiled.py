@@ -3,7 +3,6 @@ of the bytes that passed the full check."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import mmap
@@ -11,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from scorer import private_files
+from scorer.digests import sha256
 from scorer.errors import TruthError
 from scorer.private_files import Untrusted, cache_dir
 from scorer.truth.cache import bytes_key, open_cache_folder
@@ -77,7 +77,7 @@ def memo_name(mapped: mmap.mmap, kind: str) -> tuple[bytes, str]:
     from scorer.truth import checks
 
     key = json.dumps([bytes_key(mapped), kind, CACHE_VERSION, checks.CHECK_VERSION]).encode()
-    return key, f"{hashlib.sha256(key).hexdigest()[:32]}{MEMO_SUFFIX}"
+    return key, f"{sha256(key).hexdigest()[:32]}{MEMO_SUFFIX}"
 
 
 def _memo_holds(folder: int, name: str, key: bytes) -> bool:
