@@ -170,6 +170,33 @@ def test_write_npz_aligns_every_array_and_np_load_reads_it(tmp_path):
         assert all(np.array_equal(loaded[name], value) and np.array_equal(mapped[name], value) for name, value in arrays.items())
 
 
+def _resident_kib(path) -> int:
+    """This process's resident KiB of the file's mappings (Linux's /proc/self/smaps)."""
+    total, ours = 0, False
+    for line in open("/proc/self/smaps"):
+        if "-" in line.split(" ", 1)[0]:
+            ours = line.rstrip().endswith(str(path))
+        elif ours and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="resident pages are read from Linux's /proc/self/smaps")
+def test_give_back_drops_a_mapped_arrays_pages_and_keeps_its_bytes(tmp_path):
+    from scorer.truth.npz import give_back, read_npz, write_npz
+
+    items = np.arange(2 << 20, dtype=np.int64)  # 16 MiB
+    write_npz(tmp_path / "x.npz", {}, items=items, small=np.arange(3))
+    view = read_npz(tmp_path / "x.npz")["items"]
+    assert int(view.sum()) == int(items.sum())  # every page read
+    before = _resident_kib(tmp_path / "x.npz")
+    give_back(view)
+    give_back(items)  # not mapped: left alone
+    after = _resident_kib(tmp_path / "x.npz")
+    assert before >= 16 << 10 and after <= 16, (before, after)
+    assert np.array_equal(view, items) and np.array_equal(items, np.arange(2 << 20))  # read again from the file
+
+
 def test_compiled_truth_keeps_the_lookup_table(tmp_path):
     path = write_jsonl(tmp_path / "t.jsonl", [{"session": s, "labels": l} for s, l in TRUTH.items()])
     truth = load_truth(path, TYPES, use_cache=False)

@@ -31,6 +31,7 @@ from scorer.kernels import codes
 from scorer.kernels.rows import LINE_DTYPE
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
+from scorer.truth.npz import give_back
 
 PYTHON_LIST = re.compile(rb"[,\"]\s*\[\s*-?\d*\s*(,|\])")  # a labels field such as [1, 2] or "[1, 2]" or []
 PYTHON_LIST_HINT = "looks like a Python list: write the items separated by single spaces, e.g. '1 2'"
@@ -301,6 +302,8 @@ class Pass:
         report = self.report
         self.kernel.finish(self.slot_line, self.slot_values, self.slot_hits, report)
         self.kernel.spare.clear()  # the merged rows' arrays, kept for the next block: none comes, they go before the totals
+        if isinstance(self.truth, Truth):  # its items are read no more: their pages go before the totals too
+            give_back(self.truth.items)
         repeats = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()  # slot, line, previous line
         report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
                              self.n_duplicates)

@@ -78,6 +78,19 @@ def map_file(source: str | Path | io.BufferedReader) -> mmap.mmap:
             return copy
 
 
+def give_back(array: np.ndarray) -> None:
+    """Drop the whole pages of a mapped array (a view read_npz made) from this process's resident memory; any other
+    array is left alone. Its bytes stay in the file and the page cache, and a later read maps them in again: for an
+    array no more read for a while, as the truth's items once a pass is over (the totals allocate after it)."""
+    mapped = array.base
+    if not isinstance(mapped, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED") or array.nbytes == 0:
+        return
+    start = array.ctypes.data - np.frombuffer(mapped, np.uint8, count=1).ctypes.data
+    first, end = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE, (start + array.nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > first:  # never written (the views are read-only to the kernels), so the file's bytes are theirs
+        mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
+
+
 MAX_DEFLATE_RATIO = 1032  # deflate's most: a member that claims more lies about its size
 MAX_INFLATION = 100  # the compressed members of a file may inflate to at most this many times its size
 
