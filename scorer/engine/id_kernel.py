@@ -13,11 +13,19 @@ from scorer.kernels.rows import frozen, scratch_for
 from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth
 
+EMPTY_IDS, EMPTY_TABLE = frozen(np.empty(0, np.int64)), frozen(np.empty(0, np.int32))
+
 
 def truth_arrays(truth: Truth) -> tuple:
-    """The truth as the kernels read it: (sessions, lookup base, lookup table, CSR offsets, items), read-only."""
+    """The truth as the kernels read it: (sessions, lookup base, lookup table, CSR offsets, items), read-only. Where
+    the sessions are every id from the first to the last (OTTO's are), neither the sessions nor the table go: a
+    session's index is its id less the first (parse.session_index), and the table's pages (4 bytes a session) are
+    never read in."""
+    sessions = truth.sessions
+    if len(sessions) and int(sessions[-1]) - int(sessions[0]) + 1 == len(sessions):  # sorted and distinct: every id
+        return EMPTY_IDS, np.int64(sessions[0]), EMPTY_TABLE, frozen(truth.indptr), frozen(truth.items)
     base, table = truth.lookup
-    return frozen(truth.sessions), np.int64(base), frozen(table), frozen(truth.indptr), frozen(truth.items)
+    return frozen(sessions), np.int64(base), frozen(table), frozen(truth.indptr), frozen(truth.items)
 
 
 class IdKernel(RowKernel):

@@ -76,6 +76,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
     has_scores = scores.shape[0] > 0 or narrow_scores.shape[0] > 0
     score_nulls = score_valid.shape[0] > 0
     all_types = (np.int64(1) << n_types) - 1
+    n_dense = (indptr.shape[0] - 1) // n_types  # the truth's sessions, where they are the ids from lookup_base on
     n_found = np.int64(0)
     n_hits = n_hits_out[0]
     stamp = stamps.max() + 1
@@ -96,7 +97,7 @@ def candidate_runs(start, stop, row_base, columns, truth, n_types, max_per_code,
                 n_found = _note(found, n_found, counts, max_per_code, codes.SESSION_OUT_OF_RANGE, row_base + r, session)
             i = j
             continue
-        index = session_index(session, truth_sessions, lookup_base, lookup_table)
+        index = session_index(session, truth_sessions, lookup_base, lookup_table, n_dense)
         if index == NOT_FOUND:
             if unknown_counts[0] >= unknown_rows.shape[0]:
                 break

@@ -57,6 +57,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
     """
     id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
+    n_dense = (indptr.shape[0] - 1) // n_types  # the truth's sessions, where they are the ids from lookup_base on
     items, relevant, seen, _ = scratch
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
@@ -92,10 +93,13 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
         row = -1
         if ok:
             index = np.int64(-1)
+            offset = session - lookup_base
             if lookup_table.shape[0] > 0:
-                offset = session - lookup_base
                 if 0 <= offset < lookup_table.shape[0]:
                     index = np.int64(lookup_table[offset])
+            elif sessions.shape[0] == 0:  # the ids from lookup_base on (session_index)
+                if 0 <= offset < n_dense:
+                    index = offset
             else:
                 lo, hi = 0, sessions.shape[0]
                 while lo < hi:
@@ -163,7 +167,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             counts[:] = 0
             if session < 0:
                 continue
-            index = session_index(session, sessions, lookup_base, lookup_table)
+            index = session_index(session, sessions, lookup_base, lookup_table, n_dense)
             row = row_of_slot[index * n_types + type_index] if index >= 0 else -1
             if row < 0:
                 continue

@@ -103,6 +103,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
     sessions_in, types_in, row_lines = keys
     list_offsets, list_valid, list_bit, values, value_valid, value_bit, value_line = lists
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
+    n_dense = (indptr.shape[0] - 1) // n_types  # the truth's sessions, where they are the ids from lookup_base on
     kinds, ks, kmax, discount, ideal = metric
     items, relevant, seen = scratch
     id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
@@ -189,7 +190,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
             continue
         if bad_item:
             n_items = 0
-        index = session_index(session, sessions, lookup_base, lookup_table)
+        index = session_index(session, sessions, lookup_base, lookup_table, n_dense)
         out = np.uint64(n_rows)
         row_ints[out, 0] = -1
         row_ints[out, 1] = session

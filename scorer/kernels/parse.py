@@ -186,13 +186,15 @@ def _filter_slot(value):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def session_index(session, sessions, lookup_base, lookup_table):
-    """The truth's index of `session` (by the dense lookup table when there is one, else binary search), or NOT_FOUND."""
+def session_index(session, sessions, lookup_base, lookup_table, n_dense):
+    """The truth's index of `session`, or NOT_FOUND: by the lookup table when there is one; else, with no sessions
+    either, the truth's sessions are the n_dense ids from lookup_base on (n_dense: its slots over its types; none
+    without truth, as validate runs); else binary search."""
+    offset = session - lookup_base
     if lookup_table.shape[0] > 0:
-        offset = session - lookup_base
-        if 0 <= offset < lookup_table.shape[0]:
-            return np.int64(lookup_table[offset])
-        return np.int64(NOT_FOUND)
+        return np.int64(lookup_table[offset]) if 0 <= offset < lookup_table.shape[0] else np.int64(NOT_FOUND)
+    if sessions.shape[0] == 0:
+        return offset if 0 <= offset < n_dense else np.int64(NOT_FOUND)
     return np.int64(locate(sessions, 0, sessions.shape[0], session))
 
 
@@ -545,6 +547,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     name_words, name_masks, name_lengths = type_words(type_names, type_offsets)
     n_names = name_words.shape[0]
     n_lookup = lookup_table.shape[0]
+    n_dense = (indptr.shape[0] - 1) // n_types  # the truth's sessions, where they are the ids from lookup_base on
     stored = row_values.shape[1]
     keyed = stored == 0 and n_packed == 0  # the fast path keeps items' keys (item_key), not their values
     n_rows = np.int64(0)  # typed, not 0: numba would compile the callees it reaches once more for a literal
@@ -652,11 +655,11 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 n_items = 0
                 row_error = True
         # the row: session index by table or binary search, then hits against the slot's truth
+        offset = session - lookup_base
         if n_lookup > 0:
-            offset = session - lookup_base
             index = np.int64(lookup_table[np.uint64(offset)]) if 0 <= offset < n_lookup else np.int64(NOT_FOUND)
-        elif sessions.shape[0] == 0:  # no truth (validate): no call per row
-            index = np.int64(NOT_FOUND)
+        elif sessions.shape[0] == 0:  # the ids from lookup_base on (session_index), none without truth: no call per row
+            index = offset if 0 <= offset < n_dense else np.int64(NOT_FOUND)
         else:
             index = np.int64(locate(sessions, 0, sessions.shape[0], session))
         row_ints[n_rows, 1] = session
