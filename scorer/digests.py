@@ -5,14 +5,14 @@ of a few names and of the kernels' modules (a few hundred KB; the interpreter's 
 The truth file's own hash is xxhash's (scorer.truth.cache)."""
 
 try:
-    from _sha2 import sha256  # Python 3.12 and later
+    from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12 and later
 except ImportError:  # pragma: no cover - the module's name by Python version
     try:
-        from _sha256 import sha256  # Python 3.11
+        from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
     except ImportError:
         from hashlib import sha256
 try:
-    from _sha1 import sha1
+    from _sha1 import sha1  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import sha1
 

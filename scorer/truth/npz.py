@@ -82,7 +82,7 @@ def give_back(array: np.ndarray) -> None:
     """Drop the whole pages of a mapped array (a view read_npz made) from this process's resident memory; any other
     array is left alone. Its bytes stay in the file and the page cache, and a later read maps them in again: for an
     array no more read for a while, as the truth's items once a pass is over (the totals allocate after it)."""
-    mapped = array.base
+    mapped: object = array.base  # a view read_npz made has its mapping as base
     if not isinstance(mapped, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED") or array.nbytes == 0:
         return
     start = array.ctypes.data - np.frombuffer(mapped, np.uint8, count=1).ctypes.data
