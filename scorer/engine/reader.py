@@ -27,7 +27,7 @@ from scorer.file_formats import binary_format, compression_of, zip_kind
 from scorer.kernels.rows import SLACK
 from scorer.private_files import NO_LINK, READ_ANY
 
-DEFAULT_BLOCK_BYTES = 2 << 20  # 4 and 8 MiB blocks parsed no faster at OTTO size, and held 6 and 15 MiB more at the peak
+DEFAULT_BLOCK_BYTES = 2 << 20  # 6 MiB less at the peak than 4 MiB at OTTO size, for 0-7% more CPU (docs/benchmarks.md)
 MAPPED_TAIL = 1 << 20  # a plain file's last bytes (at least these) are read into a zero-padded buffer, the rest mapped
 CHUNK_BYTES = 1 << 20
 INPUT_PIECE = 4096  # compressed bytes handed to zlib at once: a gzip member's end copies at most this many
