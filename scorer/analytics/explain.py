@@ -122,12 +122,11 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
     chains = {(c.name, j): steps.chain(m.base, m.rules) for c in chosen for j, m in enumerate(c.metrics)}
     step_arrays = steps.arrays()
     n_types, k = len(competition.types), competition.k
-    sizes_all = truth.sizes.ravel()  # int64, as convention_sums takes them
     per_type = []
     for t, type_name in enumerate(competition.types):
-        pick = np.flatnonzero(rows.slots % n_types == t)
+        pick = slice(rows.type_starts[t], rows.type_starts[t + 1])  # views: the rows come by type
         slots = rows.slots[pick]
-        sizes = sizes_all[slots]
+        sizes = (truth.indptr[slots + 1] - truth.indptr[slots]).astype(np.int64)  # as convention_sums takes them
         zero_label = (sizes == 1) & (truth.items[truth.indptr[slots]] == 0) if type_name == "clicks" else np.zeros(len(slots), np.bool_)
         sums = np.zeros((len(steps.base), 3))
         counts = np.zeros((len(steps.base), 2), np.int64)

@@ -26,21 +26,27 @@ from scorer.truth.ids import Truth
 
 @dataclass
 class TruthRows:
-    """Per row of the truth (a slot with truth, in slot order): what explain's conventions read."""
+    """Per row of the truth (a slot with truth; by type, then slot): what explain's conventions read. The rows of
+    type t are [type_starts[t], type_starts[t + 1]): each array's part for a type is a view, not a copy."""
 
     slots: np.ndarray  # int64: the row's (session, type) slot
+    type_starts: np.ndarray  # int64, n_types + 1
     first: np.ndarray  # int64 masks of 0-based ranks < 63: a truth item's first occurrence
     again: np.ndarray  # a truth item repeated
     repeats: np.ndarray  # any item repeated
     n_items: np.ndarray  # int64: items read (at most 63; 0 for a missing row or a line with an error)
 
 
-def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray]:
-    """(slots with truth, per slot its row among them or -1: an int32, since each row holds a label of the truth)."""
-    slots = np.flatnonzero(truth.indptr[1:] != truth.indptr[:-1])
+def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(slots with truth, by type then slot; where each type's rows start, and the end; per slot its row among them or
+    -1: an int32, since each row holds a label of the truth)."""
+    n_types = len(truth.types)
+    by_type = [np.flatnonzero(truth.type_sizes(t)) * n_types + t for t in range(n_types)]
+    slots = np.concatenate(by_type) if by_type else np.empty(0, np.int64)
+    type_starts = np.cumsum([0] + [len(part) for part in by_type], dtype=np.int64)
     row_of_slot = np.full(len(truth.indptr) - 1, -1, np.int32)
     row_of_slot[slots] = np.arange(len(slots), dtype=np.int32)
-    return slots, row_of_slot
+    return slots, type_starts, row_of_slot
 
 
 def _data_start(data: np.ndarray, header: tuple[str, ...]) -> tuple[int, int]:
@@ -72,10 +78,11 @@ def _work() -> tuple:
 def read_truth_rows(path, competition: Competition, truth: Truth, threads: int = 2, block_bytes: int = DEFAULT_BLOCK_BYTES,
                     untrusted: bool = False) -> TruthRows:
     """One pass over the submission file: the masks of every row of the truth."""
-    slots, row_of_slot = truth_rows_of(truth)
+    slots, type_starts, row_of_slot = truth_rows_of(truth)
     fixed = block_arguments(competition, truth, row_of_slot)[:5]
     explain_block, merge_explain_rows = door.kernel("explain_block"), door.kernel("merge_explain_rows")
-    out = TruthRows(slots, *(np.zeros(len(slots), np.int64) for _ in range(4)))
+    out = TruthRows(slots, type_starts, *(np.zeros(len(slots), np.int64) for _ in range(4)))
+    spare: list = []  # row arrays merged, for the next call (a fresh one costs its pages' faults and zeroing)
     limits_of = competition.limits
     reader = BlockReader(path, block_bytes, limits_of.max_file_bytes, limits_of.max_decompressed_bytes, limits_of.max_line_bytes,
                          Deadline(limits_of.max_seconds), untrusted=untrusted)
@@ -84,7 +91,7 @@ def read_truth_rows(path, competition: Competition, truth: Truth, threads: int =
         scratch, _, counts, found = _work()
         chunks, pos, line = [], start, first_line - 1
         while pos < end:
-            rows = np.empty((ROWS_PER_CALL, ROW_COLUMNS), np.int64)
+            rows = spare.pop() if spare else np.empty((ROWS_PER_CALL, ROW_COLUMNS), np.int64)
             pos, line, n_rows = explain_block(data, pos, end, line, *fixed, scratch, rows, counts, found)
             chunks.append((rows, n_rows))
         return chunks
@@ -95,6 +102,7 @@ def read_truth_rows(path, competition: Competition, truth: Truth, threads: int =
     def merge(chunks: list) -> None:
         for rows, n_rows in chunks:
             merge_explain_rows(rows, n_rows, out.first, out.again, out.repeats, out.n_items)
+            spare.append(rows)
 
     try:
         first = True

@@ -135,7 +135,7 @@ def _explain() -> dict[str, tuple]:
     masks = np.zeros(_ROWS, np.int64)
     steps = np.zeros(_ROWS, np.int64)
     return {
-        "explain_block": (frozen(np.zeros(16, np.uint8)), 0, 1, 0, *block_arguments(competition, truth, truth_rows_of(truth)[1])),
+        "explain_block": (frozen(np.zeros(16, np.uint8)), 0, 1, 0, *block_arguments(competition, truth, truth_rows_of(truth)[2])),
         "merge_explain_rows": (np.zeros((_ROWS, 4), np.int64), 0, masks, masks, masks, masks),
         "convention_sums": (masks, masks, masks, masks, masks, np.zeros(_ROWS, np.bool_), np.int64(20), steps, steps, steps,
                             np.zeros(_ROWS, np.bool_), np.zeros((_ROWS, 3)), np.zeros((_ROWS, 2), np.int64), np.zeros((_ROWS, 5), np.int64)),
