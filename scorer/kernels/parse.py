@@ -454,10 +454,15 @@ def digits_value(w, run):
     return np.int64(d)
 
 
-@njit(cache=True, nogil=True)
-def _byte_marks(w):
-    """A bit per byte of the word w: set where the byte is no ASCII digit."""
-    return ((nondigit_bytes(w) >> U(7)) * U(0x0102040810204080)) >> U(56)
+@njit(cache=True, nogil=True, inline="always")
+def chunk_marks(words):
+    """A bit per byte of eight words (64 bytes): set where the byte is no ASCII digit. Inlined by numba: LLVM left it a
+    call (a tenth of a score's samples); written as one expression per word, with a helper per word, it measured 5%
+    slower."""
+    marks = U(0)
+    for k in range(8):
+        marks |= (((nondigit_bytes(words[k]) >> U(7)) * U(0x0102040810204080)) >> U(56)) << U(8 * k)
+    return marks
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -465,10 +470,8 @@ def nondigit_marks(buf, p, n):
     """A bit per byte of buf[p:p + 64]: set where the byte is no ASCII digit. The words past n are read at n (its SLACK
     bytes), so their bits mean nothing: a reader stops at the byte at n, which is no digit, or at a line's end before it.
     No loop and no early return: inlined, it counts no reference on buf (the rule in scorer/kernels/__init__.py)."""
-    return (_byte_marks(load8(buf, min(p, n))) | (_byte_marks(load8(buf, min(p + 8, n))) << U(8))
-            | (_byte_marks(load8(buf, min(p + 16, n))) << U(16)) | (_byte_marks(load8(buf, min(p + 24, n))) << U(24))
-            | (_byte_marks(load8(buf, min(p + 32, n))) << U(32)) | (_byte_marks(load8(buf, min(p + 40, n))) << U(40))
-            | (_byte_marks(load8(buf, min(p + 48, n))) << U(48)) | (_byte_marks(load8(buf, min(p + 56, n))) << U(56)))
+    return chunk_marks((load8(buf, min(p, n)), load8(buf, min(p + 8, n)), load8(buf, min(p + 16, n)), load8(buf, min(p + 24, n)),
+                        load8(buf, min(p + 32, n)), load8(buf, min(p + 40, n)), load8(buf, min(p + 48, n)), load8(buf, min(p + 56, n))))
 
 
 TAG = U(1) << U(63)  # set in the key of an item written with 1 to 7 digits: its bytes; other keys are the item's value
