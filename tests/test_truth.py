@@ -195,6 +195,13 @@ def test_give_back_drops_a_mapped_arrays_pages_and_keeps_its_bytes(tmp_path):
     after = _resident_kib(tmp_path / "x.npz")
     assert before >= 16 << 10 and after <= 16, (before, after)
     assert np.array_equal(view, items) and np.array_equal(items, np.arange(2 << 20))  # read again from the file
+    import mmap
+
+    own = mmap.mmap(-1, 1 << 20, flags=mmap.MAP_PRIVATE)  # a caller's own mapping (private, anonymous: its pages dropped read as zeros)
+    theirs = np.ndarray((1 << 17,), np.int64, buffer=own)  # a view whose base is the mapping, as read_npz makes them
+    theirs[:] = 7
+    give_back(theirs)
+    assert (theirs == 7).all()
 
 
 def test_compiled_truth_keeps_the_lookup_table(tmp_path):

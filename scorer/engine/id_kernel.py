@@ -11,6 +11,7 @@ from scorer.kernels import codes, door
 from scorer.kernels.kinds import derivable, discounts, ideal_dcg
 from scorer.kernels.rows import frozen, scratch_for
 from scorer.spec.competition import Competition
+from scorer.truth.checks import every_id
 from scorer.truth.ids import Truth
 
 EMPTY_IDS, EMPTY_TABLE = frozen(np.empty(0, np.int64)), frozen(np.empty(0, np.int32))
@@ -22,7 +23,7 @@ def truth_arrays(truth: Truth) -> tuple:
     session's index is its id less the first (parse.session_index), and the table's pages (4 bytes a session) are
     never read in."""
     sessions = truth.sessions
-    if len(sessions) and int(sessions[-1]) - int(sessions[0]) + 1 == len(sessions):  # sorted and distinct: every id
+    if every_id(sessions):
         return EMPTY_IDS, np.int64(sessions[0]), EMPTY_TABLE, frozen(truth.indptr), frozen(truth.items)
     base, table = truth.lookup
     return frozen(sessions), np.int64(base), frozen(table), frozen(truth.indptr), frozen(truth.items)

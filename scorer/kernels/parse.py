@@ -657,7 +657,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             if n_items < 0:  # a row with an error: it holds its slot and scores 0
                 n_items = 0
                 row_error = True
-        # the row: session index by table or binary search, then hits against the slot's truth
+        # the row: session index (by table, as its id less the first, or by binary search), then hits against its truth
         offset = session - lookup_base
         if n_lookup > 0:
             index = np.int64(lookup_table[np.uint64(offset)]) if 0 <= offset < n_lookup else np.int64(NOT_FOUND)

@@ -99,6 +99,12 @@ def check_truth(truth, path, lookup=None, full: bool = True) -> None:
         _check_lookup(lookup, sessions, path, full)
 
 
+def every_id(sessions: np.ndarray) -> bool:
+    """Are sorted, distinct sessions every id from the first to the last? Then a session's index is its id less the
+    first, and no kernel reads a lookup table (scorer.engine.id_kernel.truth_arrays)."""
+    return len(sessions) > 0 and int(sessions[-1]) - int(sessions[0]) + 1 == len(sessions)
+
+
 def _check_lookup(lookup, sessions: np.ndarray, path, full: bool = True) -> None:
     """The table maps exactly the sessions to their index (or is empty: binary search); without full, its entries
     are session indices or -1 (what the kernel indexes with), unless the sessions are every id from the first to the
@@ -107,7 +113,7 @@ def _check_lookup(lookup, sessions: np.ndarray, path, full: bool = True) -> None
     table = _vector(table, "lookup_table", np.int32, path)
     if not len(table):
         return
-    if not full and len(sessions) and int(sessions[-1]) - int(sessions[0]) + 1 == len(sessions):
+    if not full and every_id(sessions):
         return
     if not full:  # any int64 base and length: the kernel looks up only offsets inside the table
         _require(isinstance(base, int) and -(2**63) <= base < 2**63, path, "lookup_base is not a 64-bit integer")

@@ -61,13 +61,17 @@ def _write_aligned(handle: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
                 member.write(array.data.cast("B") if array.nbytes else b"")
 
 
+class _Mapping(mmap.mmap):
+    """A file mapped by map_file: give_back drops pages of the views of these only (not of a caller's own mapping)."""
+
+
 def map_file(source: str | Path | io.BufferedReader) -> mmap.mmap:
     """A file's bytes (a path, or a file opened for binary reading), mapped once, copy-on-write: a change made
     through the mapping never reaches the file. Where the file system cannot map, its bytes are read into an
     anonymous mapping. The bytes are then hashed (a memo's key), parsed and checked from this one mapping."""
     with open(source, "rb") if isinstance(source, (str, os.PathLike)) else nullcontext(source) as handle:
         try:
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+            return _Mapping(handle.fileno(), 0, access=mmap.ACCESS_COPY)
         except (OSError, ValueError) as error:
             size = os.fstat(handle.fileno()).st_size
             if not size:
@@ -83,11 +87,11 @@ def give_back(array: np.ndarray) -> None:
     array is left alone. Its bytes stay in the file and the page cache, and a later read maps them in again: for an
     array no more read for a while, as the truth's items once a pass is over (the totals allocate after it)."""
     mapped: object = array.base  # a view read_npz made has its mapping as base
-    if not isinstance(mapped, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED") or array.nbytes == 0:
+    if not isinstance(mapped, _Mapping) or not hasattr(mmap, "MADV_DONTNEED") or array.nbytes == 0:
         return
     start = array.ctypes.data - np.frombuffer(mapped, np.uint8, count=1).ctypes.data
     first, end = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE, (start + array.nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
-    if end > first:  # never written (the views are read-only to the kernels), so the file's bytes are theirs
+    if end > first:  # the scorer never writes a compiled file's arrays, so the file's bytes are theirs
         mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
