@@ -50,7 +50,10 @@ def test_every_way_of_looking_sessions_up_scores_alike(tmp_path, layout):
 
     frame = pd.DataFrame({"session_type": [f"{s}_{t}" for s, t, _ in rows + outside],
                           "labels": [" ".join(map(str, items)) for _, _, items in rows + outside]})
-    assert scorer.score(frame, loaded).score == pytest.approx(expected["score"], abs=1e-12)
+    assert scorer.score(frame, loaded).score == pytest.approx(expected["score"], abs=1e-12)  # text labels: parse_block
+    lists = pd.DataFrame({"session_type": frame["session_type"], "labels": [items for _, _, items in rows + outside]})
+    from_lists = scorer.score(lists, loaded)  # list labels: frame_rows
+    assert from_lists.score == pytest.approx(expected["score"], abs=1e-12) and from_lists.counts["rows_unknown_session"] == 2
 
     long = pd.DataFrame([(s, item, -r) for s, t, items in rows if t == "carts" for r, item in enumerate(items)]
                         + [(s, 1, 0.0) for s, _, _ in outside], columns=["session", "aid", "score"])
