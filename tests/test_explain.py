@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from reference_conventions import mapk, otto_evaluate, recommenders_map
 from scorer.analytics.explain import explain
 from scorer.cli.main import main
 
+ROOT = Path(__file__).resolve().parent.parent
 TYPES = ("clicks", "carts", "orders")
 K = 20
 TOL = 1e-12
@@ -287,3 +289,19 @@ def test_a_file_with_errors_exits_1_and_scores_its_bad_lines_as_empty_rows(tmp_p
     assert main(["explain", str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "truth.jsonl"), "--against", "trec_eval", "--format", "json"]) == 1
     entry = {(e["metric"], e["type"]): e for e in json.loads(capsys.readouterr().out)["conventions"][0]["metrics"]}[("P_20", "clicks")]
     assert entry["ours"] == pytest.approx(0.025) and entry["theirs"] == pytest.approx(0.05)  # the bad line: no predictions, not averaged
+
+
+def test_a_type_name_of_eight_bytes_or_more_explains_as_it_scores(tmp_path):
+    """A name that does not fit the one-word match with its comma (parse.type_words) is found byte by byte."""
+    import scorer
+
+    config = (ROOT / "configs" / "otto.toml").read_text().replace('types = ["clicks", "carts", "orders"]', 'types = ["clicks", "weeklyorders"]')
+    (tmp_path / "long.toml").write_text(config.replace("weights = [0.10, 0.30, 0.60]", "weights = [0.5, 0.5]"))
+    (tmp_path / "truth.jsonl").write_text('{"session": 1, "labels": {"clicks": 5, "weeklyorders": [7, 8]}}\n'
+                                          '{"session": 2, "labels": {"clicks": 3, "weeklyorders": [9]}}\n')
+    (tmp_path / "sub.csv").write_text("session_type,labels\n1_clicks,4 5\n1_weeklyorders,8 1 7\n2_clicks,3\n2_weeklyorders,1 9\n")
+    explained = explain(tmp_path / "sub.csv", tmp_path / "truth.jsonl", config=tmp_path / "long.toml", against="trec_eval")
+    scored = scorer.score(tmp_path / "sub.csv", tmp_path / "truth.jsonl", config=tmp_path / "long.toml").metrics
+    ours = {(e["ours_metric"], e["type"]): e["ours"] for e in explained.conventions[0]["metrics"]}
+    assert scored["weeklyorders"]["map@20"] > 0 and ours[("map@20", "weeklyorders")] == pytest.approx(scored["weeklyorders"]["map@20"])
+    assert scored["clicks"]["ndcg@20"] > 0 and ours[("ndcg@20", "clicks")] == pytest.approx(scored["clicks"]["ndcg@20"])

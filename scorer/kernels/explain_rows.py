@@ -8,11 +8,13 @@ published convention of docs/metrics.md is a function of these and |truth| (scor
 Lines of the plain form (``123_clicks,4 5 6``) are read here; any other goes through parse.py's careful reader,
 whose problems are dropped (`scorer score` reports them). A line with an error gives a row of no items.
 
-The reading of a line is one function body (see the rule in scorer/kernels/__init__.py): the id, the session's index,
-the filter of items seen and the search of the truth row are written out in explain_block, not taken from parse.py
-and rank.py. Inlined, those helpers' reference counts were 46% of explain's CPU at OTTO size. Items are read as
-parse_block reads them: an item of up to 7 digits is kept as its bytes (parse.item_key), not converted, and a truth row
-of up to TRUTH_SIDE_MAX items is looked up from its side, each truth item keyed.
+The reading of a line is one function body (see the rule in scorer/kernels/__init__.py), as parse_block's is: the id
+and its type's word, the session's index by table or by id, the filter of items seen and the truth row's search are
+written out in explain_block (inlined from parse.py and rank.py, those helpers' reference counts were 46% of explain's
+CPU at OTTO size); only the rare paths call (parse._type_index for a long type name, rank.locate for sparse session ids
+and a truth row of more than TRUTH_SIDE_MAX items). Items are read as parse_block reads them: an item of up to 7
+digits is kept as its bytes (parse.item_key), not converted, and a truth row of up to TRUTH_SIDE_MAX items is looked
+up from its side, each truth item keyed.
 """
 
 import numpy as np
@@ -27,11 +29,14 @@ from scorer.kernels.parse import (
     _careful_line,
     _digits,
     _filter_slot,
+    _type_index,
     item_key,
     key_value,
     nondigit_marks,
     session_index,
+    type_words,
 )
+from scorer.kernels.rank import locate
 
 U = np.uint64
 
@@ -61,6 +66,8 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
     items, relevant, seen, _ = scratch
     fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     middle = id_middle[0] if id_middle.shape[0] > 0 else np.uint8(0)
+    name_words, name_masks, name_lengths = type_words(type_names, type_offsets)
+    n_names = name_words.shape[0]
     n_rows = 0
     while pos < n and n_rows < rows.shape[0]:
         if buf[pos] == 10:
@@ -69,26 +76,27 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             continue
         line += 1
         start = pos
-        # the plain id `{session}{middle}{type},` (as parse._type_index and session_index read it)
+        stamp = np.uint8(line & 255)  # the filter of the items seen in this line
+        # the plain id `{session}{middle}{type},`
         session, length = _digits(buf, start)
         p = start + length
         ok = fast and 0 < length <= 18 and p < n and buf[p] == middle
         type_index = -1
-        if ok:
+        if ok:  # the type's name and its comma as one word (parse.type_words), as parse_block matches them
             p += 1
-            type_start = p
-            while p < n and buf[p] != 44 and buf[p] != 10:
-                p += 1
-            ok = p < n and buf[p] == 44
-            for t in range(type_offsets.shape[0] - 1):
-                if ok and type_index < 0 and p - type_start == type_offsets[t + 1] - type_offsets[t]:
-                    same = True
-                    for j in range(p - type_start):
-                        if buf[type_start + j] != type_names[type_offsets[t] + j]:
-                            same = False
-                            break
-                    if same:
-                        type_index = t
+            w = load8(buf, p)
+            for t in range(n_names):
+                if name_lengths[t] > 0 and (w & name_masks[t]) == name_words[t]:
+                    type_index = t
+                    p += name_lengths[t] - 1  # at the comma
+                    break
+            if type_index < 0:  # a name of 8 bytes or more, or none: byte by byte up to the comma (a call: rare)
+                comma = p
+                while comma < n and buf[comma] != 44 and buf[comma] != 10:
+                    comma += 1
+                if comma < n and buf[comma] == 44:
+                    type_index = _type_index(buf, p, comma, type_names, type_offsets)
+                    p = comma
             ok = type_index >= 0
         row = -1
         if ok:
@@ -100,16 +108,8 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             elif sessions.shape[0] == 0:  # the ids from lookup_base on (session_index)
                 if 0 <= offset < n_dense:
                     index = offset
-            else:
-                lo, hi = 0, sessions.shape[0]
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if sessions[mid] < session:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < sessions.shape[0] and sessions[lo] == session:
-                    index = np.int64(lo)
+            else:  # sparse ids: binary search (a call per line, as in parse_block)
+                index = np.int64(locate(sessions, 0, sessions.shape[0], session))
             if index >= 0:
                 row = row_of_slot[index * n_types + type_index]
             if row < 0:  # no truth for this slot: nothing to read
@@ -119,7 +119,6 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
         keyed = ok  # the fast reading keeps each item's key (parse.item_key: up to 7 digits, its bytes), not its value
         if ok:  # the items, single spaces between them, read a word at a time as parse_block reads them
             p += 1
-            stamp = np.uint8(line & 255)
             if p < n and buf[p] != 10:
                 base = p  # marks: bit i set when buf[base + i] is no digit (the items' ends), 64 bytes at a time
                 marks = U(0)
@@ -172,42 +171,26 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             if row < 0:
                 continue
             n_items = max(n_items, 0)  # a line with an error: a row of no items
-        # first (a truth item seen at r for the first time), again (a truth item repeated at r), repeats (any item
-        # repeated at r)
+        # repeats (any item repeated at r) and hits (a truth item at r); first = hits not repeated, again = hits repeated
         slot = index * n_types + type_index
         t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
-        first = np.int64(0)
-        again = np.int64(0)
         repeats = np.int64(0)
+        hits = np.int64(0)
         for r in range(n_items):
             if not relevant[r]:
                 repeats |= np.int64(1) << np.int64(r)
         if t_end - t_start <= TRUTH_SIDE_MAX:  # from the truth's side: the filter of the row's items rules most out
-            stamp = np.uint8(line & 255)
             for q in range(t_start, t_end):
                 target = item_key(truth_items[q]) if keyed else truth_items[q]
                 if seen[_filter_slot(target)] == stamp:
                     for r in range(n_items):
                         if items[r] == target:
-                            if relevant[r]:
-                                first |= np.int64(1) << np.int64(r)
-                            else:
-                                again |= np.int64(1) << np.int64(r)
-        else:  # a large truth: each item searched in it, as rank.contains searches
+                            hits |= np.int64(1) << np.int64(r)
+        else:  # a large truth (rare): each item searched in it
             for r in range(n_items):
-                value = key_value(items[r]) if keyed else items[r]
-                lo, hi = t_start, t_end
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if truth_items[mid] < value:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < t_end and truth_items[lo] == value:
-                    if relevant[r]:
-                        first |= np.int64(1) << np.int64(r)
-                    else:
-                        again |= np.int64(1) << np.int64(r)
+                if locate(truth_items, t_start, t_end, key_value(items[r]) if keyed else items[r]) >= 0:
+                    hits |= np.int64(1) << np.int64(r)
+        first, again = hits & ~repeats, hits & repeats
         rows[n_rows, 0] = row
         rows[n_rows, 1] = first
         rows[n_rows, 2] = again
