@@ -111,3 +111,26 @@ print(seen)
     environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_THREAD_TIMEOUT"}
     out = subprocess.run([sys.executable, "-c", watch], capture_output=True, text=True, check=True, env=environment).stdout
     assert out.strip().splitlines()[-1] == "{'numpy': '4'}"  # set before numpy started its threads
+
+
+@pytest.mark.parametrize("entry", ["-m scorer", "-m scorer.cli", "script"])
+def test_the_command_process_skips_the_collections_of_its_exit_and_keeps_the_exit_code(files, entry):
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    good, tru = files(TRUTH, full_rows(TRUTH))
+    bad, _ = files(TRUTH, full_rows(TRUTH) + ["1_clicks,x"])
+    note = ("import atexit, gc, sys\n"  # atexit runs after the command returned, before the interpreter's exit collections
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0, file=sys.stderr))\n")
+    if entry == "script":  # what the installed `scorer` script calls: pyproject's entry point
+        module, function = tomllib.loads(Path("pyproject.toml").read_text())["project"]["scripts"]["scorer"].split(":")
+        run = f"import importlib, sys\nsys.exit(getattr(importlib.import_module({module!r}), {function!r})())\n"
+    else:
+        run = f"import runpy\nrunpy.run_module({entry.split()[1]!r}, run_name='__main__')\n"
+    for path, code in ((good, 0), (bad, 1)):
+        done = subprocess.run([sys.executable, "-c", note + run, "validate", str(path), "--truth", str(tru)],
+                              capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+        assert done.returncode == code, done.stderr
+        assert "frozen True" in done.stderr and "Traceback" not in done.stderr

@@ -2,6 +2,6 @@
 
 import sys
 
-from scorer.cli.main import main
+from scorer.cli.main import console
 
-sys.exit(main())
+sys.exit(console())
