@@ -235,7 +235,7 @@ def instructions(data: Path, megabytes: int, env: dict) -> dict:
         subprocess.run(command, env=env, capture_output=True, check=False)
         annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)], capture_output=True, text=True).stdout
     total = int(re.search(r"([\d,]+) \(100\.0+%\)\s+PROGRAM TOTALS", annotated).group(1).replace(",", ""))
-    kernel = re.search(r"^\s*([\d,]+) \([\d.]+%\)\s+(?!\S*cpython)\S*(?:6scorer7kernels5parse11parse_block|parse::parse_block)",
+    kernel = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(?!\S*cpython)\S*(?:6scorer7kernels5parse11parse_block|parse::parse_block)",
                        annotated, re.M)  # the kernel itself, not its Python wrapper
     return {"bytes": size, "total": total, "kernel": int(kernel.group(1).replace(",", "")) if kernel else None}
 
