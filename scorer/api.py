@@ -229,7 +229,7 @@ def candidates(source, truth, competition: str | Competition = "otto", *, config
         outcome.warnings.append(f"tied hits: {tied:,} (a hit whose score another candidate of its list has too: equal scores rank "
                                 "by row order, the earlier row first, so such a hit's rank depends on that order)")
     return CandidateResult(competition.name, source_obj.description, ks, str(competition.metric),
-                           dict(zip(competition.types, competition.weights)), {kk: figures.at(kk) for kk in ks}, per_type,
+                           dict(zip(competition.types, competition.weights)), figures.at_each(ks, threads), per_type,
                            outcome.report, outcome.rows, outcome.unknown_rows, outcome.unknown_sessions, figures.ceiling_reason,
                            outcome.warnings, time.monotonic() - started, figures)
 

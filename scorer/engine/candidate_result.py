@@ -46,15 +46,28 @@ class CandidateFigures:
         truth, n_types = self.truth, len(self.truth.types)
         self.n_types = n_types
         self.sizes = [truth.type_sizes(t) for t in range(n_types)]
-        slot_type = self.outcome.hit_slot % n_types
-        self.hit_sessions = [self.outcome.hit_slot[slot_type == t] // n_types for t in range(n_types)]
-        self.hit_ranks = [self.outcome.hit_rank[slot_type == t] for t in range(n_types)]
-        self.hit_tied = [self.outcome.hit_tied[slot_type == t] for t in range(n_types)]
+        hit_slot = self.outcome.hit_slot
+        kind = hit_slot % n_types
+        picks = [np.flatnonzero(kind == t) for t in range(n_types)]
+        self.hit_ranks = [self.outcome.hit_rank[pick] for pick in picks]
+        self.hit_tied = [self.outcome.hit_tied[pick] for pick in picks]
+        # A session's hits of a type sit next to each other (its rows are one run: the pass refuses a second), so its
+        # h_K is a sum over its group of hits, and the figures at each K need no array over every session but the
+        # ceiling's.
+        slots = [hit_slot[pick] for pick in picks]
+        self.group_starts = [np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1]))) if len(slot) else np.zeros(0, np.int64)
+                             for slot in slots]
+        self.sessions_hit = [slot[starts] // n_types for slot, starts in zip(slots, self.group_starts)]
+        self.counted = [int(np.count_nonzero(sizes)) for sizes in self.sizes]
+        self.truth_items = [int(sizes.sum()) for sizes in self.sizes]
         self.ceiling_reason = _ceiling_unsupported(self.competition, truth)
+        self._indptr: dict[int, np.ndarray] = {}
 
-    def hits_at(self, t: int, k: int) -> np.ndarray:
-        """h_K per session of type t."""
-        return np.bincount(self.hit_sessions[t][self.hit_ranks[t] < k], minlength=self.truth.n_sessions)
+    def group_hits_at(self, t: int, k: int) -> np.ndarray:
+        """h_K of each session of type t that has a hit at any rank (in the order of sessions_hit[t])."""
+        if not len(self.group_starts[t]):
+            return np.zeros(0, np.int64)
+        return np.add.reduceat(self.hit_ranks[t] < k, self.group_starts[t], dtype=np.int64)
 
     def at(self, k: int) -> dict:
         """Per type and weighted: recall (both denominators), hit rate and the ceiling at K."""
@@ -62,14 +75,13 @@ class CandidateFigures:
         weights = self.competition.weights
         weighted = {"recall": 0.0, "recall_min": 0.0, "ceiling": 0.0}
         for t, name in enumerate(self.truth.types):
-            sizes, hits = self.sizes[t], self.hits_at(t, k)
-            counted = int(np.count_nonzero(sizes))
+            hits = self.group_hits_at(t, k)
             total = int(hits.sum())
             figures = {
-                "recall": _ratio(total, int(sizes.sum())),
-                "recall_min": _ratio(total, int(np.minimum(sizes, k).sum())),
-                "hit_rate": _ratio(int(np.count_nonzero(hits)), counted),
-                "ceiling": self._ceiling(t, hits, sizes),
+                "recall": _ratio(total, self.truth_items[t]),
+                "recall_min": _ratio(total, int(np.minimum(self.sizes[t], k).sum())),
+                "hit_rate": _ratio(int(np.count_nonzero(hits)), self.counted[t]),
+                "ceiling": self._ceiling(t, hits),
             }
             out[name] = figures
             for key in weighted:
@@ -77,7 +89,17 @@ class CandidateFigures:
         out["weighted"] = {key: (None if key == "ceiling" and self.ceiling_reason else value) for key, value in weighted.items()}
         return out
 
-    def _ceiling(self, t: int, hits: np.ndarray, sizes: np.ndarray) -> float | None:
+    def at_each(self, ks, threads: int = 2) -> dict:
+        """at(K) for each K of ks, on up to `threads` threads (numpy lets go of the GIL in most of the work)."""
+        if threads <= 1 or len(ks) <= 1:
+            return {k: self.at(k) for k in ks}
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(threads, len(ks))) as pool:
+            return dict(zip(ks, pool.map(self.at, ks)))
+
+    def _ceiling(self, t: int, hits: np.ndarray) -> float | None:
+        """The ceiling of type t from group_hits_at's h_K: every other session's list has no hit."""
         if self.ceiling_reason:
             return None
         from scorer.engine.figures import SlotFigures
@@ -85,29 +107,30 @@ class CandidateFigures:
 
         metric = self.competition.metric
         cutoff = metric.k or self.competition.k
-        masks = np.left_shift(np.int64(1), np.minimum(hits, cutoff).astype(np.int64)) - 1
+        masks = np.zeros(self.truth.n_sessions, np.int64)
+        masks[self.sessions_hit[t]] = np.left_shift(np.int64(1), np.minimum(hits, cutoff)) - 1
         slots = SlotFigures(np.array([metric.row_kind], np.int64), np.array([cutoff], np.int64), self._type_indptr(t), masks, None)
-        value = metric.total_of(MetricRows(SimpleNamespace(figures=slots), metric, 0, 1, sizes, 0))
+        value = metric.total_of(MetricRows(SimpleNamespace(figures=slots), metric, 0, 1, self.sizes[t], 0))
         return None if np.isnan(value) else float(value)
 
     def _type_indptr(self, t: int) -> np.ndarray:
-        """A CSR over the sessions whose row s holds |T| of type t (what the figures read)."""
-        return offsets(self.sizes[t], self.truth.source)
+        """A CSR over the sessions whose row s holds |T| of type t (what the figures read), made once a type."""
+        if t not in self._indptr:
+            self._indptr[t] = offsets(self.sizes[t], self.truth.source)
+        return self._indptr[t]
 
     def per_type(self) -> dict:
         """The figures that do not depend on K: candidates per session, missed share, hit-rank histogram, ties."""
         out = {}
         for t, name in enumerate(self.truth.types):
-            sizes = self.sizes[t]
-            counted = sizes > 0
-            lengths = self.outcome.slot_candidates[t :: self.n_types][counted]
+            lengths = self.outcome.slot_candidates[t :: self.n_types][self.sizes[t] > 0]
             ranks = self.hit_ranks[t] + 1
             counts = np.histogram(ranks, bins=[*RANK_BINS, max(int(ranks.max()) + 1 if len(ranks) else 0, RANK_BINS[-1] + 1)])[0]
             out[name] = {
-                "sessions": int(counted.sum()),
-                "truth_items": int(sizes.sum()),
+                "sessions": self.counted[t],
+                "truth_items": self.truth_items[t],
                 "candidates_per_session": _spread(lengths),
-                "missed": _ratio(int(sizes.sum()) - len(ranks), int(sizes.sum())),
+                "missed": _ratio(self.truth_items[t] - len(ranks), self.truth_items[t]),
                 "hit_ranks": dict(zip(rank_bin_labels(), map(int, counts))),
                 "tied_hits": int(self.hit_tied[t].sum()),
             }
@@ -160,7 +183,9 @@ class CandidateResult:
 
     def curve(self, ks) -> dict:
         """at(K) for each K of ks (the PNG's curves)."""
-        return {int(k): self.at_k.get(int(k)) or self.figures.at(int(k)) for k in ks}
+        missing = [int(k) for k in ks if int(k) not in self.at_k]
+        more = self.figures.at_each(missing) if missing else {}
+        return {int(k): self.at_k.get(int(k)) or more[int(k)] for k in ks}
 
     def rank_labels(self) -> list[str]:
         """The histogram's bins up to the last one any hit (or the largest K) falls in."""
