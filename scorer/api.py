@@ -222,14 +222,14 @@ def candidates(source, truth, competition: str | Competition = "otto", *, config
     engine = CandidatePass(competition, truth, max_per_code=max_per_code, threads=threads)
     source_obj = FrameSource(source, engine) if is_frame(source) else FileSource(source, engine)
     outcome = engine.run(source_obj)
-    figures = CandidateFigures(competition, truth, outcome)
+    figures = CandidateFigures(competition, truth, outcome, threads)
     per_type = figures.per_type()
     tied = sum(row["tied_hits"] for row in per_type.values())
     if tied:
         outcome.warnings.append(f"tied hits: {tied:,} (a hit whose score another candidate of its list has too: equal scores rank "
                                 "by row order, the earlier row first, so such a hit's rank depends on that order)")
     return CandidateResult(competition.name, source_obj.description, ks, str(competition.metric),
-                           dict(zip(competition.types, competition.weights)), figures.at_each(ks, threads), per_type,
+                           dict(zip(competition.types, competition.weights)), figures.at_each(ks), per_type,
                            outcome.report, outcome.rows, outcome.unknown_rows, outcome.unknown_sessions, figures.ceiling_reason,
                            outcome.warnings, time.monotonic() - started, figures)
 

@@ -42,26 +42,29 @@ class CandidateFigures:
     truth: object
     outcome: object
 
+    threads: int = 2  # the types' parts and the Ks' figures are worked out on up to this many threads
+
     def __post_init__(self):
-        truth, n_types = self.truth, len(self.truth.types)
+        n_types = len(self.truth.types)
         self.n_types = n_types
-        self.sizes = [truth.type_sizes(t) for t in range(n_types)]
-        hit_slot = self.outcome.hit_slot
-        kind = hit_slot % n_types
-        picks = [np.flatnonzero(kind == t) for t in range(n_types)]
-        self.hit_ranks = [self.outcome.hit_rank[pick] for pick in picks]
-        self.hit_tied = [self.outcome.hit_tied[pick] for pick in picks]
-        # A session's hits of a type sit next to each other (its rows are one run: the pass refuses a second), so its
-        # h_K is a sum over its group of hits, and the figures at each K need no array over every session but the
-        # ceiling's.
-        slots = [hit_slot[pick] for pick in picks]
-        self.group_starts = [np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1]))) if len(slot) else np.zeros(0, np.int64)
-                             for slot in slots]
-        self.sessions_hit = [slot[starts] // n_types for slot, starts in zip(slots, self.group_starts)]
-        self.counted = [int(np.count_nonzero(sizes)) for sizes in self.sizes]
-        self.truth_items = [int(sizes.sum()) for sizes in self.sizes]
-        self.ceiling_reason = _ceiling_unsupported(self.competition, truth)
+        kind = self.outcome.hit_slot % n_types
+        parts = _on_threads(self.threads, lambda t: self._type_part(t, kind == t), range(n_types))
+        self.sizes, self.hit_ranks, self.hit_tied, self.group_starts, self.sessions_hit, self.counted, self.truth_items = \
+            (list(column) for column in zip(*parts))
+        self.ceiling_reason = _ceiling_unsupported(self.competition, self.truth)
         self._indptr: dict[int, np.ndarray] = {}
+
+    def _type_part(self, t: int, of_type: np.ndarray) -> tuple:
+        """Type t's |truth| per session, its hits' ranks and ties, the starts of its sessions' groups of hits, those
+        sessions, the sessions with truth and the truth items. A session's hits of a type sit next to each other (its
+        rows are one run: the pass refuses a second), so its h_K is a sum over its group of hits, and the figures at
+        each K need no array over every session but the ceiling's."""
+        pick = np.flatnonzero(of_type)
+        slots = self.outcome.hit_slot[pick]
+        starts = np.flatnonzero(np.concatenate(([True], slots[1:] != slots[:-1]))) if len(slots) else np.zeros(0, np.int64)
+        sizes = self.truth.type_sizes(t)
+        return (sizes, self.outcome.hit_rank[pick], self.outcome.hit_tied[pick], starts, slots[starts] // self.n_types,
+                int(np.count_nonzero(sizes)), int(sizes.sum()))
 
     def group_hits_at(self, t: int, k: int) -> np.ndarray:
         """h_K of each session of type t that has a hit at any rank (in the order of sessions_hit[t])."""
@@ -89,14 +92,9 @@ class CandidateFigures:
         out["weighted"] = {key: (None if key == "ceiling" and self.ceiling_reason else value) for key, value in weighted.items()}
         return out
 
-    def at_each(self, ks, threads: int = 2) -> dict:
-        """at(K) for each K of ks, on up to `threads` threads (numpy lets go of the GIL in most of the work)."""
-        if threads <= 1 or len(ks) <= 1:
-            return {k: self.at(k) for k in ks}
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(threads, len(ks))) as pool:
-            return dict(zip(ks, pool.map(self.at, ks)))
+    def at_each(self, ks) -> dict:
+        """at(K) for each K of ks."""
+        return dict(zip(ks, _on_threads(self.threads, self.at, ks)))
 
     def _ceiling(self, t: int, hits: np.ndarray) -> float | None:
         """The ceiling of type t from group_hits_at's h_K: every other session's list has no hit."""
@@ -121,20 +119,31 @@ class CandidateFigures:
 
     def per_type(self) -> dict:
         """The figures that do not depend on K: candidates per session, missed share, hit-rank histogram, ties."""
-        out = {}
-        for t, name in enumerate(self.truth.types):
-            lengths = self.outcome.slot_candidates[t :: self.n_types][self.sizes[t] > 0]
-            ranks = self.hit_ranks[t] + 1
-            counts = np.histogram(ranks, bins=[*RANK_BINS, max(int(ranks.max()) + 1 if len(ranks) else 0, RANK_BINS[-1] + 1)])[0]
-            out[name] = {
-                "sessions": self.counted[t],
-                "truth_items": self.truth_items[t],
-                "candidates_per_session": _spread(lengths),
-                "missed": _ratio(self.truth_items[t] - len(ranks), self.truth_items[t]),
-                "hit_ranks": dict(zip(rank_bin_labels(), map(int, counts))),
-                "tied_hits": int(self.hit_tied[t].sum()),
-            }
-        return out
+        return dict(zip(self.truth.types, _on_threads(self.threads, self._type_figures, range(self.n_types))))
+
+    def _type_figures(self, t: int) -> dict:
+        lengths = self.outcome.slot_candidates[t :: self.n_types][self.sizes[t] > 0]
+        ranks = self.hit_ranks[t] + 1
+        counts = np.histogram(ranks, bins=[*RANK_BINS, max(int(ranks.max()) + 1 if len(ranks) else 0, RANK_BINS[-1] + 1)])[0]
+        return {
+            "sessions": self.counted[t],
+            "truth_items": self.truth_items[t],
+            "candidates_per_session": _spread(lengths),
+            "missed": _ratio(self.truth_items[t] - len(ranks), self.truth_items[t]),
+            "hit_ranks": dict(zip(rank_bin_labels(), map(int, counts))),
+            "tied_hits": int(self.hit_tied[t].sum()),
+        }
+
+
+def _on_threads(threads: int, function, items) -> list:
+    """[function(item) for item in items], on up to `threads` threads (numpy lets go of the GIL in most of the work)."""
+    items = list(items)
+    if threads <= 1 or len(items) <= 1:
+        return [function(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(threads, len(items))) as pool:
+        return list(pool.map(function, items))
 
 
 def _ceiling_unsupported(competition, truth) -> str:
