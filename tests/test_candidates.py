@@ -191,8 +191,8 @@ def tables(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tables(), st.integers(1, 7), st.integers(1, 9))
-def test_figures_match_the_reference(case, batch_rows, piece_rows):
+@given(tables(), st.integers(1, 7), st.integers(1, 9), st.integers(1, 2))
+def test_figures_match_the_reference(case, batch_rows, piece_rows, threads):
     truth, rows, has_type, has_score, ks = case
     table = table_of(rows, has_type, has_score)
     batches = table.to_batches(max_chunksize=batch_rows)
@@ -201,7 +201,7 @@ def test_figures_match_the_reference(case, batch_rows, piece_rows):
     # many pieces and carried runs; kernel calls that stop early when their hit or unknown-session arrays fill up
     candidate_pass.PIECE_ROWS, candidate_pass.HIT_CAPACITY, candidate_pass.UNKNOWN_CAPACITY = piece_rows, piece_rows, 1
     try:
-        result = scorer.candidates(chunked, truth_of(truth), k=ks, max_per_code=1000, threads=2)
+        result = scorer.candidates(chunked, truth_of(truth), k=ks, max_per_code=1000, threads=threads)
     finally:
         candidate_pass.PIECE_ROWS, candidate_pass.HIT_CAPACITY, candidate_pass.UNKNOWN_CAPACITY = old
     check(result, reference(rows, truth, ks, has_type, has_score))
