@@ -47,24 +47,25 @@ class CandidateFigures:
     def __post_init__(self):
         n_types = len(self.truth.types)
         self.n_types = n_types
+        self.ceiling_reason = _ceiling_unsupported(self.competition, self.truth)
         kind = self.outcome.hit_slot % n_types
         parts = _on_threads(self.threads, lambda t: self._type_part(t, kind == t), range(n_types))
-        self.sizes, self.hit_ranks, self.hit_tied, self.group_starts, self.sessions_hit, self.counted, self.truth_items = \
-            (list(column) for column in zip(*parts))
-        self.ceiling_reason = _ceiling_unsupported(self.competition, self.truth)
-        self._indptr: dict[int, np.ndarray] = {}
+        (self.sizes, self.hit_ranks, self.hit_tied, self.group_starts, self.sessions_hit, self.counted, self.truth_items,
+         self.type_indptr) = (list(column) for column in zip(*parts))
 
     def _type_part(self, t: int, of_type: np.ndarray) -> tuple:
         """Type t's |truth| per session, its hits' ranks and ties, the starts of its sessions' groups of hits, those
-        sessions, the sessions with truth and the truth items. A session's hits of a type sit next to each other (its
+        sessions, the sessions with truth, the truth items, and (for the ceiling) a CSR over the sessions whose row s
+        holds |T| of type t, as the figures read it. A session's hits of a type sit next to each other (its
         rows are one run: the pass refuses a second), so its h_K is a sum over its group of hits, and the figures at
         each K need no array over every session but the ceiling's."""
         pick = np.flatnonzero(of_type)
         slots = self.outcome.hit_slot[pick]
         starts = np.flatnonzero(np.concatenate(([True], slots[1:] != slots[:-1]))) if len(slots) else np.zeros(0, np.int64)
         sizes = self.truth.type_sizes(t)
+        indptr = None if self.ceiling_reason else offsets(sizes, self.truth.source)
         return (sizes, self.outcome.hit_rank[pick], self.outcome.hit_tied[pick], starts, slots[starts] // self.n_types,
-                int(np.count_nonzero(sizes)), int(sizes.sum()))
+                int(np.count_nonzero(sizes)), int(sizes.sum()), indptr)
 
     def group_hits_at(self, t: int, k: int) -> np.ndarray:
         """h_K of each session of type t that has a hit at any rank (in the order of sessions_hit[t])."""
@@ -107,15 +108,9 @@ class CandidateFigures:
         cutoff = metric.k or self.competition.k
         masks = np.zeros(self.truth.n_sessions, np.int64)
         masks[self.sessions_hit[t]] = np.left_shift(np.int64(1), np.minimum(hits, cutoff)) - 1
-        slots = SlotFigures(np.array([metric.row_kind], np.int64), np.array([cutoff], np.int64), self._type_indptr(t), masks, None)
+        slots = SlotFigures(np.array([metric.row_kind], np.int64), np.array([cutoff], np.int64), self.type_indptr[t], masks, None)
         value = metric.total_of(MetricRows(SimpleNamespace(figures=slots), metric, 0, 1, self.sizes[t], 0))
         return None if np.isnan(value) else float(value)
-
-    def _type_indptr(self, t: int) -> np.ndarray:
-        """A CSR over the sessions whose row s holds |T| of type t (what the figures read), made once a type."""
-        if t not in self._indptr:
-            self._indptr[t] = offsets(self.sizes[t], self.truth.source)
-        return self._indptr[t]
 
     def per_type(self) -> dict:
         """The figures that do not depend on K: candidates per session, missed share, hit-rank histogram, ties."""
