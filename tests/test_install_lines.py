@@ -22,7 +22,7 @@ def install_lines() -> list[tuple[str, str]]:
 
 
 def test_the_distribution_is_not_the_index_s_scorer():
-    assert PROJECT["name"] != "scorer" and PROJECT["scripts"] == {"scorer": "scorer.cli.main:main"}
+    assert PROJECT["name"] != "scorer" and PROJECT["scripts"] == {"scorer": "scorer.cli.main:console"}
 
 
 def test_every_install_line_names_this_distribution():

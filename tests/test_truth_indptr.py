@@ -79,7 +79,7 @@ def test_every_maker_of_a_truth_gives_its_offsets_the_one_dtype(tmp_path):
 def test_the_candidates_per_type_offsets_have_the_one_dtype():
     frame = pd.DataFrame({"session": [3, 3, 5], "aid": [7, 1, 9]})
     result = scorer.candidates(frame, truth_from_frame(LONG, OTTO), k=[2])
-    assert all(result.figures._type_indptr(t).dtype == INDPTR_DTYPE for t in range(len(OTTO.types)))
+    assert [indptr.dtype for indptr in result.figures.type_indptr] == [INDPTR_DTYPE] * len(OTTO.types)
     assert result.at_k[2]["clicks"]["recall"] == 1.0
 
 
