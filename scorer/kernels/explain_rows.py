@@ -120,15 +120,16 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
         if ok:  # the items, single spaces between them, read a word at a time as parse_block reads them
             p += 1
             if p < n and buf[p] != 10:
-                base = p  # marks: bit i set when buf[base + i] is no digit (the items' ends), 64 bytes at a time
-                marks = U(0)
+                base = p  # ends: bit i set when buf[base + i] is no digit and past the items read (as in parse_block)
+                ends = U(0)
                 while True:
-                    if p - base >= 64 or (marks >> U(p - base)) == U(0):
-                        base, marks = p, nondigit_marks(buf, p, n)
-                        if marks == U(0):  # 64 digits or more
+                    if ends == U(0):
+                        base, ends = p, nondigit_marks(buf, p, n)
+                        if ends == U(0):  # 64 digits or more
                             ok = False
                             break
-                    run = np.int64(trailing_zeros(marks >> U(p - base)))  # the item is buf[p:p + run]
+                    run = base + np.int64(trailing_zeros(ends)) - p  # the item is buf[p:p + run]
+                    ends &= ends - U(1)
                     w = load8(buf, p)
                     if run == 0 or run > 18 or (run > 1 and (w & U(0xFF)) == U(48)):  # none, too long, or a leading zero
                         ok = False

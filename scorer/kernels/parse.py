@@ -597,15 +597,18 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
         n_items = 0
         row_error = False
         if ok and p < n and buf[np.uint64(p)] != 10:
-            base = p  # marks: bit i set when buf[base + i] is no digit (the items' ends), 64 bytes at a time
-            marks = U(0)
+            # ends: bit i set when buf[base + i] is no digit and past the items read (the next item's end is the
+            # lowest), 64 bytes at a time; clearing a bit, not shifting by p, keeps each end from waiting on the last
+            base = p
+            ends = U(0)
             while True:
-                if p - base >= 64 or (marks >> U(p - base)) == U(0):
-                    base, marks = p, nondigit_marks(buf, p, n)
-                    if marks == U(0):  # 64 digits or more
+                if ends == U(0):
+                    base, ends = p, nondigit_marks(buf, p, n)
+                    if ends == U(0):  # 64 digits or more
                         ok = False
                         break
-                e = p + (np.int64(trailing_zeros(marks >> U(p - base))))  # the item is buf[p:e]
+                e = base + np.int64(trailing_zeros(ends))  # the item is buf[p:e]
+                ends &= ends - U(1)
                 run = e - p
                 w = load8(buf, p)
                 if run == 0 or run > 18 or (run > 1 and (w & U(0xFF)) == U(48)):  # none, too long, or a leading zero
