@@ -639,7 +639,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 seen[h] = stamp
                 items[np.uint64(n_items)] = value
                 n_items += 1
-                if 0 <= value < n_packed:  # beyond-accuracy metrics: the item's word is on its way while the row is read (a key is < 0)
+                if U(value) < U(n_packed):  # beyond-accuracy metrics (a key is < 0): the item's word is on its way as the row is read
                     prefetch_word(packed, value)
                 if end == 32:
                     p += 1
