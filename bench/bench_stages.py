@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent  # the source tree whose scorer the bench runs
 WEIGHTS = {"clicks": 0.10, "carts": 0.30, "orders": 0.60}
 
 
@@ -222,8 +223,18 @@ def stage_child(submission: str, truth_path: str, spawned: float) -> None:
 
 def instructions(data: Path, megabytes: int, env: dict) -> dict:
     """callgrind's instruction counts of `scorer score` on the first `megabytes` MB of the submission: the whole process
-    and the parse kernel (inclusive), per byte of the slice."""
+    and the parse kernel (inclusive), per byte of the slice. valgrind runs no AVX-512 instruction, which the host's
+    build of the kernels may hold: the score runs a copy of this tree's package whose score module is built for an AVX2
+    CPU (NUMBA_CPU_NAME=haswell)."""
+    import shutil
+
     with tempfile.TemporaryDirectory(prefix="bench-stages-") as work:
+        shutil.copytree(ROOT / "scorer", Path(work) / "scorer", ignore=shutil.ignore_patterns("__pycache__", "prebuilt"))
+        env = {**env, "PYTHONPATH": work, "NUMBA_CPU_NAME": "haswell"}
+        build = ("import sys; from pathlib import Path; from scorer.engine.aot_build import build_into_package; "
+                 "built, failed = build_into_package(Path(sys.argv[1]), ('score',)); sys.exit(1 if failed else 0)")
+        subprocess.run([sys.executable, "-c", build, str(Path(work) / "scorer" / "kernels" / "prebuilt")], env=env, cwd=work, check=True)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(work) / "scorer")], env=env, check=True, capture_output=True)
         part = Path(work) / "submission.csv"
         with open(data / "submission.csv", "rb") as source:
             head = source.read(megabytes * 1_000_000)
@@ -232,7 +243,7 @@ def instructions(data: Path, megabytes: int, env: dict) -> dict:
         out = Path(work) / "callgrind.out"
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "scorer.cli", "score", str(part),
                    "--truth", str(data / "test_labels.jsonl"), "--no-progress"]
-        subprocess.run(command, env=env, capture_output=True, check=False)
+        subprocess.run(command, env=env, cwd=work, capture_output=True, check=False)
         annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)], capture_output=True, text=True).stdout
     total = int(re.search(r"([\d,]+) \(100\.0+%\)\s+PROGRAM TOTALS", annotated).group(1).replace(",", ""))
     kernel = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(?!\S*cpython)\S*(?:6scorer7kernels5parse11parse_block|parse::parse_block)",

@@ -73,13 +73,13 @@ def _write_private(path: Path, data: bytes) -> None:
         private_files.write(folder, path.name + ".sha256", f"{private_files.sha256(data)}  {path.name}\n".encode())
 
 
-def build_into_package(folder: Path) -> tuple[list[str], dict[str, str]]:
+def build_into_package(folder: Path, stages=tuple(STAGES)) -> tuple[list[str], dict[str, str]]:
     """Compile the stage modules into the package's folder scorer/kernels/prebuilt (of a build, or of the source tree for
-    an editable install) unless they are there with their hashes; any other build there is removed. Readable by all
-    (0644): the package is. (The stages whose module is there, {stage: why it could not be built}: no C compiler, every
-    stage.)"""
+    an editable install) unless they are there with their hashes; any other build there is removed (a few `stages`
+    only: for a scratch copy, such as bench_stages' instruction counts). Readable by all (0644): the package is. (The
+    stages whose module is there, {stage: why it could not be built}: no C compiler, every stage.)"""
     folder.mkdir(parents=True, exist_ok=True)
-    targets = {stage: folder / aot.prebuilt_name(stage) for stage in STAGES}
+    targets = {stage: folder / aot.prebuilt_name(stage) for stage in stages}
     missing = [stage for stage, target in targets.items() if not _whole(target)]
     outcomes = dict(zip(missing, _compiled_each(missing)))
     failed = {stage: outcome for stage, outcome in outcomes.items() if isinstance(outcome, str)}
@@ -94,7 +94,7 @@ def build_into_package(folder: Path) -> tuple[list[str], dict[str, str]]:
                 temporary.write_bytes(content)
                 temporary.chmod(0o644)
                 os.replace(temporary, path)
-    return [stage for stage in STAGES if stage not in failed], failed
+    return [stage for stage in stages if stage not in failed], failed
 
 
 def _hash_file(path: Path) -> Path:
