@@ -73,7 +73,7 @@ def _write_private(path: Path, data: bytes) -> None:
         private_files.write(folder, path.name + ".sha256", f"{private_files.sha256(data)}  {path.name}\n".encode())
 
 
-def build_into_package(folder: Path, stages=tuple(STAGES)) -> tuple[list[str], dict[str, str]]:
+def build_into_package(folder: Path, stages: tuple[str, ...] = tuple(STAGES)) -> tuple[list[str], dict[str, str]]:
     """Compile the stage modules into the package's folder scorer/kernels/prebuilt (of a build, or of the source tree for
     an editable install) unless they are there with their hashes; any other build there is removed (a few `stages`
     only: for a scratch copy, such as bench_stages' instruction counts). Readable by all (0644): the package is. (The

@@ -11,20 +11,28 @@ from numba import types
 from numba.extending import intrinsic
 
 
+def _bytes_and_index(buf, p) -> bool:
+    """Typing: a C-contiguous uint8 array and an integer position (what both intrinsics take)."""
+    return (isinstance(buf, types.Array) and buf.ndim == 1 and buf.dtype == types.uint8 and buf.layout == "C"
+            and isinstance(p, types.Integer))
+
+
+def _address(context, builder, sig, args, pointee):
+    """The address of buf[p] (args: buf, p) as a pointer to `pointee`: no bounds or negative-index check."""
+    array = context.make_array(sig.args[0])(context, builder, args[0])
+    index = context.cast(builder, args[1], sig.args[1], types.intp)
+    return builder.bitcast(builder.gep(array.data, [index]), pointee.as_pointer())
+
+
 @intrinsic
 def load8(typingctx, buf, p):
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.dtype == types.uint8 and buf.layout == "C"
-            and isinstance(p, types.Integer)):
+    if not _bytes_and_index(buf, p):
         return None
-    signature = types.uint64(buf, p)
 
     def codegen(context, builder, sig, args):
-        array = context.make_array(sig.args[0])(context, builder, args[0])
-        index = context.cast(builder, args[1], sig.args[1], types.intp)
-        address = builder.bitcast(builder.gep(array.data, [index]), ir.IntType(64).as_pointer())
-        return builder.load(address, align=1)
+        return builder.load(_address(context, builder, sig, args, ir.IntType(64)), align=1)
 
-    return signature, codegen
+    return types.uint64(buf, p), codegen
 
 
 @intrinsic
@@ -33,17 +41,13 @@ def nondigit_mask64(typingctx, buf, p):
     64-byte vector load and compare, which LLVM lowers to the target's vector instructions (a compare into a mask
     register on AVX-512, compares and byte masks on AVX2 or SSE2). Callers guarantee that buf[p:p + 64] is inside the
     array. valgrind runs no AVX-512: bench_stages counts instructions on an AVX2 build."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.dtype == types.uint8 and buf.layout == "C"
-            and isinstance(p, types.Integer)):
+    if not _bytes_and_index(buf, p):
         return None
-    signature = types.uint64(buf, p)
 
     def codegen(context, builder, sig, args):
-        array = context.make_array(sig.args[0])(context, builder, args[0])
-        index = context.cast(builder, args[1], sig.args[1], types.intp)
         vector = ir.VectorType(ir.IntType(8), 64)
-        address = builder.bitcast(builder.gep(array.data, [index]), vector.as_pointer())
-        values = builder.sub(builder.load(address, align=1), ir.Constant(vector, [48] * 64))  # digits become 0-9
+        values = builder.sub(builder.load(_address(context, builder, sig, args, vector), align=1),
+                             ir.Constant(vector, [48] * 64))  # digits become 0-9
         return builder.bitcast(builder.icmp_unsigned(">", values, ir.Constant(vector, [9] * 64)), ir.IntType(64))
 
-    return signature, codegen
+    return types.uint64(buf, p), codegen

@@ -456,9 +456,8 @@ def digits_value(w, run):
 
 @njit(cache=True, nogil=True, inline="always")
 def chunk_marks(words):
-    """A bit per byte of eight words (64 bytes): set where the byte is no ASCII digit. Inlined by numba: LLVM left it a
-    call (a tenth of a score's samples); written as one expression per word, with a helper per word, it measured 5%
-    slower."""
+    """A bit per byte of eight words (64 bytes): set where the byte is no ASCII digit (nondigit_marks near the data's
+    end, where no 64-byte vector load fits)."""
     marks = U(0)
     for k in range(8):
         marks |= (((nondigit_bytes(words[k]) >> U(7)) * U(0x0102040810204080)) >> U(56)) << U(8 * k)
@@ -471,8 +470,9 @@ def nondigit_marks(buf, p, n):
     the 64 bytes end by n; else eight words, those past n read at n (its SLACK bytes), so their bits mean nothing: a
     reader stops at the byte at n, which is no digit, or at a line's end before it. No loop and no early return:
     inlined, it counts no reference on buf (the rule in scorer/kernels/__init__.py)."""
-    return nondigit_mask64(buf, p) if p + 64 <= n else chunk_marks((load8(buf, min(p, n)), load8(buf, min(p + 8, n)), load8(buf, min(p + 16, n)), load8(buf, min(p + 24, n)),
-                        load8(buf, min(p + 32, n)), load8(buf, min(p + 40, n)), load8(buf, min(p + 48, n)), load8(buf, min(p + 56, n))))
+    return nondigit_mask64(buf, p) if p + 64 <= n else chunk_marks((
+        load8(buf, min(p, n)), load8(buf, min(p + 8, n)), load8(buf, min(p + 16, n)), load8(buf, min(p + 24, n)),
+        load8(buf, min(p + 32, n)), load8(buf, min(p + 40, n)), load8(buf, min(p + 48, n)), load8(buf, min(p + 56, n))))
 
 
 TAG = U(1) << U(63)  # set in the key of an item written with 1 to 7 digits: its bytes; other keys are the item's value
