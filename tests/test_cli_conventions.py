@@ -8,6 +8,8 @@ import importlib
 import json
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -51,6 +53,22 @@ def test_every_example_parses_as_its_own_command(command):
         words = shlex.split(example)
         assert words[:2] == ["scorer", command]
         assert parser.parse_args(words[1:]).command == command
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_one_command_parser_parses_its_examples_as_the_whole_parser(command):
+    """main builds the parser of the command the line names alone: the same arguments as from every command's."""
+    whole, alone = build_parser(), build_parser(command)
+    for example in importlib.import_module(COMMANDS[command]).EXAMPLES:
+        words = shlex.split(example)[1:]
+        assert vars(alone.parse_args(words)) == vars(whole.parse_args(words))
+
+
+def test_one_command_parser_imports_no_other_command():
+    code = ("import sys\nfrom scorer.cli.main import COMMANDS, build_parser\nbuild_parser('score')\n"
+            "print(sorted(name for name in COMMANDS.values() if name in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['scorer.cli.score']"
 
 
 def test_top_level_help_lists_every_command_usage(capsys):
