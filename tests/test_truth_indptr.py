@@ -73,7 +73,7 @@ def test_every_maker_of_a_truth_gives_its_offsets_the_one_dtype(tmp_path):
     made = [*_id_truths(tmp_path), *_string_truths(tmp_path)]
     assert {name: truth.indptr.dtype for name, truth in made} == {name: np.dtype(INDPTR_DTYPE) for name, _ in made}
     for name, truth in made:
-        assert truth.sizes.dtype == np.int64 and truth.type_sizes(0).dtype == np.int64, name
+        assert truth.sizes.dtype == np.int64 and truth.type_sizes(0).dtype == INDPTR_DTYPE, name
 
 
 def test_the_candidates_per_type_offsets_have_the_one_dtype():

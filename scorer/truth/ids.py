@@ -45,9 +45,10 @@ class Truth:
         return np.subtract(self.indptr[1:], self.indptr[:-1], dtype=np.int64).reshape(self.n_sessions, len(self.types))
 
     def type_sizes(self, t: int) -> np.ndarray:
-        """|truth| of type t per session (int64; without making the whole sizes table)."""
+        """|truth| of type t per session, without making the whole sizes table; in the offsets' own integer type
+        (INDPTR_DTYPE, int32: no cast, half the bytes to count and compare; numpy sums a narrower integer in int64)."""
         n_types = len(self.types)
-        return np.subtract(self.indptr[t + 1 :: n_types], self.indptr[t : -1 : n_types], dtype=np.int64)
+        return np.subtract(self.indptr[t + 1 :: n_types], self.indptr[t : -1 : n_types])
 
     @cached_property
     def lookup(self) -> tuple[int, np.ndarray]:
