@@ -42,3 +42,12 @@ def test_nan_and_infinities_are_counted_apart():
     assert math.isnan(exact_sum(np.array([np.inf, -np.inf])))
     assert exact_sum(np.array([1e308, 1e308])) == np.inf  # exact sum beyond the largest float
     assert exact_sum(np.array([1e308, 1e308, -1e308])) == 1e308  # ... though a partial sum overflows
+
+
+def test_the_edges_of_the_float_format_sum_exactly():
+    """The exponent and mantissa come from the bits for normal floats and from frexp for subnormal ones: both edges."""
+    edges = [5e-324, -5e-324, 2.2250738585072009e-308, 2.2250738585072014e-308, -2.2250738585072014e-308, 1.0, -0.5,
+             0.1, 1.7976931348623157e308, -1.7976931348623157e308, 3.0e-310]
+    for value in edges:
+        assert exact_sum(np.array([value])) == value
+    assert exact_sum(np.array(edges)) == float(sum(map(Fraction, edges), Fraction(0)))

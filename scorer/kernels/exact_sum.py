@@ -10,9 +10,23 @@ times 2^SCALE) and rounds that once. NaN and ±inf are counted apart (SPECIALS).
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from scorer.kernels.exact_layout import LOW_BITS, NAN_COUNT, NEGATIVE_INF, OFFSET, POSITIVE_INF
+
+
+@intrinsic
+def float_bits(typingctx, value):
+    """The bits of a float64 as a uint64 (one register move: math.frexp is a call into libm)."""
+    if value != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.uint64(value), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -28,8 +42,17 @@ def add_exact(value, acc, j):
         else:
             acc[j, 1, NEGATIVE_INF] += 1
         return
-    m, e = math.frexp(value)
-    mantissa = np.int64(m * 9007199254740992.0)  # m · 2^53, exact
+    bits = float_bits(value)
+    exponent = np.int64(bits >> np.uint64(52)) & 0x7FF
+    if exponent == 0:  # subnormal
+        m, small = math.frexp(value)
+        e = np.int64(small)  # frexp's exponent is an int32
+        mantissa = np.int64(m * 9007199254740992.0)  # m · 2^53, exact
+    else:  # frexp's, read from the bits: 1.f · 2^(E - 1023) = (2^52 + f) · 2^(E - 1022 - 53)
+        e = exponent - 1022
+        mantissa = np.int64(bits & np.uint64(0xFFFFFFFFFFFFF)) | (np.int64(1) << 52)
+        if value < 0:
+            mantissa = -mantissa
     high = mantissa >> LOW_BITS
     bucket = e + OFFSET
     acc[j, 0, bucket] += high
