@@ -67,6 +67,69 @@ def test_cache_is_keyed_by_content_not_size_and_time(tmp_path):
     assert cache_path(path, ["clicks"]) != cache_path(path, list(TYPES))  # the types are part of the key
 
 
+def _hash_counter(monkeypatch) -> list:
+    """Count the truth files hashed (cache.content_key's calls) from now on."""
+    from scorer.truth import cache
+
+    calls: list = []
+    hashed = cache.content_key
+    monkeypatch.setattr(cache, "content_key", lambda *args, **kwargs: calls.append(args[0]) or hashed(*args, **kwargs))
+    return calls
+
+
+def _changed_again(path: Path, text: str, before: os.stat_result) -> None:
+    """Rewrite path with text of the same size and the same modification time, in a later clock tick of its change time."""
+    while True:
+        path.write_text(text)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        if os.stat(path).st_ctime_ns != before.st_ctime_ns:
+            return
+
+
+def test_a_settled_truth_is_hashed_once_while_its_state_stays(tmp_path, monkeypatch):
+    from scorer.truth import cache
+
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)  # as if the file had not changed for a while
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 21}, 2: {"orders": [3]}}))
+    calls = _hash_counter(monkeypatch)
+    first = cache_path(path, list(TYPES))
+    assert cache_path(path, list(TYPES)) == first and len(calls) == 1  # the second from the memo
+    assert load_truth(path, TYPES).labels(1, "clicks") == [21] and len(calls) <= 2
+    _changed_again(path, truth_lines({1: {"clicks": 12}, 2: {"orders": [3]}}), os.stat(path))
+    assert cache_path(path, list(TYPES)) != first  # a new change time: hashed again
+    assert load_truth(path, TYPES).labels(1, "clicks") == [12]
+
+
+def test_a_truth_changed_lately_is_hashed_every_time(tmp_path, monkeypatch):
+    """Its key is not remembered: a write in the same clock tick would leave the state the same."""
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 21}}))
+    calls = _hash_counter(monkeypatch)
+    assert cache_path(path, list(TYPES)) == cache_path(path, list(TYPES)) and len(calls) == 2
+    assert not list((tmp_path / "cache").glob("*.key"))
+
+
+@pytest.mark.parametrize("memo", ["forged", "others may write it"])
+def test_a_memo_that_is_not_sound_and_private_is_no_memo(tmp_path, monkeypatch, memo):
+    from scorer.truth import cache
+
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "t.jsonl"
+    path.write_text(truth_lines({1: {"clicks": 21}}))
+    right = cache_path(path, list(TYPES))
+    (remembered,) = (tmp_path / "cache").glob("*.key")
+    if memo == "forged":
+        remembered.write_text("xxh3-1-" + "0" * 32)
+    else:
+        remembered.chmod(0o666)
+    calls = _hash_counter(monkeypatch)
+    assert cache_path(path, list(TYPES)) == right and len(calls) == 1
+
+
 def test_a_file_changed_while_read_is_not_cached_under_the_old_key(tmp_path, monkeypatch):
     import scorer.truth.load as truth_module
 

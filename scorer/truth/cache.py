@@ -8,6 +8,7 @@ import mmap
 import os
 import stat
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -92,13 +93,64 @@ def cache_path(path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> Pa
     """The cache entry of a truth file read as `what` (types, shape): keyed by the file's content, so a file
     rewritten with the same size and time, or another file put at its path, is read again. None: not cached."""
     try:
-        content = content_key(path)
+        content = remembered_content_key(path)
     except OSError:
         return None  # the reader names the problem
     if content is None:
         return None
     key = json.dumps([content, what, CACHE_VERSION])
     return cache_dir() / f"{path.name[:100]}.{sha256(key.encode()).hexdigest()[:24]}{suffix}"
+
+
+STATE_SUFFIX = ".key"
+SETTLED_NS = 2_000_000_000  # a file unchanged this long before it is hashed may have its key remembered
+
+
+def remembered_content_key(path: Path) -> str | None:
+    """content_key(path), or the key this user's scorer hashed before for the file in the same state: the same
+    device, inode, size, modification and change times (a memo in the private cache folder; about 10 ms of every
+    score of OTTO's truth, and its pages). No user can set a change time, and every write moves it. A key is
+    remembered only for a file that had not changed for SETTLED_NS before it was hashed, and did not change while
+    it was: a later write cannot fall in the clock tick of the state remembered (git's rule for "racily clean"
+    files). A memo that is missing, not this user's private file, or malformed is no memo: the file is hashed."""
+    before = os.stat(path)
+    if not stat.S_ISREG(before.st_mode):
+        return None
+    name = _state_name(before)
+    with ExitStack() as stack:
+        folder = open_cache_folder(stack, cache_dir(), create=False)
+        remembered = _remembered(folder, name, before.st_size) if folder is not None else None
+    if remembered is not None:
+        return remembered
+    started = time.time_ns()
+    key = content_key(path)
+    settled = max(before.st_mtime_ns, before.st_ctime_ns) <= started - SETTLED_NS
+    if key is not None and settled and _state_name(os.stat(path)) == name:
+        with ExitStack() as stack:
+            folder = open_cache_folder(stack, cache_dir(), create=True)
+            try:
+                if folder is not None:
+                    private_files.write(folder, name, key.encode())
+            except OSError:
+                pass  # an unwritable or full cache: hashed again next time
+    return key
+
+
+def _state_name(status: os.stat_result) -> str:
+    state = [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns, CACHE_VERSION]
+    return f"{sha256(json.dumps(state).encode()).hexdigest()[:32]}{STATE_SUFFIX}"
+
+
+def _remembered(folder: int, name: str, size: int) -> str | None:
+    try:
+        with private_files.opened_file(folder, name) as fd:
+            key = private_files.read_all(fd, 256).decode("ascii")
+    except (OSError, Untrusted, UnicodeDecodeError):
+        return None
+    algorithm, _, rest = key.partition("-")
+    length, _, digest = rest.partition("-")
+    sound = algorithm in ("xxh3", "blake2b") and length == str(size) and len(digest) == 32 and set(digest) <= set("0123456789abcdef")
+    return key if sound else None
 
 
 _refused: set[Path] = set()  # cache folders this process said it does not use
