@@ -214,6 +214,9 @@ class Pass:
         data = parsed.data
         for code, line, start, end, line_start in parsed.found[: parsed.n_problems].tolist():
             kept[code] += 1
+            if not self.report.has_room(code):  # its examples are all kept: counted, no message made
+                self.report.count_only(code, 1)
+                continue
             text = data[line_start : line_start + self.competition.limits.max_line_bytes + 2].tobytes()
             text = text[: text.find(b"\n")] if b"\n" in text else text
             start, end = start - line_start, end - line_start  # now columns (0-based) within the line

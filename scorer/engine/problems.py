@@ -179,7 +179,7 @@ class Report:
         entry = CATALOGUE[number]
         self.counts[entry.code] = self.counts.get(entry.code, 0) + count
         kept = self.kept.setdefault(entry.code, [])
-        if len(kept) < (1 if entry.once else self.max_per_code):
+        if self.has_room(number):
             template = entry.template
             if stopped:
                 template = STOPPED_TEMPLATES.get(number, template)
@@ -188,6 +188,11 @@ class Report:
             message = template.format(value=value, **words)
             kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret, row, field))
             self.covered[entry.code] = self.covered.get(entry.code, 0) + count
+
+    def has_room(self, number: Code) -> bool:
+        """Would add() keep the next problem of this code (else it only counts it)?"""
+        entry = CATALOGUE[number]
+        return len(self.kept.get(entry.code, ())) < (1 if entry.once else self.max_per_code)
 
     def count_only(self, number: Code, count: int) -> None:
         """Occurrences beyond those already kept (a kernel counted them)."""
