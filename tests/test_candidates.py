@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,9 @@ WEIGHTS = (0.1, 0.3, 0.6)
 # -- the reference ---------------------------------------------------------------------------------------------
 def _bad_float(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+ROOT = Path(__file__).parent.parent
 
 
 def reference(rows: list[dict], truth: dict, ks, has_type: bool, has_score: bool, k_comp: int = 20):
@@ -238,6 +242,27 @@ def test_ceiling_caps_hits_at_the_competitions_k():
     assert result.at_k[40]["carts"]["ceiling"] == 1.0  # min(30, 20) / min(20, 30)
     assert result.at_k[10]["carts"]["ceiling"] == 0.5  # 10 / 20
     assert result.at_k[10]["carts"]["recall_min"] == 1.0 and result.at_k[10]["carts"]["recall"] == pytest.approx(1 / 3)
+
+
+def test_the_ceiling_of_a_metric_whose_total_needs_every_row(tmp_path):
+    """Macro recall is a mean of per-session ratios, not a ratio of sums: its ceiling reads every session's figure (the
+    sessions without a hit included), unlike the sums' metrics, whose ceiling sums the sessions with a hit only."""
+    config = tmp_path / "otto-macro.toml"
+    config.write_text((ROOT / "configs" / "otto.toml").read_text().replace('metric = "recall@20"', 'metric = "recall@20(average=macro)"'))
+    truth = {1: {"clicks": {0}, "carts": set(range(30)), "orders": {0}}, 2: {"clicks": {7}, "carts": {1, 2}, "orders": {3, 4}},
+             3: {"clicks": {5}, "carts": {9}, "orders": {8}}}
+    frame = pd.DataFrame({"session": [1] * 40 + [2, 2, 3], "aid": list(range(40)) + [4, 1, 6]})  # row order ranks
+    for metric, chosen in (("micro", None), ("macro", config)):
+        result = scorer.candidates(frame, truth_of(truth), "otto", config=chosen, k=[1, 10, 40])
+        ceilings = {k: {t: result.at_k[k][t]["ceiling"] for t in ("clicks", "carts", "orders")} for k in (1, 10, 40)}
+        # h_K per session: carts 1: min(K, 30) of the first 40; 2: item 1 at rank 2; orders 2: item 4 at rank 1
+        carts = {1: [(1, 20), (0, 2), (0, 1)], 10: [(10, 20), (1, 2), (0, 1)], 40: [(20, 20), (1, 2), (0, 1)]}
+        orders = {k: [(1, 1), (1, 2), (0, 1)] for k in (1, 10, 40)}
+        for k in (1, 10, 40):
+            for name, pairs in (("carts", carts[k]), ("orders", orders[k])):
+                expected = (sum(h for h, _ in pairs) / sum(d for _, d in pairs) if metric == "micro"
+                            else sum(h / d for h, d in pairs) / len(pairs))
+                assert ceilings[k][name] == pytest.approx(expected), (metric, k, name)
 
 
 def test_rows_not_grouped_by_session_are_sorted_first():

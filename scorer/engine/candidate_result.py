@@ -55,16 +55,20 @@ class CandidateFigures:
 
     def _type_part(self, t: int, of_type: np.ndarray) -> tuple:
         """Type t's |truth| per session, its hits' ranks and ties, the starts of its sessions' groups of hits, those
-        sessions, the sessions with truth, the truth items, and (for the ceiling) a CSR over the sessions whose row s
-        holds |T| of type t, as the figures read it. A session's hits of a type sit next to each other (its
+        sessions, the sessions with truth, the truth items, and (for the ceiling) a CSR whose row s holds |T| of type
+        t of session s, as the figures read it: over the sessions with a hit where the metric's total needs only the
+        sum of its row figures (every other session's is 0), else over every session. A session's hits of a type sit next to each other (its
         rows are one run: the pass refuses a second), so its h_K is a sum over its group of hits, and the figures at
         each K need no array over every session but the ceiling's."""
         pick = np.flatnonzero(of_type)
         slots = self.outcome.hit_slot[pick]
         starts = np.flatnonzero(np.concatenate(([True], slots[1:] != slots[:-1]))) if len(slots) else np.zeros(0, np.int64)
         sizes = self.truth.type_sizes(t)
-        indptr = None if self.ceiling_reason else offsets(sizes, self.truth.source)
-        return (sizes, self.outcome.hit_rank[pick], self.outcome.hit_tied[pick], starts, slots[starts] // self.n_types,
+        sessions_hit = slots[starts] // self.n_types
+        indptr = None
+        if not self.ceiling_reason:
+            indptr = offsets(sizes[sessions_hit] if self.competition.metric.sums_suffice else sizes, self.truth.source)
+        return (sizes, self.outcome.hit_rank[pick], self.outcome.hit_tied[pick], starts, sessions_hit,
                 int(np.count_nonzero(sizes)), int(sizes.sum()), indptr)
 
     def group_hits_at(self, t: int, k: int) -> np.ndarray:
@@ -106,8 +110,10 @@ class CandidateFigures:
 
         metric = self.competition.metric
         cutoff = metric.k or self.competition.k
-        masks = np.zeros(self.truth.n_sessions, np.int64)
-        masks[self.sessions_hit[t]] = np.left_shift(np.int64(1), np.minimum(hits, cutoff)) - 1
+        masks = np.left_shift(np.int64(1), np.minimum(hits, cutoff)) - 1  # the sessions with a hit, as type_indptr's rows
+        if not metric.sums_suffice:
+            masks, hit_masks = np.zeros(self.truth.n_sessions, np.int64), masks
+            masks[self.sessions_hit[t]] = hit_masks
         slots = SlotFigures(np.array([metric.row_kind], np.int64), np.array([cutoff], np.int64), self.type_indptr[t], masks, None)
         value = metric.total_of(MetricRows(SimpleNamespace(figures=slots), metric, 0, 1, self.sizes[t], 0))
         return None if np.isnan(value) else float(value)
