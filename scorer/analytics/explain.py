@@ -125,8 +125,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
     per_type = []
     for t, type_name in enumerate(competition.types):
         pick = slice(rows.type_starts[t], rows.type_starts[t + 1])  # views: the rows come by type
-        slots = rows.slots[pick]
-        sizes = (truth.indptr[slots + 1] - truth.indptr[slots]).astype(np.int64)  # as convention_sums takes them
+        slots, sizes = rows.slots[pick], rows.sizes[pick]
         zero_label = (sizes == 1) & (truth.items[truth.indptr[slots]] == 0) if type_name == "clicks" else np.zeros(len(slots), np.bool_)
         sums = np.zeros((len(steps.base), 3))
         counts = np.zeros((len(steps.base), 2), np.int64)

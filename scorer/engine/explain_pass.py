@@ -35,18 +35,21 @@ class TruthRows:
     again: np.ndarray  # a truth item repeated
     repeats: np.ndarray  # any item repeated
     n_items: np.ndarray  # int64: items read (at most 63; 0 for a missing row or a line with an error)
+    sizes: np.ndarray  # int64: |T| of the row
 
 
-def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(slots with truth, by type then slot; where each type's rows start, and the end; per slot its row among them or
-    -1: an int32, since each row holds a label of the truth)."""
+    -1: an int32, since each row holds a label of the truth; |T| of each row, int64)."""
     n_types = len(truth.types)
-    by_type = [np.flatnonzero(truth.type_sizes(t)) * n_types + t for t in range(n_types)]
-    slots = np.concatenate(by_type) if by_type else np.empty(0, np.int64)
-    type_starts = np.cumsum([0] + [len(part) for part in by_type], dtype=np.int64)
+    type_sizes = [truth.type_sizes(t) for t in range(n_types)]
+    labelled = [np.flatnonzero(sizes) for sizes in type_sizes]
+    slots = np.concatenate([sessions * n_types + t for t, sessions in enumerate(labelled)]) if n_types else np.empty(0, np.int64)
+    sizes = np.concatenate([part[sessions] for part, sessions in zip(type_sizes, labelled)]).astype(np.int64) if n_types else np.empty(0, np.int64)
+    type_starts = np.cumsum([0] + [len(sessions) for sessions in labelled], dtype=np.int64)
     row_of_slot = np.full(len(truth.indptr) - 1, -1, np.int32)
     row_of_slot[slots] = np.arange(len(slots), dtype=np.int32)
-    return slots, type_starts, row_of_slot
+    return slots, type_starts, row_of_slot, sizes
 
 
 def _data_start(data: np.ndarray, header: tuple[str, ...]) -> tuple[int, int]:
@@ -78,10 +81,10 @@ def _work() -> tuple:
 def read_truth_rows(path, competition: Competition, truth: Truth, threads: int = 2, block_bytes: int = DEFAULT_BLOCK_BYTES,
                     untrusted: bool = False) -> TruthRows:
     """One pass over the submission file: the masks of every row of the truth."""
-    slots, type_starts, row_of_slot = truth_rows_of(truth)
+    slots, type_starts, row_of_slot, sizes = truth_rows_of(truth)
     fixed = block_arguments(competition, truth, row_of_slot)[:5]
     explain_block, merge_explain_rows = door.kernel("explain_block"), door.kernel("merge_explain_rows")
-    out = TruthRows(slots, type_starts, *(np.zeros(len(slots), np.int64) for _ in range(4)))
+    out = TruthRows(slots, type_starts, *(np.zeros(len(slots), np.int64) for _ in range(4)), sizes)
     spare: list = []  # row arrays merged, for the next call (a fresh one costs its pages' faults and zeroing)
     limits_of = competition.limits
     reader = BlockReader(path, block_bytes, limits_of.max_file_bytes, limits_of.max_decompressed_bytes, limits_of.max_line_bytes,
