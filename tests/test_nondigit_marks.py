@@ -5,6 +5,7 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels.load import load8, nondigit_mask64
+from scorer.kernels.explain_rows import line_end
 from scorer.kernels.parse import chunk_marks, nondigit_marks
 
 ALPHABET = np.frombuffer(b"0123456789 \n,_/:\x00\x7f\x80\xff" + bytes([47, 58]), np.uint8)  # '/' and ':' border the digits
@@ -42,3 +43,21 @@ def test_marks_near_the_end_read_no_further_than_the_slack():
         marks = _marks(buf, p, n)
         real = min(64, n - p + 1)  # the bits up to the byte at n are the data's (and the zero at n)
         assert marks & ((1 << real) - 1) == _literal(buf[p : p + real].tobytes()), p
+
+
+@njit
+def _line_end(buf, p, n):
+    return line_end(buf, p, n)
+
+
+def test_a_line_end_is_the_first_newline_at_or_after_p_or_the_data_end():
+    """explain's skip of a row without truth: 64 bytes at a time while they end by n, then eight."""
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        size = int(rng.integers(1, 300))
+        newline = float(rng.choice([0.003, 0.02, 0.1]))  # lines longer than 64 bytes, and shorter
+        data = rng.choice(np.frombuffer(b"0123456789 ,\n", np.uint8), size, p=[0.08] * 10 + [0.1, 0.1 - newline, newline]).astype(np.uint8)
+        buf = np.concatenate([data, np.zeros(8, np.uint8)])  # SLACK zeros
+        p = int(rng.integers(0, size))
+        found = data[p:].tobytes().find(b"\n")
+        assert _line_end(buf, p, size) == (p + found if found >= 0 else size), (p, size)

@@ -22,7 +22,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from scorer.kernels.explain_layout import MAX_RANKS
-from scorer.kernels.load import load8
+from scorer.kernels.load import load8, newline_mask64
 from scorer.kernels.parse import (
     TAG,
     TRUTH_SIDE_MAX,
@@ -43,7 +43,13 @@ U = np.uint64
 
 @njit(cache=True, nogil=True, inline="always")
 def line_end(buf, p, n):
-    """The position of the first newline at or after p (n if none), eight bytes at a time (SLACK bytes after n)."""
+    """The position of the first newline at or after p (n if none): 64 bytes at a time (one vector compare) while they
+    end by n, then eight at a time (SLACK bytes after n)."""
+    while p + 64 <= n:
+        newlines = newline_mask64(buf, p)
+        if newlines != U(0):
+            return p + np.int64(trailing_zeros(newlines))
+        p += 64
     while p < n:
         w = load8(buf, p) ^ U(0x0A0A0A0A0A0A0A0A)  # a zero byte where buf holds a newline
         flags = (w - U(0x0101010101010101)) & ~w & U(0x8080808080808080)

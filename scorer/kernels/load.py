@@ -1,5 +1,5 @@
-"""load8: eight bytes of a uint8 array as one little-endian uint64, in one unaligned machine load; nondigit_mask64:
-the digit test of 64 bytes as one vector compare.
+"""load8: eight bytes of a uint8 array as one little-endian uint64, in one unaligned machine load; nondigit_mask64 and
+newline_mask64: the digit test and the newline test of 64 bytes, each one vector compare.
 
 Built from eight byte reads, numba keeps eight loads, each with its negative-index check; this
 intrinsic is one `load i64, align 1` with no check at all. Callers guarantee that
@@ -49,5 +49,20 @@ def nondigit_mask64(typingctx, buf, p):
         values = builder.sub(builder.load(_address(context, builder, sig, args, vector), align=1),
                              ir.Constant(vector, [48] * 64))  # digits become 0-9
         return builder.bitcast(builder.icmp_unsigned(">", values, ir.Constant(vector, [9] * 64)), ir.IntType(64))
+
+    return types.uint64(buf, p), codegen
+
+
+@intrinsic
+def newline_mask64(typingctx, buf, p):
+    """A bit per byte of buf[p:p + 64], set where the byte is a newline: one 64-byte vector load and compare, as
+    nondigit_mask64. Callers guarantee that buf[p:p + 64] is inside the array."""
+    if not _bytes_and_index(buf, p):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vector = ir.VectorType(ir.IntType(8), 64)
+        values = builder.load(_address(context, builder, sig, args, vector), align=1)
+        return builder.bitcast(builder.icmp_unsigned("==", values, ir.Constant(vector, [10] * 64)), ir.IntType(64))
 
     return types.uint64(buf, p), codegen
