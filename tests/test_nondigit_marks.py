@@ -1,11 +1,12 @@
 """The digit test of 64 bytes: the vector compare (load.nondigit_mask64) and the eight words (parse.chunk_marks) give
-the same bits, and parse.nondigit_marks takes the words only where the 64 bytes pass the data's end."""
+the same bits, and parse.nondigit_marks takes the words only where the 64 bytes pass the data's end; explain's
+line_end (load.newline_mask64, then words) finds the first newline."""
 
 import numpy as np
 from numba import njit
 
-from scorer.kernels.load import load8, nondigit_mask64
 from scorer.kernels.explain_rows import line_end
+from scorer.kernels.load import load8, nondigit_mask64
 from scorer.kernels.parse import chunk_marks, nondigit_marks
 
 ALPHABET = np.frombuffer(b"0123456789 \n,_/:\x00\x7f\x80\xff" + bytes([47, 58]), np.uint8)  # '/' and ':' border the digits

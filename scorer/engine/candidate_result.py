@@ -55,11 +55,11 @@ class CandidateFigures:
 
     def _type_part(self, t: int, of_type: np.ndarray) -> tuple:
         """Type t's |truth| per session, its hits' ranks and ties, the starts of its sessions' groups of hits, those
-        sessions, the sessions with truth, the truth items, and (for the ceiling) a CSR whose row s holds |T| of type
-        t of session s, as the figures read it: over the sessions with a hit where the metric's total needs only the
-        sum of its row figures (every other session's is 0), else over every session. A session's hits of a type sit next to each other (its
-        rows are one run: the pass refuses a second), so its h_K is a sum over its group of hits, and the figures at
-        each K need no array over every session but the ceiling's."""
+        sessions, the sessions with truth, the truth items, and (for the ceiling) a CSR whose rows hold |T| of type t:
+        of the sessions with a hit where the metric's total needs only the sum of its row figures (every other
+        session's figure is 0), else of every session. A session's hits of a type sit next to each other (its rows
+        are one run: the pass refuses a second), so its h_K is a sum over its group of hits, and the figures at each K
+        need no array over every session but a macro average's ceiling."""
         pick = np.flatnonzero(of_type)
         slots = self.outcome.hit_slot[pick]
         starts = np.flatnonzero(np.concatenate(([True], slots[1:] != slots[:-1]))) if len(slots) else np.zeros(0, np.int64)

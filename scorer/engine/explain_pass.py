@@ -43,9 +43,9 @@ def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     -1: an int32, since each row holds a label of the truth; |T| of each row, int64)."""
     n_types = len(truth.types)
     type_sizes = [truth.type_sizes(t) for t in range(n_types)]
-    labelled = [np.flatnonzero(sizes) for sizes in type_sizes]
-    slots = np.concatenate([sessions * n_types + t for t, sessions in enumerate(labelled)]) if n_types else np.empty(0, np.int64)
-    sizes = np.concatenate([part[sessions] for part, sessions in zip(type_sizes, labelled)]).astype(np.int64) if n_types else np.empty(0, np.int64)
+    labelled = [np.flatnonzero(sizes) for sizes in type_sizes]  # per type, the sessions with truth
+    slots = np.concatenate([np.empty(0, np.int64), *(sessions * n_types + t for t, sessions in enumerate(labelled))])
+    sizes = np.concatenate([np.empty(0, np.int64), *(part[sessions] for part, sessions in zip(type_sizes, labelled))]).astype(np.int64)
     type_starts = np.cumsum([0] + [len(sessions) for sessions in labelled], dtype=np.int64)
     row_of_slot = np.full(len(truth.indptr) - 1, -1, np.int32)
     row_of_slot[slots] = np.arange(len(slots), dtype=np.int32)

@@ -108,7 +108,7 @@ SETTLED_NS = 2_000_000_000  # a file unchanged this long before it is hashed may
 
 def remembered_content_key(path: Path) -> str | None:
     """content_key(path), or the key this user's scorer hashed before for the file in the same state: the same
-    device, inode, size, modification and change times (a memo in the private cache folder; about 10 ms of every
+    device, inode, size, modification and change times (a memo in the private cache folder; about 15 ms of every
     score of OTTO's truth, and its pages). No user can set a change time, and every write moves it. A key is
     remembered only for a file that had not changed for SETTLED_NS before it was hashed, and did not change while
     it was: a later write cannot fall in the clock tick of the state remembered (git's rule for "racily clean"
