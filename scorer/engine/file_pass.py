@@ -213,10 +213,9 @@ class Pass:
         kept = np.zeros(codes.N_CODES, np.int64)
         data = parsed.data
         for code, line, start, end, line_start in parsed.found[: parsed.n_problems].tolist():
-            kept[code] += 1
-            if not self.report.has_room(code):  # its examples are all kept: counted, no message made
-                self.report.count_only(code, 1)
+            if not self.report.has_room(code):  # its examples are all kept: counted with the others below, no message made
                 continue
+            kept[code] += 1
             text = data[line_start : line_start + self.competition.limits.max_line_bytes + 2].tobytes()
             text = text[: text.find(b"\n")] if b"\n" in text else text
             start, end = start - line_start, end - line_start  # now columns (0-based) within the line
