@@ -48,6 +48,7 @@ class CandidateFigures:
         n_types = len(self.truth.types)
         self.n_types = n_types
         self.ceiling_reason = _ceiling_unsupported(self.competition, self.truth)
+        self.ceiling_of_hit_sessions = self.competition.metric.sums_suffice  # every other session's figure is 0 then
         kind = self.outcome.hit_slot % n_types
         parts = _on_threads(self.threads, lambda t: self._type_part(t, kind == t), range(n_types))
         (self.sizes, self.hit_ranks, self.hit_tied, self.group_starts, self.sessions_hit, self.counted, self.truth_items,
@@ -67,7 +68,7 @@ class CandidateFigures:
         sessions_hit = slots[starts] // self.n_types
         indptr = None
         if not self.ceiling_reason:
-            indptr = offsets(sizes[sessions_hit] if self.competition.metric.sums_suffice else sizes, self.truth.source)
+            indptr = offsets(sizes[sessions_hit] if self.ceiling_of_hit_sessions else sizes, self.truth.source)
         return (sizes, self.outcome.hit_rank[pick], self.outcome.hit_tied[pick], starts, sessions_hit,
                 int(np.count_nonzero(sizes)), int(sizes.sum()), indptr)
 
@@ -110,9 +111,11 @@ class CandidateFigures:
 
         metric = self.competition.metric
         cutoff = metric.k or self.competition.k
-        masks = np.left_shift(np.int64(1), np.minimum(hits, cutoff)) - 1  # the sessions with a hit, as type_indptr's rows
-        if not metric.sums_suffice:
-            masks, hit_masks = np.zeros(self.truth.n_sessions, np.int64), masks
+        hit_masks = np.left_shift(np.int64(1), np.minimum(hits, cutoff)) - 1  # in the order of sessions_hit[t]
+        if self.ceiling_of_hit_sessions:  # type_indptr's rows are those sessions
+            masks = hit_masks
+        else:
+            masks = np.zeros(self.truth.n_sessions, np.int64)
             masks[self.sessions_hit[t]] = hit_masks
         slots = SlotFigures(np.array([metric.row_kind], np.int64), np.array([cutoff], np.int64), self.type_indptr[t], masks, None)
         value = metric.total_of(MetricRows(SimpleNamespace(figures=slots), metric, 0, 1, self.sizes[t], 0))
