@@ -116,41 +116,53 @@ def remembered_content_key(path: Path) -> str | None:
     before = os.stat(path)
     if not stat.S_ISREG(before.st_mode):
         return None
-    name = _state_name(before)
+    state = _state(before)
+    name = f"{sha256(json.dumps(state).encode()).hexdigest()[:32]}{STATE_SUFFIX}"
     with ExitStack() as stack:
         folder = open_cache_folder(stack, cache_dir(), create=False)
-        remembered = _remembered(folder, name, before.st_size) if folder is not None else None
+        remembered = _sound_key(read_memo(folder, name, 256), before.st_size) if folder is not None else None
     if remembered is not None:
         return remembered
     started = time.time_ns()
     key = content_key(path)
     settled = max(before.st_mtime_ns, before.st_ctime_ns) <= started - SETTLED_NS
-    if key is not None and settled and _state_name(os.stat(path)) == name:
+    if key is not None and settled and _state(os.stat(path)) == state:
         with ExitStack() as stack:
             folder = open_cache_folder(stack, cache_dir(), create=True)
-            try:
-                if folder is not None:
-                    private_files.write(folder, name, key.encode())
-            except OSError:
-                pass  # an unwritable or full cache: hashed again next time
+            if folder is not None:
+                write_memo(folder, name, key.encode())  # unwritten (a full cache): hashed again next time
     return key
 
 
-def _state_name(status: os.stat_result) -> str:
-    state = [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns, CACHE_VERSION]
-    return f"{sha256(json.dumps(state).encode()).hexdigest()[:32]}{STATE_SUFFIX}"
+def _state(status: os.stat_result) -> list:
+    return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns, CACHE_VERSION]
 
 
-def _remembered(folder: int, name: str, size: int) -> str | None:
-    try:
-        with private_files.opened_file(folder, name) as fd:
-            key = private_files.read_all(fd, 256).decode("ascii")
-    except (OSError, Untrusted, UnicodeDecodeError):
-        return None
+def _sound_key(memo: bytes | None, size: int) -> str | None:
+    """The memo as a content key of a file of `size` bytes (algorithm-size-32 hex digits), None if it is no such key."""
+    key = (memo or b"").decode("ascii", "replace")
     algorithm, _, rest = key.partition("-")
     length, _, digest = rest.partition("-")
     sound = algorithm in ("xxh3", "blake2b") and length == str(size) and len(digest) == 32 and set(digest) <= set("0123456789abcdef")
     return key if sound else None
+
+
+def read_memo(folder: int, name: str, limit: int) -> bytes | None:
+    """A memo's bytes (at most `limit`) if it is this user's regular file that others cannot write
+    (scorer.private_files), else None: anything else is no memo."""
+    try:
+        with private_files.opened_file(folder, name) as fd:
+            return private_files.read_all(fd, limit)
+    except (OSError, Untrusted):
+        return None
+
+
+def write_memo(folder: int, name: str, data: bytes) -> None:
+    """Leave a memo, whole or not at all; an unwritable or full cache only costs the work it spares, next time."""
+    try:
+        private_files.write(folder, name, data)
+    except OSError:
+        pass
 
 
 _refused: set[Path] = set()  # cache folders this process said it does not use

@@ -9,11 +9,10 @@ import mmap
 from contextlib import ExitStack
 from pathlib import Path
 
-from scorer import private_files
 from scorer.digests import sha256
 from scorer.errors import TruthError
-from scorer.private_files import Untrusted, cache_dir
-from scorer.truth.cache import bytes_key, open_cache_folder
+from scorer.private_files import cache_dir
+from scorer.truth.cache import bytes_key, open_cache_folder, read_memo, write_memo
 from scorer.truth.ids import Truth
 from scorer.truth.npz import CACHE_VERSION, map_file, read_npz
 
@@ -63,13 +62,10 @@ def check_compiled(mapped: mmap.mmap, kind: str, check, vouched: bool, use_memo:
         if folder is None:
             return check(True)
         key, name = memo_name(mapped, kind)
-        if _memo_holds(folder, name, key):
+        if read_memo(folder, name, len(key) + 1) == key:
             return check(False)
         check(True)
-        try:
-            private_files.write(folder, name, key)
-        except OSError:
-            pass  # an unwritable or full cache: the next load checks in full again
+        write_memo(folder, name, key)  # unwritten (a full cache): the next load checks in full again
 
 
 def memo_name(mapped: mmap.mmap, kind: str) -> tuple[bytes, str]:
@@ -79,11 +75,3 @@ def memo_name(mapped: mmap.mmap, kind: str) -> tuple[bytes, str]:
     key = json.dumps([bytes_key(mapped), kind, CACHE_VERSION, checks.CHECK_VERSION]).encode()
     return key, f"{sha256(key).hexdigest()[:32]}{MEMO_SUFFIX}"
 
-
-def _memo_holds(folder: int, name: str, key: bytes) -> bool:
-    """Is there a memo of this key, this user's regular file (scorer.private_files)? Anything else is no memo."""
-    try:
-        with private_files.opened_file(folder, name) as fd:
-            return private_files.read_all(fd, len(key) + 1) == key
-    except (OSError, Untrusted):
-        return False
