@@ -24,6 +24,14 @@ def _address(context, builder, sig, args, pointee):
     return builder.bitcast(builder.gep(array.data, [index]), pointee.as_pointer())
 
 
+BYTES64 = ir.VectorType(ir.IntType(8), 64)
+
+
+def _bytes64(context, builder, sig, args):
+    """buf[p:p + 64] (args: buf, p) as one <64 x i8> vector load (the two masks' input)."""
+    return builder.load(_address(context, builder, sig, args, BYTES64), align=1)
+
+
 @intrinsic
 def load8(typingctx, buf, p):
     if not _bytes_and_index(buf, p):
@@ -45,10 +53,8 @@ def nondigit_mask64(typingctx, buf, p):
         return None
 
     def codegen(context, builder, sig, args):
-        vector = ir.VectorType(ir.IntType(8), 64)
-        values = builder.sub(builder.load(_address(context, builder, sig, args, vector), align=1),
-                             ir.Constant(vector, [48] * 64))  # digits become 0-9
-        return builder.bitcast(builder.icmp_unsigned(">", values, ir.Constant(vector, [9] * 64)), ir.IntType(64))
+        values = builder.sub(_bytes64(context, builder, sig, args), ir.Constant(BYTES64, [48] * 64))  # digits become 0-9
+        return builder.bitcast(builder.icmp_unsigned(">", values, ir.Constant(BYTES64, [9] * 64)), ir.IntType(64))
 
     return types.uint64(buf, p), codegen
 
@@ -61,8 +67,7 @@ def newline_mask64(typingctx, buf, p):
         return None
 
     def codegen(context, builder, sig, args):
-        vector = ir.VectorType(ir.IntType(8), 64)
-        values = builder.load(_address(context, builder, sig, args, vector), align=1)
-        return builder.bitcast(builder.icmp_unsigned("==", values, ir.Constant(vector, [10] * 64)), ir.IntType(64))
+        newlines = builder.icmp_unsigned("==", _bytes64(context, builder, sig, args), ir.Constant(BYTES64, [10] * 64))
+        return builder.bitcast(newlines, ir.IntType(64))
 
     return types.uint64(buf, p), codegen
