@@ -134,7 +134,7 @@ def remembered_content_key(path: Path) -> str | None:
     return key
 
 
-def _state(status: os.stat_result) -> list:
+def _state(status: os.stat_result) -> list[int]:
     return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns, CACHE_VERSION]
 
 
