@@ -99,12 +99,34 @@ def convention_sums(first, again, repeats, n_items, sizes, zero_label, k, step_b
     dens = np.zeros(n_steps)
     ratios = np.zeros(n_steps)
     figures = np.zeros((3, 3))  # per hit mask: hits, Σ precision at the hits, DCG
-    plain = np.zeros(k + 1, np.int64)  # rows of |T| <= K with items, no hit and no label 0, by |T|: no rule changes them
+    # Simple rows: 0 < |T| <= K, items read, no label 0, and one hit mask under every rule (no hit, or no repeat). Every
+    # step of a base gives such a row the same figure and the same denominator, so they are summed by base, once: by
+    # |T| (the denominators), and for the rows with a hit within K, each base's numerator and ratio. Their only change
+    # from a step before is a regrouped mean's (a row with a hit), counted here and its first rows kept in order.
+    simple = np.zeros(k + 1, np.int64)
+    simple_nums = np.zeros(4)
+    simple_ratios = np.zeros(4)
+    simple_hits = 0
+    simple_first = np.full(shown.shape[1], -1, np.int64)
     for i in range(first.shape[0]):
         size = sizes[i]
         quiet = (first[i] | again[i]) == 0  # no hit under any rule
-        if quiet and 0 < size <= k and n_items[i] > 0 and not zero_label[i]:
-            plain[size] += 1
+        if 0 < size <= k and n_items[i] > 0 and not zero_label[i] and (quiet or (again[i] | repeats[i]) == 0):
+            simple[size] += 1
+            if not quiet:
+                hits, precision, dcg = _figures(first[i] & within, discount)
+                if hits > 0:
+                    simple_nums[BASE_RECALL] += hits
+                    simple_ratios[BASE_RECALL] += hits / size
+                    simple_nums[BASE_PRECISION] += hits
+                    simple_ratios[BASE_PRECISION] += hits / k
+                    simple_nums[BASE_MAP] += precision
+                    simple_ratios[BASE_MAP] += precision / size
+                    simple_nums[BASE_NDCG] += dcg
+                    simple_ratios[BASE_NDCG] += dcg / ideal[size]
+                    if simple_hits < simple_first.shape[0]:
+                        simple_first[simple_hits] = i
+                    simple_hits += 1
             continue
         if not quiet:
             for m in range(3):
@@ -154,8 +176,28 @@ def convention_sums(first, again, repeats, n_items, sizes, zero_label, k, step_b
             nums[s] = num
             dens[s] = den
             ratios[s] = ratio
-    for size in range(1, k + 1):  # the plain rows: figure 0, denominator |T| (= min(K, |T|)), K or the ideal DCG
-        for s in range(n_steps):
-            base = step_base[s]
-            sums[s, SUM_DEN] += plain[size] * (float(k) if base == BASE_PRECISION else (ideal[size] if base == BASE_NDCG else float(size)))
-            counts[s, N_ROWS] += plain[size]
+    for s in range(n_steps):  # the simple rows, after the others: the steps of a base add the same sums
+        base = step_base[s]
+        sums[s, SUM_NUM] += simple_nums[base]
+        sums[s, SUM_RATIO] += simple_ratios[base]
+        for size in range(1, k + 1):
+            sums[s, SUM_DEN] += simple[size] * (float(k) if base == BASE_PRECISION else (ideal[size] if base == BASE_NDCG else float(size)))
+            counts[s, N_ROWS] += simple[size]
+        if step_prev[s] >= 0 and step_regroups[s] and simple_hits > 0:
+            _merge_first(shown[s], min(counts[s, N_TOUCHED], shown.shape[1]), simple_first, min(simple_hits, shown.shape[1]))
+            counts[s, N_TOUCHED] += simple_hits
+
+
+@njit(cache=True, nogil=True)
+def _merge_first(kept, n_kept, more, n_more):
+    """kept[:n_kept] and more[:n_more], two ascending lists of row indices, merged into kept, the first of them."""
+    merged = np.empty(kept.shape[0], np.int64)
+    a = b = 0
+    for j in range(min(kept.shape[0], n_kept + n_more)):
+        if b >= n_more or (a < n_kept and kept[a] < more[b]):
+            merged[j] = kept[a]
+            a += 1
+        else:
+            merged[j] = more[b]
+            b += 1
+    kept[: a + b] = merged[: a + b]
