@@ -126,7 +126,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
     for t, type_name in enumerate(competition.types):
         pick = slice(rows.type_starts[t], rows.type_starts[t + 1])  # views: the rows come by type
         slots, sizes = rows.slots[pick], rows.sizes[pick]
-        zero_label = (sizes == 1) & (truth.items[truth.indptr[slots]] == 0) if type_name == "clicks" else np.zeros(len(slots), np.bool_)
+        zero_label = rows.label0[pick] if type_name == "clicks" else np.zeros(len(slots), np.bool_)
         sums = np.zeros((len(steps.base), 3))
         counts = np.zeros((len(steps.base), 2), np.int64)
         first_rows = np.full((len(steps.base), shown), -1, np.int64)
@@ -180,10 +180,9 @@ def _weighted_total(entries: list, competition) -> dict:
 def _key_errors(result: Result, truth, n_types: int, shown: int, name_row) -> dict:
     """Rows of the truth that are missing from a session that has other rows: evaluate.py before d1e176b stops there
     (KeyError: it read prediction['carts'] without asking whether the session has it)."""
-    lines = result.slot_line.reshape(-1, n_types)
-    missing = (lines == 0) & (truth.sizes > 0) & (lines > 0).any(axis=1)[:, None]
-    slots = np.flatnonzero(missing.ravel())
-    return {"rows": int(len(slots)), "first": [name_row(slot) for slot in slots[:shown]]}
+    first = np.empty(shown, np.int64)
+    found = door.kernel("rows_missing_beside_others")(result.slot_line, truth.indptr, np.int64(n_types), first)
+    return {"rows": int(found), "first": [name_row(slot) for slot in first[: min(found, shown)]]}
 
 
 def _figure(value) -> str:

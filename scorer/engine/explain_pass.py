@@ -36,20 +36,19 @@ class TruthRows:
     repeats: np.ndarray  # any item repeated
     n_items: np.ndarray  # int64: items read (at most 63; 0 for a missing row or a line with an error)
     sizes: np.ndarray  # int64: |T| of the row
+    label0: np.ndarray  # bool: the row's label is item 0 alone
 
 
-def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(slots with truth, by type then slot; where each type's rows start, and the end; per slot its row among them or
-    -1: an int32, since each row holds a label of the truth; |T| of each row, int64)."""
+    -1: an int32, since each row holds a label of the truth; |T| of each row, int64; whether its label is item 0 alone)."""
     n_types = len(truth.types)
-    type_sizes = [truth.type_sizes(t) for t in range(n_types)]
-    labelled = [np.flatnonzero(sizes) for sizes in type_sizes]  # per type, the sessions with truth
-    slots = np.concatenate([np.empty(0, np.int64), *(sessions * n_types + t for t, sessions in enumerate(labelled))])
-    sizes = np.concatenate([np.empty(0, np.int64), *(part[sessions] for part, sessions in zip(type_sizes, labelled))]).astype(np.int64)
-    type_starts = np.cumsum([0] + [len(sessions) for sessions in labelled], dtype=np.int64)
-    row_of_slot = np.full(len(truth.indptr) - 1, -1, np.int32)
-    row_of_slot[slots] = np.arange(len(slots), dtype=np.int32)
-    return slots, type_starts, row_of_slot, sizes
+    type_starts = np.cumsum([0] + [np.count_nonzero(truth.type_sizes(t)) for t in range(n_types)], dtype=np.int64)
+    n_rows = int(type_starts[-1])
+    slots, sizes, label0 = np.empty(n_rows, np.int64), np.empty(n_rows, np.int64), np.empty(n_rows, np.bool_)
+    row_of_slot = np.empty(len(truth.indptr) - 1, np.int32)
+    door.kernel("place_truth_rows")(truth.indptr, truth.items, np.int64(n_types), type_starts, row_of_slot, slots, sizes, label0)
+    return slots, type_starts, row_of_slot, sizes, label0
 
 
 def _data_start(data: np.ndarray, header: tuple[str, ...]) -> tuple[int, int]:
@@ -81,10 +80,10 @@ def _work() -> tuple:
 def read_truth_rows(path, competition: Competition, truth: Truth, threads: int = 2, block_bytes: int = DEFAULT_BLOCK_BYTES,
                     untrusted: bool = False) -> TruthRows:
     """One pass over the submission file: the masks of every row of the truth."""
-    slots, type_starts, row_of_slot, sizes = truth_rows_of(truth)
+    slots, type_starts, row_of_slot, sizes, label0 = truth_rows_of(truth)
     fixed = block_arguments(competition, truth, row_of_slot)[:5]
     explain_block, merge_explain_rows = door.kernel("explain_block"), door.kernel("merge_explain_rows")
-    out = TruthRows(slots, type_starts, *(np.zeros(len(slots), np.int64) for _ in range(4)), sizes)
+    out = TruthRows(slots, type_starts, *(np.zeros(len(slots), np.int64) for _ in range(4)), sizes, label0)
     spare: list = []  # row arrays merged, for the next call (a fresh one costs its pages' faults and zeroing)
     limits_of = competition.limits
     reader = BlockReader(path, block_bytes, limits_of.max_file_bytes, limits_of.max_decompressed_bytes, limits_of.max_line_bytes,

@@ -139,6 +139,8 @@ def _explain() -> dict[str, tuple]:
         "merge_explain_rows": (np.zeros((_ROWS, 4), np.int64), 0, masks, masks, masks, masks),
         "convention_sums": (masks, masks, masks, masks, masks, np.zeros(_ROWS, np.bool_), np.int64(20), steps, steps, steps,
                             np.zeros(_ROWS, np.bool_), np.zeros((_ROWS, 3)), np.zeros((_ROWS, 2), np.int64), np.zeros((_ROWS, 5), np.int64)),
+        "place_truth_rows": (truth.indptr, truth.items, np.int64(3), steps, np.zeros(_SLOTS, np.int32), masks, masks, np.zeros(_ROWS, np.bool_)),
+        "rows_missing_beside_others": (np.zeros(_SLOTS, LINE_DTYPE), truth.indptr, np.int64(3), masks),
     }
 
 
