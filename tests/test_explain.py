@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from reference_conventions import mapk, otto_evaluate, recommenders_map
-from scorer.analytics.explain import explain
+from scorer.analytics.explain import SHOWN, explain
 from scorer.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,6 +112,8 @@ def test_otto_official_2022_names_the_rows_the_older_evaluate_py_stops_at(tmp_pa
     sessions = {s for s, _ in rows}
     stops = [key for key in truth if key not in rows and key[0] in sessions]
     assert older["stops"]["rows"] == len(stops) > 0 and "stops" not in current
+    in_slot_order = sorted(stops, key=lambda key: (key[0], TYPES.index(key[1])))
+    assert [row["row"] for row in older["stops"]["first"]] == [f"{session}_{kind}" for session, kind in in_slot_order[:SHOWN]]
     with pytest.raises(KeyError):
         otto_evaluate(truth_lines, lines, K, before_d1e176b=True)
     expected = otto_evaluate(truth_lines, lines, K)  # today's evaluate.py runs to the end: a missing row scores 0
