@@ -89,7 +89,9 @@ def test_convention_sums_is_the_rules_row_by_row(seed):
         for metric in convention.metrics:
             steps.chain(metric.base, metric.rules)
     step_arrays = steps.arrays()
-    columns = [np.array(column, dtype) for column, dtype in zip(zip(*rows), [np.int64] * 5 + [np.bool_])]
+    first, again, repeats, n_items, sizes, zero_label = zip(*rows)
+    columns = [np.bitwise_or(first, again, dtype=np.int64), np.array(repeats, np.int64), np.array(n_items, np.uint8), np.array(sizes, np.int32),
+               np.array(zero_label, np.bool_)]
     sums = np.zeros((len(steps.base), 3))
     counts = np.zeros((len(steps.base), 2), np.int64)
     shown = np.full((len(steps.base), width), -1, np.int64)

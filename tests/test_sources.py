@@ -125,5 +125,5 @@ def test_explain_reads_mapped_blocks_as_read_ones(tmp_path, monkeypatch):
         monkeypatch.setattr(reader, "MAPPED_TAIL", tail)
         for block_bytes in (7, 1 << 20):
             got = read_truth_rows(path, competition, truth, block_bytes=block_bytes)
-            rows.append(np.stack([got.first, got.again, got.repeats, got.n_items]))
+            rows.append(np.stack([got.hits, got.repeats, got.n_items]))
     assert all(np.array_equal(one, rows[0]) for one in rows) and rows[0].any()

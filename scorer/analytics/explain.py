@@ -130,7 +130,7 @@ def explain(submission, truth, competition="otto", *, config=None, against: str 
         sums = np.zeros((len(steps.base), 3))
         counts = np.zeros((len(steps.base), 2), np.int64)
         first_rows = np.full((len(steps.base), shown), -1, np.int64)
-        door.kernel("convention_sums")(rows.first[pick], rows.again[pick], rows.repeats[pick], rows.n_items[pick], sizes, zero_label, np.int64(k),
+        door.kernel("convention_sums")(rows.hits[pick], rows.repeats[pick], rows.n_items[pick], sizes, zero_label, np.int64(k),
                         *step_arrays, sums, counts, first_rows)
         values = [_value(b, r, sums[s], counts[s]) for s, (b, r) in enumerate(zip(steps.base, steps.rules))]
         per_type.append((slots, values, counts, first_rows))

@@ -31,21 +31,21 @@ class TruthRows:
 
     slots: np.ndarray  # int64: the row's (session, type) slot
     type_starts: np.ndarray  # int64, n_types + 1
-    first: np.ndarray  # int64 masks of 0-based ranks < 63: a truth item's first occurrence
-    again: np.ndarray  # a truth item repeated
+    hits: np.ndarray  # int64 masks of 0-based ranks < 63: a truth item (& ~repeats: its first occurrence)
     repeats: np.ndarray  # any item repeated
-    n_items: np.ndarray  # int64: items read (at most 63; 0 for a missing row or a line with an error)
-    sizes: np.ndarray  # int64: |T| of the row
+    n_items: np.ndarray  # uint8: items read (at most 63; 0 for a missing row or a line with an error)
+    sizes: np.ndarray  # int32: |T| of the row
     label0: np.ndarray  # bool: the row's label is item 0 alone
 
 
 def truth_rows_of(truth: Truth) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(slots with truth, by type then slot; where each type's rows start, and the end; per slot its row among them or
-    -1: an int32, since each row holds a label of the truth; |T| of each row, int64; whether its label is item 0 alone)."""
+    -1; |T| of each row; whether its label is item 0 alone). int32 slots, rows and sizes: each row holds a label of the
+    truth, whose offsets are int32."""
     n_types = len(truth.types)
     type_starts = np.cumsum([0] + [np.count_nonzero(truth.type_sizes(t)) for t in range(n_types)], dtype=np.int64)
     n_rows = int(type_starts[-1])
-    slots, sizes, label0 = np.empty(n_rows, np.int64), np.empty(n_rows, np.int64), np.empty(n_rows, np.bool_)
+    slots, sizes, label0 = np.empty(n_rows, np.int32), np.empty(n_rows, np.int32), np.empty(n_rows, np.bool_)
     row_of_slot = np.empty(len(truth.indptr) - 1, np.int32)
     door.kernel("place_truth_rows")(truth.indptr, truth.items, np.int64(n_types), type_starts, row_of_slot, slots, sizes, label0)
     return slots, type_starts, row_of_slot, sizes, label0
@@ -83,7 +83,8 @@ def read_truth_rows(path, competition: Competition, truth: Truth, threads: int =
     slots, type_starts, row_of_slot, sizes, label0 = truth_rows_of(truth)
     fixed = block_arguments(competition, truth, row_of_slot)[:5]
     explain_block, merge_explain_rows = door.kernel("explain_block"), door.kernel("merge_explain_rows")
-    out = TruthRows(slots, type_starts, *(np.zeros(len(slots), np.int64) for _ in range(4)), sizes, label0)
+    out = TruthRows(slots, type_starts, np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64), np.zeros(len(slots), np.uint8), sizes,
+                    label0)
     spare: list = []  # row arrays merged, for the next call (a fresh one costs its pages' faults and zeroing)
     limits_of = competition.limits
     reader = BlockReader(path, block_bytes, limits_of.max_file_bytes, limits_of.max_decompressed_bytes, limits_of.max_line_bytes,
@@ -103,7 +104,7 @@ def read_truth_rows(path, competition: Competition, truth: Truth, threads: int =
 
     def merge(chunks: list) -> None:
         for rows, n_rows in chunks:
-            merge_explain_rows(rows, n_rows, out.first, out.again, out.repeats, out.n_items)
+            merge_explain_rows(rows, n_rows, out.hits, out.repeats, out.n_items)
             spare.append(rows)
 
     try:

@@ -2,7 +2,7 @@
 the caller reads them without loading numba (the ahead-of-time kernels serve)."""
 
 MAX_RANKS = 63  # ranks a mask holds
-ROW_COLUMNS = 5  # explain_block's rows: truth row, first, again, repeats, items read
+ROW_COLUMNS = 4  # explain_block's rows: truth row, hits, repeats, items read
 
 BASE_RECALL, BASE_PRECISION, BASE_MAP, BASE_NDCG = 0, 1, 2, 3  # the metric of ours a convention's metric starts from
 RULE_ITEM0_DROPPED = 1  # a convention's rules, as bits

@@ -1,9 +1,9 @@
 """`scorer explain`'s pass over a submission: per row of the truth, where its hits and repeats sit in its first 63 items.
 
-A row of the truth (session, type) with truth gives three 63-bit masks of 0-based ranks r < 63:
-`first` (the item at r is a truth item seen there for the first time: our hits, uncut), `again` (a truth item
-repeated at r) and `repeats` (any item repeated at r), and how many items were read (up to 63). Every
-published convention of docs/metrics.md is a function of these and |truth| (scorer.kernels.conventions).
+A row of the truth (session, type) with truth gives two 63-bit masks of 0-based ranks r < 63: `hits` (the item
+at r is a truth item) and `repeats` (the item at r is a repeat of one before it), and how many items were read (up to
+63). Every published convention of docs/metrics.md is a function of these and |truth| (scorer.kernels.conventions):
+hits & ~repeats are our hits, uncut (a truth item's first occurrence), hits & repeats a truth item repeated.
 
 Lines of the plain form (``123_clicks,4 5 6``) are read here; any other goes through parse.py's careful reader,
 whose problems are dropped (`scorer score` reports them). A line with an error gives a row of no items.
@@ -64,7 +64,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
     """Read the lines of buf[pos:n] (SLACK zero bytes after) until it ends or `rows` is full.
 
     `line` is the number of the line before pos; row_of_slot maps a slot to its row of the truth (-1: no truth).
-    Returns (pos, line, rows written); rows[i] = (truth row, first, again, repeats, items read).
+    Returns (pos, line, rows written); rows[i] = (truth row, hits, repeats, items read).
     """
     id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
@@ -178,7 +178,7 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             if row < 0:
                 continue
             n_items = max(n_items, 0)  # a line with an error: a row of no items
-        # repeats (any item repeated at r) and hits (a truth item at r); first = hits not repeated, again = hits repeated
+        # repeats (any item repeated at r) and hits (a truth item at r)
         slot = index * n_types + type_index
         t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
         repeats = np.int64(0)
@@ -197,22 +197,19 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
             for r in range(n_items):
                 if locate(truth_items, t_start, t_end, key_value(items[r]) if keyed else items[r]) >= 0:
                     hits |= np.int64(1) << np.int64(r)
-        first, again = hits & ~repeats, hits & repeats
         rows[n_rows, 0] = row
-        rows[n_rows, 1] = first
-        rows[n_rows, 2] = again
-        rows[n_rows, 3] = repeats
-        rows[n_rows, 4] = n_items
+        rows[n_rows, 1] = hits
+        rows[n_rows, 2] = repeats
+        rows[n_rows, 3] = n_items
         n_rows += 1
     return pos, line, n_rows
 
 
 @njit(cache=True, nogil=True)
-def merge_explain_rows(rows, n_rows, first, again, repeats, n_items):
+def merge_explain_rows(rows, n_rows, hits, repeats, n_items):
     """Rows into the per-truth-row arrays, in line order: a repeated row's last reading stays (as in the score)."""
     for i in range(n_rows):
         row = rows[i, 0]
-        first[row] = rows[i, 1]
-        again[row] = rows[i, 2]
-        repeats[row] = rows[i, 3]
-        n_items[row] = rows[i, 4]
+        hits[row] = rows[i, 1]
+        repeats[row] = rows[i, 2]
+        n_items[row] = rows[i, 3]
