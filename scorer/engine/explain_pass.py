@@ -29,7 +29,7 @@ class TruthRows:
     """Per row of the truth (a slot with truth; by type, then slot): what explain's conventions read. The rows of
     type t are [type_starts[t], type_starts[t + 1]): each array's part for a type is a view, not a copy."""
 
-    slots: np.ndarray  # int64: the row's (session, type) slot
+    slots: np.ndarray  # int32: the row's (session, type) slot
     type_starts: np.ndarray  # int64, n_types + 1
     hits: np.ndarray  # int64 masks of 0-based ranks < 63: a truth item (& ~repeats: its first occurrence)
     repeats: np.ndarray  # any item repeated

@@ -134,14 +134,14 @@ def _explain() -> dict[str, tuple]:
     competition, truth, kernel = _otto()
     masks = np.zeros(_ROWS, np.int64)
     steps = np.zeros(_ROWS, np.int64)
-    sizes = np.zeros(_ROWS, np.int32)  # the truth rows' slots and |T| (explain_pass.truth_rows_of)
+    int32s = np.zeros(_ROWS, np.int32)  # the truth rows' slots and |T| (explain_pass.truth_rows_of)
     counts8 = np.zeros(_ROWS, np.uint8)  # items read, at most 63
     return {
         "explain_block": (frozen(np.zeros(16, np.uint8)), 0, 1, 0, *block_arguments(competition, truth, truth_rows_of(truth)[2])),
         "merge_explain_rows": (np.zeros((_ROWS, 4), np.int64), 0, masks, masks, counts8),
-        "convention_sums": (masks, masks, counts8, sizes, np.zeros(_ROWS, np.bool_), np.int64(20), steps, steps, steps,
+        "convention_sums": (masks, masks, counts8, int32s, np.zeros(_ROWS, np.bool_), np.int64(20), steps, steps, steps,
                             np.zeros(_ROWS, np.bool_), np.zeros((_ROWS, 3)), np.zeros((_ROWS, 2), np.int64), np.zeros((_ROWS, 5), np.int64)),
-        "place_truth_rows": (truth.indptr, truth.items, np.int64(3), steps, np.zeros(_SLOTS, np.int32), sizes, sizes, np.zeros(_ROWS, np.bool_)),
+        "place_truth_rows": (truth.indptr, truth.items, np.int64(3), steps, np.zeros(_SLOTS, np.int32), int32s, int32s, np.zeros(_ROWS, np.bool_)),
         "rows_missing_beside_others": (np.zeros(_SLOTS, LINE_DTYPE), truth.indptr, np.int64(3), masks),
     }
 

@@ -5,9 +5,9 @@ scorer.analytics.conventions). A *step* is a base metric and a set of rules; ste
 step prev[s]'s by one rule. For each step the kernel sums, over the rows it averages, the row's numerator,
 denominator and their ratio, and counts the rows whose figure (or whether they count) differs from prev[s]'s.
 
-Per row (from scorer.kernels.explain_rows): masks of 0-based ranks < 63 — `hits` (a truth item), `repeats` (any
-item repeated), so `first` = hits & ~repeats (a truth item's first occurrence) and `again` = hits & repeats (a truth
-item repeated) — the items read, and |T|.
+Per row (from scorer.kernels.explain_rows): masks of 0-based ranks < 63 — `hit_masks` (a truth item), `repeats`
+(any item repeated), so `first` = hit_masks & ~repeats (a truth item's first occurrence) and `again` = hit_masks &
+repeats (a truth item repeated) — the items read, and |T|.
 Hits within K, by rule: ours `first`; REPEATS_TWICE `first | again` (every occurrence of a truth item is a
 hit); REPEATS_COLLAPSED `first` at ranks with the repeats before them taken out (a run is a dict: a repeat
 takes no slot). With h hits at 0-based ranks r_1 < r_2 < ...:
@@ -76,7 +76,7 @@ def _figures(mask, discount):
 
 
 @njit(cache=True, nogil=True)
-def convention_sums(hits_of, repeats, n_items, sizes, zero_label, k, step_base, step_rules, step_prev, step_regroups,
+def convention_sums(hit_masks, repeats, n_items, sizes, zero_label, k, step_base, step_rules, step_prev, step_regroups,
                     sums, counts, shown):
     """Sum the rows of one type under every step (see the module's docstring); shown[s] gets the indices of the first
     rows step s changes: rows that start or stop counting, or whose contribution changes (numerator and denominator of
@@ -109,10 +109,10 @@ def convention_sums(hits_of, repeats, n_items, sizes, zero_label, k, step_base, 
     simple_ratios = np.zeros(4)
     simple_hits = 0
     simple_first = np.full(shown.shape[1], -1, np.int64)
-    for i in range(hits_of.shape[0]):
+    for i in range(hit_masks.shape[0]):
         size = np.int64(sizes[i])
-        first = hits_of[i] & ~repeats[i]  # a truth item's first occurrence
-        quiet = hits_of[i] == 0  # no hit under any rule
+        first = hit_masks[i] & ~repeats[i]  # a truth item's first occurrence
+        quiet = hit_masks[i] == 0  # no hit under any rule
         if 0 < size <= k and n_items[i] > 0 and not zero_label[i] and (quiet or repeats[i] == 0):
             simple[size] += 1
             if not quiet:
@@ -134,7 +134,7 @@ def convention_sums(hits_of, repeats, n_items, sizes, zero_label, k, step_base, 
             for m in range(3):
                 mask = first
                 if m == 1:
-                    mask = hits_of[i]
+                    mask = hit_masks[i]
                 elif m == 2 and repeats[i] != 0:
                     mask = _collapse(first, repeats[i])
                 hits, precision, dcg = _figures(mask & within, discount)
