@@ -28,6 +28,7 @@ from scorer.kernels.explain_layout import (
     BASE_NDCG,
     BASE_PRECISION,
     BASE_RECALL,
+    N_BASES,
     N_ROWS,
     N_TOUCHED,
     RULE_DENOM_TRUTH,
@@ -76,6 +77,27 @@ def _figures(mask, discount):
 
 
 @njit(cache=True, nogil=True)
+def _numerator(base, hits, precision, dcg):
+    """A row's numerator under a base metric, from its mask's figures (_figures)."""
+    if base == BASE_MAP:
+        return float(precision)
+    if base == BASE_NDCG:
+        return float(dcg)
+    return float(hits)  # recall and precision
+
+
+@njit(cache=True, nogil=True)
+def _denominator(base, k, d, ideal_dcg):
+    """A row's denominator under a base metric: K for precision, the ideal DCG of min(K, |T|) items for NDCG, else d
+    (min(K, |T|), or |T| under DENOM_TRUTH)."""
+    if base == BASE_PRECISION:
+        return float(k)
+    if base == BASE_NDCG:
+        return float(ideal_dcg)
+    return float(d)
+
+
+@njit(cache=True, nogil=True)
 def convention_sums(hit_masks, repeats, n_items, sizes, zero_label, k, step_base, step_rules, step_prev, step_regroups,
                     sums, counts, shown):
     """Sum the rows of one type under every step (see the module's docstring); shown[s] gets the indices of the first
@@ -105,8 +127,8 @@ def convention_sums(hit_masks, repeats, n_items, sizes, zero_label, k, step_base
     # |T| (the denominators), and for the rows with a hit within K, each base's numerator and ratio. Their only change
     # from a step before is a regrouped mean's (a row with a hit), counted here and its first rows kept in order.
     simple = np.zeros(k + 1, np.int64)
-    simple_nums = np.zeros(4)
-    simple_ratios = np.zeros(4)
+    simple_nums = np.zeros(N_BASES)
+    simple_ratios = np.zeros(N_BASES)
     simple_hits = 0
     simple_first = np.full(shown.shape[1], -1, np.int64)
     for i in range(hit_masks.shape[0]):
@@ -118,14 +140,10 @@ def convention_sums(hit_masks, repeats, n_items, sizes, zero_label, k, step_base
             if not quiet:
                 hits, precision, dcg = _figures(first & within, discount)
                 if hits > 0:
-                    simple_nums[BASE_RECALL] += hits
-                    simple_ratios[BASE_RECALL] += hits / size
-                    simple_nums[BASE_PRECISION] += hits
-                    simple_ratios[BASE_PRECISION] += hits / k
-                    simple_nums[BASE_MAP] += precision
-                    simple_ratios[BASE_MAP] += precision / size
-                    simple_nums[BASE_NDCG] += dcg
-                    simple_ratios[BASE_NDCG] += dcg / ideal[size]
+                    for base in range(N_BASES):
+                        num = _numerator(base, hits, precision, dcg)
+                        simple_nums[base] += num
+                        simple_ratios[base] += num / _denominator(base, k, size, ideal[size])
                     if simple_hits < simple_first.shape[0]:
                         simple_first[simple_hits] = i
                     simple_hits += 1
@@ -146,18 +164,12 @@ def convention_sums(hit_masks, repeats, n_items, sizes, zero_label, k, step_base
             rules = step_rules[s]
             skipped = ((rules & RULE_NO_PREDICTIONS_SKIPPED) != 0 and n_items[i] == 0) or ((rules & RULE_ITEM0_DROPPED) != 0 and zero_label[i])
             counts_row = size > 0 and not skipped
-            d = size if (rules & RULE_DENOM_TRUTH) != 0 else shortest
             base = step_base[s]
-            if base == BASE_PRECISION:
-                den = float(k)
-            elif base == BASE_NDCG:
-                den = ideal[shortest]
-            else:
-                den = float(d)
+            den = _denominator(base, k, size if (rules & RULE_DENOM_TRUTH) != 0 else shortest, ideal[shortest])
             num = 0.0
             if not quiet:
-                column = 0 if base == BASE_RECALL or base == BASE_PRECISION else (1 if base == BASE_MAP else 2)
-                num = figures[mask_of[s], column]
+                m = mask_of[s]
+                num = _numerator(base, figures[m, 0], figures[m, 1], figures[m, 2])
             ratio = num / den if num != 0.0 else 0.0
             if counts_row:
                 sums[s, SUM_NUM] += num
@@ -183,7 +195,7 @@ def convention_sums(hit_masks, repeats, n_items, sizes, zero_label, k, step_base
         sums[s, SUM_NUM] += simple_nums[base]
         sums[s, SUM_RATIO] += simple_ratios[base]
         for size in range(1, k + 1):
-            sums[s, SUM_DEN] += simple[size] * (float(k) if base == BASE_PRECISION else (ideal[size] if base == BASE_NDCG else float(size)))
+            sums[s, SUM_DEN] += simple[size] * _denominator(base, k, size, ideal[size])
             counts[s, N_ROWS] += simple[size]
         if step_prev[s] >= 0 and step_regroups[s] and simple_hits > 0:
             _merge_first(shown[s], min(counts[s, N_TOUCHED], shown.shape[1]), simple_first, min(simple_hits, shown.shape[1]))

@@ -5,6 +5,7 @@ MAX_RANKS = 63  # ranks a mask holds
 ROW_COLUMNS = 4  # explain_block's rows: truth row, hits, repeats, items read
 
 BASE_RECALL, BASE_PRECISION, BASE_MAP, BASE_NDCG = 0, 1, 2, 3  # the metric of ours a convention's metric starts from
+N_BASES = 4
 RULE_ITEM0_DROPPED = 1  # a convention's rules, as bits
 RULE_NO_PREDICTIONS_SKIPPED = 2
 RULE_REPEATS_COLLAPSED = 4
