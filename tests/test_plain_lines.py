@@ -1,4 +1,4 @@
-"""parse_block's fast path (plain lines, eight bytes at a time) reads a line exactly as its careful reader does.
+"""parse_block's fast path (plain_rows: plain lines, eight bytes at a time) reads a line exactly as its careful reader does.
 
 A line ending in CRLF always goes to the careful reader and gives the same row (CRLF is a note, not an error), so a
 file and the same file with CRLF line ends must give the same rows, hits, counts and problems (CRLF aside): for
@@ -123,3 +123,41 @@ def test_an_items_key_is_its_digits_below_ten_million_and_its_value_above():
     assert first_wrong(10**7) == -1
     for value in (10**7, 123456789012, 2**62):
         assert item_key(np.int64(value)) == value and key_value(np.int64(value)) == value
+
+
+def test_runs_of_lines_that_are_not_plain_between_plain_ones_read_as_an_all_plain_file(tmp_path):
+    """parse_block hands plain_rows a run of plain lines and reads the line it stops at, and after a call that read none
+    the next 16 lines, itself: lines ending in CRLF (never plain) in runs of 1, 2, 16, 17 and 40 between plain ones, and
+    rows with a repeated item (plain_rows hands those back too), read as the same rows with every line plain."""
+    import json
+    import random
+
+    draw = random.Random(7)
+    types = ["clicks", "carts", "orders"]
+    rows = []
+    for session in range(1, 161):
+        for kind in types:
+            items = [str(draw.randrange(1, 60)) for _ in range(draw.randrange(0, 6))]
+            if items and draw.random() < 0.1:
+                items.append(items[0])  # a repeated item
+            rows.append((str(session), kind, items))
+    truth = {session: {kind: sorted({draw.randrange(1, 60) for _ in range(3)}) for kind in types} for session in range(1, 161, 2)}
+    (tmp_path / "plain.toml").write_text(CONFIG.format(types=json.dumps(types), weights="[0.1, 0.3, 0.6]"))
+    competition = scorer.load_competition(path=tmp_path / "plain.toml")
+    (tmp_path / "truth.jsonl").write_text("".join(json.dumps({"session": s, "labels": labels}) + "\n" for s, labels in truth.items()))
+    write(tmp_path / "lf.csv", rows, "\n", True)
+    runs, crlf_lines, line = [1, 2, 16, 17, 40, 1, 2], set(), 1
+    for run in runs:  # a run of CRLF lines, then as many plain ones
+        crlf_lines.update(range(line, line + run))
+        line += 2 * run
+    lines = ["session_type,labels"] + [f"{session}_{kind}," + " ".join(items) for session, kind, items in rows]
+    (tmp_path / "mixed.csv").write_bytes("".join(text + ("\r\n" if number in crlf_lines else "\n")
+                                                 for number, text in enumerate(lines)).encode())
+    plain = scorer.score(tmp_path / "lf.csv", tmp_path / "truth.jsonl", competition, max_per_code=1000)
+    mixed = scorer.score(tmp_path / "mixed.csv", tmp_path / "truth.jsonl", competition, max_per_code=1000)
+    assert np.array_equal(plain.slot_hits, mixed.slot_hits) and np.array_equal(plain.slot_line, mixed.slot_line)
+    assert plain.counts == mixed.counts and plain.metrics == mixed.metrics and plain.score == mixed.score
+    assert plain.counts["rows_with_duplicate_items"] > 0 and plain.slot_hits.any()
+    crlf = Code.CRLF.code
+    assert mixed.report.counts.get(crlf, 0) > 0
+    assert {code: n for code, n in mixed.report.counts.items() if code != crlf} == plain.report.counts

@@ -6,7 +6,7 @@ type its IR again at every call site, at build time. A helper that takes arrays 
 runs per line or per item: a call counts them, and so does an inlined helper with a loop or an early return (numba's
 pruning leaves those counts in place). Each count is an atomic operation on the array's header, a cache line both
 threads share. On such a path a helper is `inline="always"` only when it has no loop or early return; otherwise its
-reading is written out in the kernel's body (parse_block, explain_block, candidate_runs). `perf record` of a run shows
+reading is written out in the kernel's body (parse.plain_rows, explain_block, candidate_runs). `perf record` of a run shows
 any that are left, as NRT_incref and NRT_decref."""
 
 from scorer import numba_cache as _numba_cache

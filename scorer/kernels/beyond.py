@@ -1,6 +1,6 @@
 """The side figures of a row for the beyond-accuracy metrics, from per-item words looked up by item id.
 
-parse_block calls side_row (inlined) for each row of the truth only when such a metric is
+parse_block and its plain_rows call side_row (inlined) for each row of the truth only when such a metric is
 configured: `side` then holds the kinds and cut-offs, the items' packed words
 (scorer.truth.items.ItemSide.packed: one random 4-byte load per item serves every metric), popularity and
 embeddings (loaded only by arp and diversity by embedding), this thread's exposure counts and
@@ -32,7 +32,7 @@ SELF_INFO_UNIT = 2.0**-10  # 1 / scorer.truth.items.SELF_INFO_SCALE
 
 @intrinsic
 def prefetch_word(typingctx, packed, item):
-    """Start loading packed[item, 0] into the caches (llvm.prefetch: no wait, no fault); parse_block calls it as it reads an id."""
+    """Start loading packed[item, 0] into the caches (llvm.prefetch: no wait, no fault); plain_rows calls it as it reads an item."""
 
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]

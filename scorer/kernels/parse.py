@@ -481,7 +481,7 @@ PLAIN_BELOW = 10**7  # items below it are keyed by their bytes (written without 
 
 @njit(cache=True, nogil=True)
 def item_key(value):
-    """The key of an item read by the fast path (see parse_block): below PLAIN_BELOW its digits as a word, tagged (written
+    """The key of an item as plain_rows reads it: below PLAIN_BELOW its digits as a word, tagged (written
     eight digits at a time: two groups of four, then pairs, then digits, each split with one multiplication); else its value."""
     if value < 0 or value >= PLAIN_BELOW:
         return value
@@ -490,9 +490,9 @@ def item_key(value):
     hundreds = ((x * U(10486)) >> U(20)) & U(0x0000007F0000007F)
     x = hundreds | ((x - U(100) * hundreds) << U(16))  # pairs
     tens = ((x * U(103)) >> U(10)) & U(0x000F000F000F000F)
-    x = (tens | ((x - U(10) * tens) << U(8))) | U(0x3030303030303030)  # digits
-    n_digits = 1 + (value >= 10) + (value >= 100) + (value >= 1000) + (value >= 10000) + (value >= 100000) + (value >= 1000000)
-    return np.int64((x >> U(8 * (8 - n_digits))) | TAG)
+    x = tens | ((x - U(10) * tens) << U(8))  # digits
+    zeros = min(U(trailing_zeros(x)), U(56)) & U(56)  # the leading zero digits' bits (the first digit lowest; 0 keeps one)
+    return np.int64(((x | U(0x3030303030303030)) >> zeros) | TAG)
 
 
 @njit(cache=True, nogil=True)
@@ -525,49 +525,37 @@ def type_words(type_names, type_offsets):
 
 
 @njit(cache=True, nogil=True)
-def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
-    """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be readable and continue no
-    number of the data's last line: zeros, or (a mapped block, scorer.engine.reader) the bytes after its newline at n - 1.
+def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, scratch, row_ints, figures):
+    """Read the plain lines `{session}{middle}{type},{item} {item}...` from pos on, eight bytes at a time, and write their
+    rows (parse_block's columns), until a line that is not plain, the data's end or a full row_ints. Returns (pos, line,
+    n_rows): pos at the start of the first line not read, for parse_block's careful reader; line the last one read.
 
-    `line` is the number of the line before pos. Returns (pos, line, rows written, problems kept).
-    `side`: the beyond-accuracy metrics' arrays (scorer.kernels.beyond; no kinds: nothing to do).
-    row_ints columns: slot (session_index * n_types + type, or -1 if the session is not in the
-    truth), session, type, line, hit ranks (bit r set: the item at 0-based rank r < 63 is a hit).
-
-    The fast path for plain `{session}{middle}{type},{item} {item}...` lines is written out here, eight bytes at a
-    time, and calls nothing with an array argument: a call per line costs more than parsing the line, and the
-    ahead-of-time build keeps a call's reference counting (two atomic operations per array). It keeps each item's key
-    (item_key: its digits as a word) in `items`, unless figures are stored or beyond-accuracy metrics read the items.
+    figures is None for a plain score (no figures stored, no beyond-accuracy metrics): numba then compiles this
+    function without them, each item kept as its key (item_key: its digits as a word, no conversion for the many rows
+    that are never compared) and its hits found from the truth's side. Else (metric, side, row_values), and items keep
+    their values. One call reads many lines: a call per line costs more than parsing it, and the ahead-of-time build
+    keeps a call's reference counting (two atomic operations per array).
     """
-    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
+    middle, type_names, type_offsets, name_words, name_masks, name_lengths = names
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
-    kinds, ks, kmax, discount, ideal = metric
-    max_line_bytes = limits[0]
     items, relevant, seen, _ = scratch
-    side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
-    n_packed = packed.shape[0] if side_kinds.shape[0] > 0 else 0
-    fast = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
-    middle = U(id_middle[0]) if id_middle.shape[0] > 0 else U(0)
-    name_words, name_masks, name_lengths = type_words(type_names, type_offsets)
+    if figures is not None:  # (tested as an argument each time: numba drops the branches a None rules out)
+        kinds, ks, _, discount, ideal = figures[0]
+        side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = figures[1]
+        row_values = figures[2]
+        stored = row_values.shape[1]
+        n_packed = packed.shape[0] if side_kinds.shape[0] > 0 else 0
     n_names = name_words.shape[0]
     n_lookup = lookup_table.shape[0]
     n_dense = (indptr.shape[0] - 1) // n_types  # the truth's sessions, where they are the ids from lookup_base on
-    stored = row_values.shape[1]
-    keyed = stored == 0 and n_packed == 0  # the fast path keeps items' keys (item_key), not their values
-    n_rows = np.int64(0)  # typed, not 0: numba would compile the callees it reaches once more for a literal
     capacity = row_ints.shape[0]
     while pos < n and n_rows < capacity:
-        if buf[pos] == 10:
-            pos, line, n_problems = blank_lines(buf, pos, n, line, limits[1], counts, found, n_problems)
-            continue
-        line += 1
         start = pos
-        stamp = np.uint8(line & 255)
-        # the id: up to 18 digits, the middle byte, a type's name and the comma
+        stamp = np.uint8((line + 1) & 255)
+        # the id: up to 18 digits, the middle byte, a type's name of up to 7 bytes and the comma
         session = np.int64(0)
         p = start
-        ok = fast
-        while ok:
+        while True:
             w = load8(buf, p)
             flags = nondigit_bytes(w)
             run = 8 if flags == 0 else np.int64(trailing_zeros(flags)) >> 3
@@ -576,28 +564,29 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 p += run
             if run < 8 or p - start > 18:
                 break
-        ok = ok and 0 < p - start <= 18 and U(buf[np.uint64(p)]) == middle
+        if not (0 < p - start <= 18 and U(buf[np.uint64(p)]) == middle):
+            break
+        p += 1
+        w = load8(buf, p)
         type_index = -1
-        if ok:
-            p += 1
-            w = load8(buf, p)
-            for t in range(n_names):
-                if name_lengths[t] > 0 and (w & name_masks[t]) == name_words[t]:
-                    type_index = t
-                    p += name_lengths[t]
-                    break
-            if type_index < 0:  # a name of 8 bytes or more, or none: byte by byte up to the comma (a call: rare)
-                comma = p
-                while comma < n and buf[np.uint64(comma)] != 44 and buf[np.uint64(comma)] != 10:
-                    comma += 1
-                if comma < n and buf[np.uint64(comma)] == 44:
-                    type_index = _type_index(buf, p, comma, type_names, type_offsets)
-                    p = comma + 1
-            ok = type_index >= 0
+        for t in range(n_names):
+            if name_lengths[t] > 0 and (w & name_masks[t]) == name_words[t]:
+                type_index = t
+                p += name_lengths[t]
+                break
+        if type_index < 0:  # a name of 8 bytes or more, or none: byte by byte up to the comma (a call: rare)
+            comma = p
+            while comma < n and buf[np.uint64(comma)] != 44 and buf[np.uint64(comma)] != 10:
+                comma += 1
+            if comma < n and buf[np.uint64(comma)] == 44:
+                type_index = _type_index(buf, p, comma, type_names, type_offsets)
+                p = comma + 1
+            if type_index < 0:
+                break
         # the items: digits, single spaces between them, a newline (or the data's end) after the last
         n_items = 0
-        row_error = False
-        if ok and p < n and buf[np.uint64(p)] != 10:
+        ok = True
+        if p < n and buf[np.uint64(p)] != 10:
             # ends: bit i set when buf[base + i] is no digit and past the items read (the next item's end is the
             # lowest), 64 bytes at a time; clearing a bit, not shifting by p, keeps each end from waiting on the last
             base = p
@@ -620,7 +609,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                     for q in range(p + 8, e, 8):
                         digits = min(8, e - q)
                         value = value * POW10[digits] + digits_value(load8(buf, q), digits)
-                elif keyed:  # the item's bytes, not its value: no conversion for the many rows that are never compared
+                elif figures is None:
                     value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
                 else:
                     value = digits_value(w, run)
@@ -640,40 +629,123 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 seen[h] = stamp
                 items[np.uint64(n_items)] = value
                 n_items += 1
-                if U(value) < U(n_packed):  # beyond-accuracy metrics (a key is < 0): the item's word is on its way as the row is read
-                    prefetch_word(packed, value)
+                if figures is not None:
+                    if U(value) < U(n_packed):  # the item's word is on its way as the row is read
+                        prefetch_word(packed, value)
                 if end == 32:
                     p += 1
                     continue
                 if end != 10 and p < n:
                     ok = False
                 break
-        ok = ok and p - start <= max_line_bytes
-        if ok:
-            pos = p + 1
-            fast_row = True
-        else:
-            fast_row = False
-            pos, session, type_index, n_items, n_problems = _careful_line(
-                buf, start, n, line, idspec, metric, limits, scratch, counts, found, n_problems)
-            if session < 0:
-                continue
-            if n_items < 0:  # a row with an error: it holds its slot and scores 0
-                n_items = 0
-                row_error = True
+        if not ok or p - start > max_line_bytes:
+            break
+        line += 1
+        pos = p + 1
         # the row: session index (by table, as its id less the first, or by binary search), then hits against its truth
         offset = session - lookup_base
         if n_lookup > 0:
             index = np.int64(lookup_table[np.uint64(offset)]) if 0 <= offset < n_lookup else np.int64(NOT_FOUND)
-        elif sessions.shape[0] == 0:  # the ids from lookup_base on (session_index), none without truth: no call per row
+        elif sessions.shape[0] == 0:  # the ids from lookup_base on (session_index), none without truth
             index = offset if 0 <= offset < n_dense else np.int64(NOT_FOUND)
         else:
             index = np.int64(locate(sessions, 0, sessions.shape[0], session))
+        slot = np.int64(NOT_FOUND)
+        hit_ranks = np.int64(0)
+        if figures is not None:
+            for j in range(stored):
+                row_values[n_rows, j] = 0.0
+        if index != NOT_FOUND:
+            slot = index * n_types + type_index
+            t_start, t_end = np.int64(indptr[np.uint64(slot)]), np.int64(indptr[np.uint64(slot + 1)])
+            small = t_end - t_start <= TRUTH_SIDE_MAX
+            if figures is not None:
+                small = small and stored == 0
+            if t_start < t_end and small:
+                for q in range(t_start, t_end):  # truth_side_hits, written out
+                    target = truth_items[np.uint64(q)]
+                    if figures is None:
+                        target = item_key(target)
+                    if seen[_filter_slot(target)] == stamp:
+                        for r in range(n_items):
+                            if items[np.uint64(r)] == target:
+                                hit_ranks |= np.int64(1) << np.int64(r)
+                                break
+            elif t_start < t_end:  # a large truth, or figures to store: item by item (every item is a first occurrence)
+                if figures is None:
+                    for r in range(min(n_items, 63)):
+                        if contains(truth_items, t_start, t_end, key_value(items[np.uint64(r)])):
+                            hit_ranks |= np.int64(1) << np.int64(r)
+                else:
+                    relevant[:n_items] = True
+                    hit_ranks = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
+                                          row_values, n_rows)
+            if figures is not None and side_kinds.shape[0] > 0:
+                side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector,
+                         side_table, items, n_items, hit_ranks, type_index, n_rows)
+        row_ints[n_rows, 0] = slot
+        row_ints[n_rows, 1] = session
+        row_ints[n_rows, 2] = type_index
+        row_ints[n_rows, 3] = line
+        row_ints[n_rows, 4] = hit_ranks
+        n_rows += 1
+    return pos, line, n_rows
+
+
+@njit(cache=True, nogil=True)
+def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch, row_ints, row_values, counts, found, n_problems):
+    """Parse lines of buf[pos:n] until it ends or row_ints is full; buf[n:n + SLACK] must be readable and continue no
+    number of the data's last line: zeros, or (a mapped block, scorer.engine.reader) the bytes after its newline at n - 1.
+
+    `line` is the number of the line before pos. Returns (pos, line, rows written, problems kept).
+    `side`: the beyond-accuracy metrics' arrays (scorer.kernels.beyond; no kinds: nothing to do).
+    row_ints columns: slot (session_index * n_types + type, or -1 if the session is not in the
+    truth), session, type, line, hit ranks (bit r set: the item at 0-based rank r < 63 is a hit).
+
+    Plain lines go to plain_rows, many at a call; the line it stops at, and a few after it if it read none, are read
+    here by _careful_line, which records every problem.
+    """
+    id_prefix, id_middle, id_suffix, session_first, type_names, type_offsets = idspec
+    sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
+    kinds, ks, kmax, discount, ideal = metric
+    max_line_bytes = limits[0]
+    items, relevant, seen, _ = scratch
+    side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
+    plain = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
+    names = (U(id_middle[0]) if id_middle.shape[0] > 0 else U(0), type_names, type_offsets, *type_words(type_names, type_offsets))
+    stored = row_values.shape[1]
+    keyed = stored == 0 and side_kinds.shape[0] == 0  # plain_rows keeps items' keys (item_key), not their values
+    n_dense = (indptr.shape[0] - 1) // n_types
+    n_rows = np.int64(0)  # typed, not 0: numba would compile the callees it reaches once more for a literal
+    capacity = row_ints.shape[0]
+    careful_lines = 0  # lines to read here before plain_rows is called again
+    while pos < n and n_rows < capacity:
+        if plain and careful_lines <= 0:
+            if keyed:
+                pos, line, done = plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, scratch, row_ints, None)
+            else:
+                pos, line, done = plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, scratch, row_ints,
+                                             (metric, side, row_values))
+            careful_lines = 1 if done > n_rows else 16  # a run of lines that are not plain: fewer calls
+            n_rows = done
+            continue
+        careful_lines -= 1
+        if buf[pos] == 10:
+            pos, line, n_problems = blank_lines(buf, pos, n, line, limits[1], counts, found, n_problems)
+            continue
+        line += 1
+        pos, session, type_index, n_items, n_problems = _careful_line(
+            buf, pos, n, line, idspec, metric, limits, scratch, counts, found, n_problems)
+        if session < 0:
+            continue
+        row_error = n_items < 0  # a row with an error: it holds its slot and scores 0
+        n_items = max(n_items, 0)
+        index = session_index(session, sessions, lookup_base, lookup_table, n_dense)
+        row_ints[n_rows, 0] = -1
         row_ints[n_rows, 1] = session
         row_ints[n_rows, 2] = type_index
         row_ints[n_rows, 3] = line
         row_ints[n_rows, 4] = 0
-        row_ints[n_rows, 0] = -1
         for j in range(stored):
             row_values[n_rows, j] = 0.0
         if index != NOT_FOUND:
@@ -681,30 +753,15 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
             row_ints[n_rows, 0] = slot
             if row_error:
                 counts[codes.ROWS_WITH_ERRORS] += 1
-            t_start, t_end = np.int64(indptr[np.uint64(slot)]), np.int64(indptr[np.uint64(slot + 1)])
+            t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
             if t_start < t_end and stored == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                hit_ranks = np.int64(0)  # truth_side_hits, written out
-                for q in range(t_start, t_end):
-                    target = truth_items[np.uint64(q)]
-                    if fast_row and keyed:
-                        target = item_key(target)
-                    if seen[_filter_slot(target)] == stamp:
-                        for r in range(n_items):
-                            if items[np.uint64(r)] == target:
-                                hit_ranks |= np.int64(1) << np.int64(r)
-                                break
-                row_ints[n_rows, 4] = hit_ranks
+                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, np.uint8(line & 255), truth_items, t_start, t_end)
             elif t_start < t_end:
-                if fast_row:  # the fast path leaves relevant alone (every item of its rows is a first occurrence) and keeps keys
-                    relevant[:n_items] = True
-                    if keyed:
-                        for r in range(n_items):
-                            items[np.uint64(r)] = key_value(items[np.uint64(r)])
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)
             if side_kinds.shape[0] > 0:
-                side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table,
-                         items, n_items, row_ints[n_rows, 4], type_index, n_rows)
+                side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector,
+                         side_table, items, n_items, row_ints[n_rows, 4], type_index, n_rows)
         n_rows += 1
     return pos, line, n_rows, n_problems
 
