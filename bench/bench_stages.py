@@ -13,7 +13,9 @@ best of --runs, the runs interleaved so that a change of the machine's load fall
   merging the rows into the per-slot arrays, the sums, the output; and the whole pass as the score runs it (the
   stages overlap there: the reading, parsing and hit test run on two threads);
 - the floors: `cat` of the file; a pass that counts the commas of the mapped file with numpy (every byte read once,
-  one thread); `pyarrow.csv.read_csv` of it on 2 threads; `python -c "import numpy"`;
+  one thread); `pyarrow.csv.read_csv` of it on 2 threads; `python -c "import numpy"`; the items alone (ITEMS_ALONE:
+  the work every row's items cost whatever reads them this way, on 2 threads: each item's end from a bit per byte, its
+  checks, its key and the line's repeat filter, with no id read, no row written and no truth);
 - the polars one-liner a Kaggle participant writes (read, split, explode, join, group), its score checked against ours.
 
 The parse and the hit test live in one kernel: the parse alone is the kernel over a truth with no sessions (every row's
@@ -96,6 +98,90 @@ step, commas = 1 << 20, 0
 for start in range(0, len(data), step):
     commas += int(np.count_nonzero(data[start : start + step] == 44))
 print(json.dumps({"wall": time.perf_counter() - wall, "cpu": cpu() - used, "commas": commas}))
+"""
+
+ITEMS_ALONE = """
+import json, mmap, resource, sys, time
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+from scorer.kernels.load import load8, nondigit_mask64
+U = np.uint64
+TAG = U(1) << U(63)
+@njit(nogil=True)
+def items_alone(buf, pos, n):
+    # per line: the comma found a word at a time (no id read); per item: its end from a bit per byte, its length and
+    # leading zero checked, its bytes kept as a key, the key tested and set in the line's repeat filter; no row is
+    # written, no truth read. Returns (lines, items); a line with a repeated item or a bad one is skipped to its end.
+    seen = np.zeros(4096, np.uint8)
+    items = np.zeros(64, np.int64)
+    lines = 0
+    total = 0
+    while pos < n:
+        lines += 1
+        stamp = np.uint8(lines & 255)
+        p = pos
+        while True:
+            w = load8(buf, p)
+            x = w ^ U(0x2C2C2C2C2C2C2C2C)
+            z = (x - U(0x0101010101010101)) & ~x & U(0x8080808080808080)
+            if z != U(0):
+                p += np.int64(trailing_zeros(z)) >> 3
+                break
+            p += 8
+        p += 1
+        n_items = 0
+        base = p
+        ends = U(0)
+        ok = True
+        while True:
+            if ends == U(0):
+                base, ends = p, nondigit_mask64(buf, p)
+            e = base + np.int64(trailing_zeros(ends))
+            ends &= ends - U(1)
+            run = e - p
+            w = load8(buf, p)
+            if run == 0 or run > 7 or (run > 1 and (w & U(0xFF)) == U(48)):
+                ok = False
+                break
+            key = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
+            p = e
+            end = buf[e]
+            h = (U(key) * U(0x9E3779B97F4A7C15)) >> U(52)
+            if seen[h] == stamp:
+                for j in range(n_items):
+                    if items[j] == key:
+                        ok = False
+                if not ok:
+                    break
+            seen[h] = stamp
+            items[n_items] = key
+            n_items += 1
+            if end != 32:
+                break
+            p += 1
+        while buf[p] != 10:
+            p += 1
+        total += n_items
+        pos = p + 1
+    return lines, total
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+sample = np.frombuffer(b"1_clicks,12 345 12\\n2_carts,7\\n" + bytes(200), np.uint8)
+items_alone(sample, 0, 31)  # compiled before the clock starts
+wall, used = time.perf_counter(), cpu()
+with open(sys.argv[1], "rb") as handle:
+    mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+data = np.frombuffer(mapping, np.uint8)
+head = bytes(data[:4096]).index(b"\\n") + 1
+stop = int(np.flatnonzero(data[-4096:] == 10)[-3]) + len(data) - 4096 + 1  # the last lines left out: 64-byte loads stay inside
+middle = int(np.flatnonzero(data[len(data) // 2 : len(data) // 2 + 4096] == 10)[0]) + len(data) // 2 + 1
+with ThreadPoolExecutor(2) as pool:
+    parts = list(pool.map(lambda span: items_alone(data, *span), [(head, middle), (middle, stop)]))
+print(json.dumps({"wall": time.perf_counter() - wall, "cpu": cpu() - used, "lines": sum(p[0] for p in parts),
+                  "items": sum(p[1] for p in parts)}))
 """
 
 PYARROW_READ = """
@@ -292,7 +378,7 @@ def main(argv=None) -> None:
     print(f"truth cache and page cache warmed by one score of each file, the package's bytecode compiled (not counted); kernels: {kernels}")
 
     score_command = [*scorer_cli, "score", str(submission), "--truth", str(truth)]
-    measured: dict[str, list] = {name: [] for name in ("score", "compare", "stages", "cat", "numpy", "commas", "pyarrow")}
+    measured: dict[str, list] = {name: [] for name in ("score", "compare", "stages", "cat", "numpy", "commas", "items", "pyarrow")}
     other = dict(env, PYTHONPATH=str(args.compare)) if args.compare else None
     if other is not None:  # run in SRC: `python -m` puts the working folder before PYTHONPATH
         run_child(score_command, other, cwd=args.compare)  # its truth cache entry, if its format differs
@@ -310,6 +396,7 @@ def main(argv=None) -> None:
         measured["numpy"].append(run_child([python, "-c", "import numpy"], env))
         commas = run_child([python, "-c", COUNT_COMMAS, str(submission)], env)
         measured["commas"].append(json.loads(commas["out"]) | {"process": commas})
+        measured["items"].append(json.loads(run_child([python, "-c", ITEMS_ALONE, str(submission)], env)["out"]))
         arrow = run_child([python, "-c", PYARROW_READ, str(submission)], env)
         measured["pyarrow"].append(json.loads(arrow["out"]) | {"process": arrow})
     print(f"after the runs: {load()}")
@@ -358,6 +445,11 @@ def main(argv=None) -> None:
     print(f"\nfloor pass (numpy counts the commas of the mapped file, {commas[0]['commas']:,} commas): {floor_wall:.3f} s wall, "
           f"{best(commas, 'cpu'):.3f} s CPU; as a process with its start: {min(run['process']['wall'] for run in commas):.3f} s")
     print(f"pyarrow.csv.read_csv, 2 threads: {best(arrow, 'wall'):.3f} s wall, {best(arrow, 'cpu'):.3f} s CPU ({arrow[0]['rows']:,} rows)")
+    alone = measured["items"]
+    print(f"the items alone (numba, 2 threads, mapped: each item's end, checks, key and repeat filter; no id, row or truth; "
+          f"{alone[0]['items']:,} items): {best(alone, 'wall'):.3f} s wall, {best(alone, 'cpu'):.3f} s CPU = "
+          f"{best(alone, 'wall') / floor_wall:.2f}x the floor pass; the parse stage is {parse_only[0] / best(alone, 'wall'):.2f}x it in wall, "
+          f"{parse_only[1] / best(alone, 'cpu'):.2f}x in CPU")
     print(f"score / floor pass: {best(score_runs, 'wall') / floor_wall:.2f}x wall (goal: at most 2x)")
     if polars is not None:
         print(f"polars one-liner (read, split, explode, join, group): {polars['wall']:.2f} s wall, {polars['cpu']:.2f} s CPU, "
