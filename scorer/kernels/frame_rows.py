@@ -206,7 +206,7 @@ def frame_rows(row, stop, line_base, ids, keys, lists, idspec, truth, metric, ma
                 counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = np.int64(indptr[np.uint64(slot)]), np.int64(indptr[np.uint64(slot + 1)])
             if t_start < t_end and row_values.shape[1] == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                row_ints[out, 4] = truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end)
+                row_ints[out, 4] = truth_side_hits(items, n_items, truth_items, t_start, t_end)
             elif t_start < t_end:
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)

@@ -199,18 +199,18 @@ def session_index(session, sessions, lookup_base, lookup_table, n_dense):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def truth_side_hits(items, n_items, seen, stamp, truth_items, t_start, t_end):
+def truth_side_hits(items, n_items, truth_items, t_start, t_end):
     """The hit-rank mask of a row's items[:n_items] against a small truth [t_start, t_end), found from the truth's
-    side: each truth item is looked up in the row (the filter of the row's items, seen/stamp, rules most out).
-    Shared by parse_block and frame_rows, so the file and the frame score alike."""
+    side: each truth item is compared with every item of the row, without a branch, and the lowest bit of its matches is
+    its first occurrence (the one that counts). Shared by parse_block and frame_rows, so the file and the frame score
+    alike; plain_rows writes the same out."""
     hit_ranks = np.int64(0)
     for q in range(t_start, t_end):
         target = truth_items[q]
-        if seen[_filter_slot(target)] == stamp:
-            for r in range(n_items):
-                if items[r] == target:  # its first occurrence: the one that counts
-                    hit_ranks |= np.int64(1) << np.int64(r)
-                    break
+        matches = np.int64(0)
+        for r in range(n_items):
+            matches |= np.int64(items[r] == target) << np.int64(r)
+        hit_ranks |= matches & -matches
     return hit_ranks
 
 
@@ -666,11 +666,10 @@ def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, sc
                     target = truth_items[np.uint64(q)]
                     if figures is None:
                         target = item_key(target)
-                    if seen[_filter_slot(target)] == stamp:
-                        for r in range(n_items):
-                            if items[np.uint64(r)] == target:
-                                hit_ranks |= np.int64(1) << np.int64(r)
-                                break
+                    matches = np.int64(0)
+                    for r in range(n_items):
+                        matches |= np.int64(items[np.uint64(r)] == target) << np.int64(r)
+                    hit_ranks |= matches & -matches
             elif t_start < t_end:  # a large truth, or figures to store: item by item (every item is a first occurrence)
                 if figures is None:
                     for r in range(min(n_items, 63)):
@@ -755,7 +754,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
                 counts[codes.ROWS_WITH_ERRORS] += 1
             t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
             if t_start < t_end and stored == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
-                row_ints[n_rows, 4] = truth_side_hits(items, n_items, seen, np.uint8(line & 255), truth_items, t_start, t_end)
+                row_ints[n_rows, 4] = truth_side_hits(items, n_items, truth_items, t_start, t_end)
             elif t_start < t_end:
                 row_ints[n_rows, 4] = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
                                                 row_values, n_rows)
