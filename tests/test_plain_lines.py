@@ -161,3 +161,20 @@ def test_runs_of_lines_that_are_not_plain_between_plain_ones_read_as_an_all_plai
     crlf = Code.CRLF.code
     assert mixed.report.counts.get(crlf, 0) > 0
     assert {code: n for code, n in mixed.report.counts.items() if code != crlf} == plain.report.counts
+
+
+def test_a_tab_or_a_run_of_spaces_between_items_is_read_and_named_by_the_careful_reader(tmp_path):
+    """The fast path takes the byte after an item from the word the item came in: only a single space goes on to the
+    next item there, so an item followed by a tab or by two spaces sends its line to the careful reader, which reads
+    the items anyway and names the separator (S021), once a line. The rows score as their single-spaced twins."""
+    (tmp_path / "plain.toml").write_text(CONFIG.format(types='["clicks", "carts", "orders"]', weights="[0.1, 0.3, 0.6]"))
+    competition = scorer.load_competition(path=tmp_path / "plain.toml")
+    (tmp_path / "truth.jsonl").write_text('{"session": 1, "labels": {"clicks": [6], "carts": [1234567], "orders": [7, 9]}}\n')
+    lines = {"clicks": ("5\t6", "5 6"), "carts": ("12  1234567", "12 1234567"), "orders": ("7 \t9 3", "7 9 3")}
+    for name, column in (("odd", 0), ("single", 1)):
+        (tmp_path / f"{name}.csv").write_text("session_type,labels\n" + "".join(f"1_{kind},{pair[column]}\n" for kind, pair in lines.items()))
+    odd = scorer.score(tmp_path / "odd.csv", tmp_path / "truth.jsonl", competition)
+    single = scorer.score(tmp_path / "single.csv", tmp_path / "truth.jsonl", competition)
+    assert single.report.counts == {} and single.score == 1.0
+    assert odd.report.counts == {Code.BAD_SEPARATOR.code: 3}
+    assert np.array_equal(odd.slot_hits, single.slot_hits) and odd.score == single.score

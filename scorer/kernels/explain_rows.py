@@ -140,10 +140,12 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
                     if run == 0 or run > 18 or (run > 1 and (w & U(0xFF)) == U(48)):  # none, too long, or a leading zero
                         ok = False
                         break
+                    end = (w >> U(8 * min(run, 7))) & U(0xFF)  # the byte after the item, from the word read (as parse reads it)
                     if run < 8:
                         value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
                     else:  # eight digits or more (rare): the value is the key
                         value, _length = _digits(buf, p)
+                        end = U(buf[p + run])
                     p += run
                     if n_items < MAX_RANKS:  # is the item new in the row? (as parse._first_time)
                         h = _filter_slot(value)
@@ -157,9 +159,9 @@ def explain_block(buf, pos, n, line, idspec, truth, row_of_slot, careful, limits
                         relevant[n_items] = new
                         items[n_items] = value
                         n_items += 1
-                    if p >= n or buf[p] == 10:
+                    if p >= n or end == U(10):
                         break
-                    if buf[p] != 32:
+                    if end != U(32):
                         ok = False
                         break
                     p += 1

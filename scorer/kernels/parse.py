@@ -604,17 +604,18 @@ def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, sc
                 if run == 0 or run > 18 or (run > 1 and (w & U(0xFF)) == U(48)):  # none, too long, or a leading zero
                     ok = False
                     break
+                end = (w >> U(8 * min(run, 7))) & U(0xFF)  # the byte after the item, from the word read (not read again)
                 if run >= 8:  # eight digits or more: its value (its key is its value)
                     value = digits_value(w, 8)
                     for q in range(p + 8, e, 8):
                         digits = min(8, e - q)
                         value = value * POW10[digits] + digits_value(load8(buf, q), digits)
+                    end = U(buf[np.uint64(e)])
                 elif figures is None:
                     value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
                 else:
                     value = digits_value(w, run)
                 p = e
-                end = U(buf[np.uint64(e)])
                 if n_items == kmax:
                     ok = False
                     break
