@@ -286,16 +286,16 @@ def stage_child(submission: str, truth_path: str, spawned: float) -> None:
     # The parse without and with the truth, twice each in turn, the file mapped afresh for each (its pages faulted in by
     # every one); each stage keeps its faster run, so what one of them pays first (the row arrays' fresh pages, say)
     # does not fall on the other.
-    timed: dict[str, list] = {"parse (kernel, 2 threads, truth without sessions)": [], "parse + hit test (kernel, 2 threads)": []}
-    for over in (empty_truth(competition.types), truth) * 2:
+    timed: dict[str, list] = {}
+    for name, over in [("parse (kernel, 2 threads, truth without sessions)", empty_truth(competition.types)),
+                       ("parse + hit test (kernel, 2 threads)", truth)] * 2:
         del blocks
         blocks = list(BlockReader(submission, max_line_bytes=competition.limits.max_line_bytes))
         scoring = engine(over)
         wall, used = time.perf_counter(), cpu()
         parsed = parse_all(scoring, blocks)
-        timed[list(timed)[over is truth]].append((time.perf_counter() - wall, cpu() - used))
-    for name, runs in timed.items():
-        stages.append((name, *min(runs)))
+        timed.setdefault(name, []).append((time.perf_counter() - wall, cpu() - used))
+    stages.extend((name, *min(runs)) for name, runs in timed.items())
     clock[:] = [time.perf_counter(), cpu()]
     lines_before = 0
     for one in parsed:

@@ -525,25 +525,23 @@ def type_words(type_names, type_offsets):
 
 
 @njit(cache=True, nogil=True)
-def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, scratch, row_ints, figures):
+def plain_rows(buf, pos, n, line, n_rows, names, truth, metric, max_line_bytes, scratch, row_ints, row_values, side):
     """Read the plain lines `{session}{middle}{type},{item} {item}...` from pos on, eight bytes at a time, and write their
     rows (parse_block's columns), until a line that is not plain, the data's end or a full row_ints. Returns (pos, line,
     n_rows): pos at the start of the first line not read, for parse_block's careful reader; line the last one read.
 
-    figures is None for a plain score (no figures stored, no beyond-accuracy metrics): numba then compiles this
-    function without them, each item kept as its key (item_key: its digits as a word, no conversion for the many rows
-    that are never compared) and its hits found from the truth's side. Else (metric, side, row_values), and items keep
-    their values. One call reads many lines: a call per line costs more than parsing it, and the ahead-of-time build
+    side is None for a plain score (no figures stored, no beyond-accuracy metrics): numba then compiles this function
+    without the side's branches, each item kept as its key (item_key: its digits as a word, no conversion for the many
+    rows that are never compared). Else parse_block's `side`, and items keep their values. One call reads many lines: a call per line costs more than parsing it, and the ahead-of-time build
     keeps a call's reference counting (two atomic operations per array).
     """
     middle, type_names, type_offsets, name_words, name_masks, name_lengths = names
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
+    kinds, ks, kmax, discount, ideal = metric
     items, relevant, seen, _ = scratch
-    if figures is not None:  # (tested as an argument each time: numba drops the branches a None rules out)
-        kinds, ks, _, discount, ideal = figures[0]
-        side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = figures[1]
-        row_values = figures[2]
-        stored = row_values.shape[1]
+    stored = row_values.shape[1]
+    if side is not None:  # (tested as an argument each time: numba drops the branches a None rules out)
+        side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
         n_packed = packed.shape[0] if side_kinds.shape[0] > 0 else 0
     n_names = name_words.shape[0]
     n_lookup = lookup_table.shape[0]
@@ -611,7 +609,7 @@ def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, sc
                         digits = min(8, e - q)
                         value = value * POW10[digits] + digits_value(load8(buf, q), digits)
                     end = U(buf[np.uint64(e)])
-                elif figures is None:
+                elif side is None:
                     value = np.int64((w & ((U(1) << U(8 * run)) - U(1))) | TAG)
                 else:
                     value = digits_value(w, run)
@@ -630,7 +628,7 @@ def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, sc
                 seen[h] = stamp
                 items[np.uint64(n_items)] = value
                 n_items += 1
-                if figures is not None:
+                if side is not None:
                     if U(value) < U(n_packed):  # the item's word is on its way as the row is read
                         prefetch_word(packed, value)
                 if end == 32:
@@ -653,34 +651,28 @@ def plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, sc
             index = np.int64(locate(sessions, 0, sessions.shape[0], session))
         slot = np.int64(NOT_FOUND)
         hit_ranks = np.int64(0)
-        if figures is not None:
-            for j in range(stored):
-                row_values[n_rows, j] = 0.0
+        for j in range(stored):
+            row_values[n_rows, j] = 0.0
         if index != NOT_FOUND:
             slot = index * n_types + type_index
             t_start, t_end = np.int64(indptr[np.uint64(slot)]), np.int64(indptr[np.uint64(slot + 1)])
-            small = t_end - t_start <= TRUTH_SIDE_MAX
-            if figures is not None:
-                small = small and stored == 0
-            if t_start < t_end and small:
+            if t_start < t_end and stored == 0 and t_end - t_start <= TRUTH_SIDE_MAX:
                 for q in range(t_start, t_end):  # truth_side_hits, written out
                     target = truth_items[np.uint64(q)]
-                    if figures is None:
+                    if side is None:
                         target = item_key(target)
                     matches = np.int64(0)
                     for r in range(n_items):
                         matches |= np.int64(items[np.uint64(r)] == target) << np.int64(r)
                     hit_ranks |= matches & -matches
             elif t_start < t_end:  # a large truth, or figures to store: item by item (every item is a first occurrence)
-                if figures is None:
-                    for r in range(min(n_items, 63)):
-                        if contains(truth_items, t_start, t_end, key_value(items[np.uint64(r)])):
-                            hit_ranks |= np.int64(1) << np.int64(r)
-                else:
-                    relevant[:n_items] = True
-                    hit_ranks = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal,
-                                          row_values, n_rows)
-            if figures is not None and side_kinds.shape[0] > 0:
+                relevant[:n_items] = True
+                if side is None:
+                    for r in range(n_items):
+                        items[np.uint64(r)] = key_value(items[np.uint64(r)])
+                hit_ranks = item_hits(items, relevant, n_items, truth_items, t_start, t_end, kinds, ks, discount, ideal, row_values,
+                                      n_rows)
+            if side is not None and side_kinds.shape[0] > 0:
                 side_row(side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector,
                          side_table, items, n_items, hit_ranks, type_index, n_rows)
         row_ints[n_rows, 0] = slot
@@ -709,7 +701,7 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     sessions, lookup_base, lookup_table, indptr, truth_items, n_types = truth
     kinds, ks, kmax, discount, ideal = metric
     max_line_bytes = limits[0]
-    items, relevant, seen, _ = scratch
+    items, relevant, _, _ = scratch
     side_kinds, side_ks, packed, popularity, embedding, unknown_word, exposure, side_out, words, total_vector, side_table = side
     plain = session_first and id_prefix.shape[0] == 0 and id_suffix.shape[0] == 0 and id_middle.shape[0] == 1
     names = (U(id_middle[0]) if id_middle.shape[0] > 0 else U(0), type_names, type_offsets, *type_words(type_names, type_offsets))
@@ -722,10 +714,11 @@ def parse_block(buf, pos, n, line, idspec, truth, metric, side, limits, scratch,
     while pos < n and n_rows < capacity:
         if plain and careful_lines <= 0:
             if keyed:
-                pos, line, done = plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, scratch, row_ints, None)
+                pos, line, done = plain_rows(buf, pos, n, line, n_rows, names, truth, metric, max_line_bytes, scratch, row_ints,
+                                             row_values, None)
             else:
-                pos, line, done = plain_rows(buf, pos, n, line, n_rows, names, truth, kmax, max_line_bytes, scratch, row_ints,
-                                             (metric, side, row_values))
+                pos, line, done = plain_rows(buf, pos, n, line, n_rows, names, truth, metric, max_line_bytes, scratch, row_ints,
+                                             row_values, side)
             careful_lines = 1 if done > n_rows else 16  # a run of lines that are not plain: fewer calls
             n_rows = done
             continue
