@@ -391,6 +391,50 @@ def test_a_state_cut_short_is_repaired_and_a_damaged_one_refused(tmp_path, capsy
     assert "the Ladder could not be applied" in capsys.readouterr().err
 
 
+def state_records(data: bytes) -> tuple[bytes, list[tuple[dict, bytes]]]:
+    """(the header line, [(each record, its vector bytes with their newline)]) of a state file's bytes, walked as written."""
+    header, at = data[:data.index(b"\n")], data.index(b"\n") + 1
+    records = []
+    while at < len(data):
+        end = data.index(b"\n", at)
+        record = json.loads(data[at:end])
+        at = end + 1 + (record["vector"] + 1 if record["vector"] else 0)
+        records.append((record, data[end + 1:at]))
+    return header, records
+
+
+def state_bytes(header: bytes, records) -> bytes:
+    return header + b"\n" + b"".join(json.dumps(record).encode() + b"\n" + vector for record, vector in records)
+
+
+@pytest.mark.parametrize("edit", ["vector size", "released and vector"])
+def test_a_record_edited_in_the_middle_is_refused_and_nothing_removed(tmp_path, capsys, edit):
+    """Only a torn last record may be repaired: a record whose vector size was edited (or one made to look released, its
+    vector running into the record after it) is a StateError naming it, live and offline, and the file keeps every byte."""
+    truth_path, paths = honest_files(tmp_path, (0.5, 0.8, 0.8), sessions=1500)
+    truth_path = usage_truth(tmp_path, truth_path)
+    state = tmp_path / "ladder.state"
+    for k, path in enumerate(paths):
+        evalai.evaluate(str(truth_path), str(path), "test", ladder_state=str(state), team="red", submitted_at=f"2024-03-0{k + 1}")
+    header, records = state_records(state.read_bytes())
+    assert [r["released"] for r, _ in records] == [True, True, False]
+    vector = 4 * json.loads(header)["split"]["public"]
+    if edit == "vector size":  # record 1: its vector declared larger than the rest of the file
+        records[0] = ({**records[0][0], "vector": vector * 1000}, records[0][1])
+        named = f"record 1 holds a vector of {vector * 1000} bytes"
+    else:  # a record (not released) made to look released: its vector would run into the record after it
+        records.insert(2, ({**records[2][0], "released": True, "vector": vector}, b""))
+        named = "record 3's vector runs into a later record"
+    damaged = state_bytes(header, records)
+    state.write_bytes(damaged)
+    code, out, err = run_main("ladder", "--state", state)
+    assert code == 2 and named in err and out == "", err
+    with pytest.raises(evalai.EvaluationFailed):
+        evalai.evaluate(str(truth_path), str(paths[0]), "test", ladder_state=str(state), team="red")
+    assert named in capsys.readouterr().err
+    assert state.read_bytes() == damaged
+
+
 def test_a_state_of_another_truth_or_split_is_refused(tmp_path):
     truth_path, (a,) = honest_files(tmp_path, (0.5,))
     truth_path = usage_truth(tmp_path, truth_path)

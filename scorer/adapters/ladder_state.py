@@ -9,9 +9,9 @@ little-endian) and a newline. Records are appended, one write each, under an exc
 
 Opening reads it record by record (a line of at most MAX_LINE bytes at a time; a vector is skipped, not read): every
 line must be a JSON object of the record's schema, every vector of the size the header says, a released record must
-carry one and no other may. A last record cut short (a write killed midway) is removed when the file is opened to write
-(that submission was never answered), and left out when it is only read. Anything else wrong is a StateError naming the
-file and the line. Memory: the history rows, and per team the offset of its leader's vector; a vector is read (and
+carry one and no other may. A last record cut short (a write killed midway: the file ends inside it, and no whole record
+line follows it) is removed when the file is opened to write (that submission was never answered), and left out when it
+is only read. Anything else wrong, in any record, is a StateError naming the file and the record, and nothing is removed. Memory: the history rows, and per team the offset of its leader's vector; a vector is read (and
 checked finite) only for the team being scored.
 """
 
@@ -151,15 +151,16 @@ def _read(path: str, fd: int, write: bool) -> LadderState:
         number += 1
         line, at = _line(fd, at, size, path, number)
         record = None if line is None else _checked(line, RECORD, path, number)
-        if record is None or at + record["vector"] + (1 if record["vector"] else 0) > size:  # a write cut short
+        want = 0 if record is None or not record["released"] else vector
+        if record is not None and (record["vector"] != want or (record["released"] and record["status"] != "scored")):
+            raise StateError(f"the Ladder state {path}: record {number - 1} holds a vector of {record['vector']} bytes, "
+                             f"expected {want}")
+        if record is None or (want and at + want + 1 > size):  # the file ends inside this record
+            _torn_tail(fd, at, size, path, number)
             if write:
                 os.ftruncate(fd, start)
                 state.repaired = f"its last record was cut short ({size - start} bytes): removed"
             break
-        want = vector if record["released"] else 0
-        if record["vector"] != want or (record["released"] and record["status"] != "scored"):
-            raise StateError(f"the Ladder state {path}: record {number - 1} holds a vector of {record['vector']} bytes, "
-                             f"expected {want}")
         if want:
             if os.pread(fd, 1, at + vector) != b"\n":
                 raise StateError(f"the Ladder state {path}: record {number - 1}'s vector does not end where it should")
@@ -168,6 +169,19 @@ def _read(path: str, fd: int, write: bool) -> LadderState:
         else:
             state._take(record, 0)
     return state
+
+
+def _torn_tail(fd: int, at: int, size: int, path: str, number: int) -> None:
+    """Nothing but a write cut short may follow record `number - 1`'s line, which the file ends inside: StateError when
+    a whole record line follows it (a record edited by hand, not a torn last one, and nothing may be removed)."""
+    for piece in os.pread(fd, size - at, at).split(b"\n")[:-1]:
+        try:
+            later = json.loads(piece)
+        except ValueError:
+            continue
+        if isinstance(later, dict) and "team" in later:
+            raise StateError(f"the Ladder state {path}: record {number - 1}'s vector runs into a later record: "
+                             "the file was changed, not cut short")
 
 
 def _line(fd: int, at: int, size: int, path: str = "", number: int = 0) -> tuple[bytes | None, int]:
