@@ -13,6 +13,7 @@ from scorer.engine.problems import Code, Report
 from scorer.engine.reader import DEFAULT_BLOCK_BYTES, Deadline, LimitExceeded
 from scorer.engine.result import Result
 from scorer.errors import SubmissionError, UsageError
+from scorer.spec import MAX_CANDIDATE_K
 from scorer.spec.competition import Competition, load_competition
 from scorer.truth.ids import Truth
 from scorer.truth.load import load_truth as read_truth_file
@@ -235,7 +236,7 @@ def candidates(source, truth, competition: str | Competition = "otto", *, config
 
 
 def _check_ks(k) -> tuple[int, ...]:
-    """K values: whole numbers from 1, given as an int, a sequence or a text such as "20,50,100"."""
+    """K values: whole numbers from 1 to MAX_CANDIDATE_K, given as an int, a sequence or a text such as "20,50,100"."""
     items = k.split(",") if isinstance(k, str) else [k] if isinstance(k, int) else list(k)
     out = []
     for item in items:
@@ -243,8 +244,8 @@ def _check_ks(k) -> tuple[int, ...]:
             value = operator.index(item) if not isinstance(item, str) else int(item.strip())
         except (TypeError, ValueError):
             raise UsageError(f"k must be whole numbers of at least 1 such as 20,50,100, got {k!r}") from None
-        if isinstance(item, bool) or value < 1:
-            raise UsageError(f"k must be whole numbers of at least 1 such as 20,50,100, got {k!r}")
+        if isinstance(item, bool) or not 1 <= value <= MAX_CANDIDATE_K:
+            raise UsageError(f"k must be whole numbers from 1 to {MAX_CANDIDATE_K:,} such as 20,50,100, got {k!r}")
         out.append(value)
     if not out:
         raise UsageError("k must name at least one K, such as 20,50,100")

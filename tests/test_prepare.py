@@ -483,7 +483,7 @@ def test_empty_or_too_short_logs(tmp_path):
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.raises(UsageError, match="no events"):
         prepare(tmp_path / "empty.jsonl", tmp_path / "o")
-    with pytest.raises(UsageError, match="--days must be positive"):
+    with pytest.raises(UsageError, match="--days must be a number of days above 0"):
         prepare(write_jsonl(tmp_path / "e.jsonl", random_sessions(1, n=20)), tmp_path / "o", days=0)
     assert not (tmp_path / "o").exists()
     summary = prepare(tmp_path / "e.jsonl", tmp_path / "o", days=100)

@@ -7,6 +7,7 @@ import os
 import sys
 
 from scorer.cli.common import PREPARE_SEED, add_aliased, add_output, add_progress, add_seed, number, output_path, whole_number
+from scorer.prepare import MAX_DAYS
 
 USAGE = "scorer prepare EVENTS -o DIR [options]"
 EXAMPLES = ("scorer prepare train.jsonl -o prepared/", "scorer prepare events.parquet -o prepared/ --days 7 --seed 42 --output-format parquet")
@@ -21,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="session log: OTTO JSONL (one session a line, may be .gz) or Parquet with one event "
                              "per row (session, aid, ts, type)")
     add_output(parser, "DIR", "output directory (created if missing)", old_names=("--out",))
-    parser.add_argument("--days", type=number(0, what="a number of days", above=True), default=7.0,
+    parser.add_argument("--days", type=number(0, MAX_DAYS, what="a number of days", above=True), default=7.0,
                         help="test period: sessions starting in the last DAYS days form the test set (default 7)")
     add_seed(parser, PREPARE_SEED, "seed of the per-session random cut; same input and seed, same bytes", own="prepare")
     add_aliased(parser, ("--output-format",), ("--format",), choices=("jsonl", "parquet"), default=None,

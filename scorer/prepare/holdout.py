@@ -45,6 +45,7 @@ import numpy as np
 from scorer.errors import UsageError
 from scorer.kernels import door
 from scorer.kernels import holdout_layout as K
+from scorer.prepare import check_days
 from scorer.prepare.readers import TYPE_NAMES, Events
 
 MS_THRESHOLD = 10**11
@@ -79,8 +80,7 @@ def detect_ts_unit(max_ts: int) -> str:
 
 def split_events(events: Events, days: float = 7, seed: int = 42, ts_unit: str = "auto") -> Holdout:
     """Run the competition's procedure on events in memory (sorting out-of-order sessions in place)."""
-    if not days > 0:
-        raise UsageError(f"--days must be positive, got {days}")
+    check_days(days)
     notes = list(events.notes)
     n_sessions = len(events.sess_ids)
     n_events = len(events.aid)

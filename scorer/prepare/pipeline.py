@@ -10,6 +10,7 @@ from pathlib import Path
 
 from scorer.errors import UsageError
 from scorer.file_formats import unreadable
+from scorer.prepare import check_days
 from scorer.prepare.holdout import split_events
 from scorer.prepare.readers import (
     DEFAULT_CHUNK_BYTES,
@@ -37,8 +38,7 @@ def prepare(events_path, out_dir, days: float = 7, seed: int = 42, fmt: str | No
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out_dir}: exists and is not a directory")
     started = time.perf_counter()
-    if not days > 0:
-        raise UsageError(f"--days must be positive, got {days}")
+    check_days(days)
     if ts_unit not in ("auto", "s", "ms"):
         raise UsageError(f"unknown ts unit {ts_unit!r}; expected auto, s or ms")
     events = read_events(events_path, in_fmt, chunk_bytes=chunk_bytes, progress=progress)
