@@ -25,6 +25,8 @@ def _pyplot():
         import matplotlib.pyplot as plt
     except ImportError:
         raise UsageError("--report needs matplotlib: pip install 'recsys-scorer[report]' (or pip install matplotlib)") from None
+    # Text is drawn as written: a file or team name holding dollar signs ("a$\foo{$.csv") is no TeX for mathtext to parse.
+    matplotlib.rcParams["text.parse_math"] = False
     return plt
 
 
