@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scorer"
 # A package may import its own modules and those of a lower rank, never a higher or an equal one.
 RANK = {
     "base": 0,  # scorer/errors.py, private_files.py, numba_cache.py, frames.py, file_formats.py, wording.py, schema.py,
-                # handed_back.py, digests.py: stdlib, numpy, pyarrow only
+                # handed_back.py, digests.py, file_identity.py: stdlib, numpy, pyarrow only
     "kernels": 1,
     "spec": 2, "prepare": 2,
     "truth": 3,
@@ -24,7 +24,8 @@ RANK = {
     "cli": 8,
     "": 9, "__main__": 9,  # scorer/__init__.py and python -m scorer
 }
-BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording", "schema", "handed_back", "digests"}
+BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording", "schema", "handed_back", "digests",
+        "file_identity"}
 # numba_cache: the guard that checks numba's cache folder before numba reads it; private_files and errors: the checks of
 # the ahead-of-time modules before scorer.kernels.aot imports one; digests: their SHA-256 (and the modules' key)
 KERNELS_MAY_IMPORT = {"scorer.numba_cache", "scorer.private_files", "scorer.errors", "scorer.digests"}

@@ -3,6 +3,7 @@ and the matching sample submission."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -61,9 +62,12 @@ def _csv_field(text: str) -> str:
 
 
 def write_solution(truth: Truth, comp: Competition, solution: str | Path, sample: str | Path,
-                   public: float = 0.3, seed: int = 0, sample_labels: str = "empty", target: str = "kaggle-solution") -> dict:
+                   public: float = 0.3, seed: int = 0, sample_labels: str = "empty", target: str = "kaggle-solution",
+                   replace_sample: bool = True) -> dict:
     """Write the solution CSV (id, labels, and the split column of `target`, SPLIT_COLUMNS; whole sessions per side) and
-    the sample submission."""
+    the sample submission. replace_sample=False (a sample at its default name, which the user did not name): a sample
+    already there is kept when it holds the same bytes ("sample": "kept" in the summary), and a UsageError, before
+    anything is written, when it holds others (another export's, of another truth or --sample-labels)."""
     if truth.n_sessions == 0:
         raise UsageError("the truth has no sessions: nothing to export")
     if getattr(comp, "shape", "id_type") != "id_type":
@@ -76,12 +80,34 @@ def write_solution(truth: Truth, comp: Competition, solution: str | Path, sample
     split_column, public_side, private_side = SPLIT_COLUMNS[target]
     split = np.where(np.repeat(public_session, n_types), public_side, private_side).tolist()
     id_column, label_column = comp.header
+    fill = popular_labels(truth, comp.k) if sample_labels == "popular" else [""] * n_types
+
+    def sample_lines():
+        yield f"{id_column},{label_column}\n"
+        yield from (f"{i},{fill[n % n_types]}\n" for n, i in enumerate(ids))
+
+    kept = not replace_sample and os.path.lexists(sample)
+    if kept and not _holds(sample, sample_lines()):
+        raise UsageError(f"{sample} is already there and holds another sample submission (another truth, competition or "
+                         f"--sample-labels): pass --sample FILE to write this one elsewhere, or --sample {sample} to replace it")
     with open(solution, "w", encoding="utf-8", newline="\n") as out:
         out.write(f"{id_column},{label_column},{split_column}\n")
         out.writelines(f"{i},{labels},{s}\n" for i, labels, s in zip(ids, slot_labels(truth), split))
-    fill = popular_labels(truth, comp.k) if sample_labels == "popular" else [""] * n_types
-    with open(sample, "w", encoding="utf-8", newline="\n") as out:
-        out.write(f"{id_column},{label_column}\n")
-        out.writelines(f"{i},{fill[n % n_types]}\n" for n, i in enumerate(ids))
+    if not kept:
+        with open(sample, "w", encoding="utf-8", newline="\n") as out:
+            out.writelines(sample_lines())
     return {"rows": len(ids), "sessions": truth.n_sessions, "public_sessions": int(public_session.sum()),
-            "private_sessions": int(truth.n_sessions - public_session.sum())}
+            "private_sessions": int(truth.n_sessions - public_session.sum()), "sample": "kept" if kept else "written"}
+
+
+def _holds(path: str | Path, lines) -> bool:
+    """Whether the file at path holds exactly these lines' UTF-8 bytes (read a block at a time beside them)."""
+    try:
+        with open(path, "rb") as found:
+            for line in lines:
+                data = line.encode()
+                if found.read(len(data)) != data:
+                    return False
+            return found.read(1) == b""
+    except OSError:
+        return False

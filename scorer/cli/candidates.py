@@ -25,11 +25,13 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from scorer.api import candidates
+    from scorer.cli.outputs import refuse_overwriting
 
     if args.plot:
         from scorer.analytics.plots import _pyplot
 
         output_path(args.plot, "--plot", (".png",))
+        refuse_overwriting(args, [("--plot", args.plot)])
         _pyplot()  # matplotlib missing: said before the work, not after
     result = candidates(args.candidates, args.truth, args.competition, config=args.config, k=args.k,
                         max_per_code=args.max_per_code, threads=args.threads)

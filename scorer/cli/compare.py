@@ -36,6 +36,7 @@ def run(args) -> int:
     from scorer.api import resolve_truth, score
     from scorer.cli.analytics_options import split_option
     from scorer.cli.item_options import from_args
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.engine.result import render_problems
     from scorer.errors import UsageError
 
@@ -43,6 +44,7 @@ def run(args) -> int:
         from scorer.analytics.plots import REPORT_SUFFIXES
 
         output_path(args.report, "--report", REPORT_SUFFIXES)  # before the work, not after
+        refuse_overwriting(args, [("--report", args.report)])
     competition, items = from_args(args, args.competition)
     truth = resolve_truth(args.truth, competition)
     if truth.n_sessions == 0:

@@ -22,6 +22,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from scorer.api import resolve_competition
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
     from scorer.truth.load import load_truth
     from scorer.truth.npz import COMPILED_SUFFIX
@@ -33,6 +34,7 @@ def run(args) -> int:
         raise UsageError(f"for shape {competition.shape!r} the output name must end in {suffix} (that is how readers "
                          f"recognise it), got {args.output!r}")
     output_path(args.output, "-o")
+    refuse_overwriting(args, [("-o", args.output)])
     if competition.shape == "id_type":
         truth = load_truth(args.truth, competition.types, use_cache=False)
     else:

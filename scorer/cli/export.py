@@ -32,20 +32,22 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from scorer.adapters.kaggle_export import write_solution
     from scorer.api import resolve_competition
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
     from scorer.truth.load import load_truth
 
     sample = Path(args.sample) if args.sample else Path(args.output).with_name("sample_submission.csv")
-    if sample.resolve() == Path(args.output).resolve():
-        raise UsageError("the solution and the sample submission would be the same file: pass --sample FILE")
     output_path(args.output, "-o")
     output_path(str(sample), "--sample")
+    refuse_overwriting(args, [("-o", args.output), ("--sample" if args.sample else "the sample submission", str(sample))])
     competition = resolve_competition(args.competition, args.config)
     truth = load_truth(args.truth, competition.types)
     try:
-        summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels, args.target)
+        summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels, args.target,
+                                 replace_sample=bool(args.sample))
     except OSError as error:
         raise UsageError(f"cannot write {error.filename or args.output}: {error.strerror or error}") from None
+    kept = " (already there with the same bytes: kept)" if summary["sample"] == "kept" else ""
     print(f"wrote {args.output} ({counted(summary['rows'], 'row')}; {counted(summary['public_sessions'], 'session')} Public, "
-          f"{summary['private_sessions']:,} Private) and {sample}")
+          f"{summary['private_sessions']:,} Private) and {sample}{kept}")
     return 0

@@ -49,13 +49,16 @@ def say(message: str) -> None:
 
 def run(args) -> int:
     from scorer.api import resolve_competition, resolve_truth
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.dask import require
     from scorer.errors import UsageError
 
     require()
     if args.resume and not args.output:
         raise UsageError("--resume reads the records of -o FILE: give the results file of the run to go on with")
-    results = _open_results(output_path(args.output, "-o")) if args.output else None  # before the start-up's work
+    if args.output:
+        refuse_overwriting(args, [("-o", output_path(args.output, "-o"))])
+    results = _open_results(args.output) if args.output else None  # before the start-up's work
     try:
         competition = resolve_competition(args.competition, args.config)
         resolve_truth(args.truth, competition)  # a bad truth stops here; it also fills the compiled cache

@@ -36,12 +36,14 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
 
     if args.report:
         from scorer.analytics.plots import REPORT_SUFFIXES
 
         output_path(args.report, "--report", REPORT_SUFFIXES)
+        refuse_overwriting(args, [("--report", args.report)])
     if args.state:
         if args.teams or args.truth or args.results or args.split:
             raise UsageError("--state replays the EvalAI worker's decisions: give it alone (no --teams, --truth, --results or --split)")
@@ -69,9 +71,11 @@ def replayed(args) -> dict:
     from scorer.cli.analytics_options import split_option
     from scorer.cli.leaderboard import read_records
     from scorer.cli.leaderboard_engines import warn_changed
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
 
     entries = read_teams(args.teams)
+    refuse_overwriting(args, [("--report", args.report)], [("a submission the teams file names", e.file) for e in entries])
     records = _matched(entries, read_records(args.results), args.results) if args.results else {}
     competition = resolve_competition(args.competition, args.config)
     truth = resolve_truth(args.truth, competition)

@@ -90,6 +90,7 @@ def run(args) -> int:
     from scorer.api import resolve_competition, resolve_truth
     from scorer.cli.analytics_options import split_option
     from scorer.cli.leaderboard_engines import ENGINES
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
 
     if bool(args.submissions) == bool(args.results):
@@ -100,6 +101,7 @@ def run(args) -> int:
         from scorer.analytics.plots import REPORT_SUFFIXES
 
         output_path(args.report, "--report", REPORT_SUFFIXES)
+        refuse_overwriting(args, [("--report", args.report)])
     records = read_records(args.results) if args.results else []
     cut_short = False
     if args.truth is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from scorer.cli.common import PREPARE_SEED, add_aliased, add_output, add_progress, add_seed, number, output_path, whole_number
 from scorer.prepare import MAX_DAYS
@@ -44,9 +45,14 @@ def next_command(folder: str, labels: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.prepare.pipeline import format_summary, prepare
+    from scorer.prepare.readers import detect_format
+    from scorer.prepare.writers import output_files
 
     output_path(args.output, "-o", folder=True, make=False)  # prepare makes it, and removes it again if it fails
+    written = output_files(args.output, args.output_format or args.input_format or detect_format(Path(args.events)))
+    refuse_overwriting(args, [("-o", path) for path in written.values()])
     summary = prepare(
         args.events,
         args.output,

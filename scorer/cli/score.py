@@ -46,12 +46,14 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from scorer.api import resolve_competition, score
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import TruthError
 
     if args.report:
         from scorer.analytics.plots import REPORT_SUFFIXES
 
         output_path(args.report, "--report", REPORT_SUFFIXES)  # before the work, not after
+        refuse_overwriting(args, [("--report", args.report)])
     if args.truth_parts:
         output_path(args.truth_parts, "--truth-parts", folder=True)
     try:

@@ -40,6 +40,7 @@ def run(args) -> int:
     from scorer.analytics.similar import similarity
     from scorer.analytics.similar_sketch import sketch_files, spec_of
     from scorer.analytics.teams_file import read_teams, team_of
+    from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
     from scorer.spec.competition import load_competition
 
@@ -53,6 +54,7 @@ def run(args) -> int:
         raise UsageError(f"--z {args.z}: give a positive number of spreads")
     if args.report:
         output_path(args.report, "--report", (".html", ".htm"))
+        refuse_overwriting(args, [("--report", args.report)])
     teams = {entry.file: entry.team for entry in read_teams(args.teams, times=False)} if args.teams else {}
     names = [team_of(path, teams) for path in paths]
     if teams and all(name is None for name in names):

@@ -110,6 +110,11 @@ def _write_labels_parquet(path, split: Holdout):
     pq.write_table(table, path, compression="snappy")
 
 
+def output_files(out_dir: str | Path, fmt: str) -> dict[str, Path]:
+    """The files `write_split` writes into out_dir, by name: the three outputs in format fmt, and summary.json."""
+    return {**{name: Path(out_dir) / f"{name}.{fmt}" for name in OUTPUT_NAMES}, "summary": Path(out_dir) / "summary.json"}
+
+
 def write_split(split: Holdout, out_dir: Path, fmt: str, progress: bool = False) -> dict[str, Path]:
     """Write the three outputs and summary.json under temporary names, then rename them all.
 
@@ -120,8 +125,7 @@ def write_split(split: Holdout, out_dir: Path, fmt: str, progress: bool = False)
         raise UsageError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    final = {name: out_dir / f"{name}.{fmt}" for name in OUTPUT_NAMES}
-    final["summary"] = out_dir / "summary.json"
+    final = output_files(out_dir, fmt)
     temps = {name: path.with_name(f".{path.name}.tmp-{os.getpid()}") for name, path in final.items()}
     ev = split.events
     train_sel = np.flatnonzero(split.role == K.ROLE_TRAIN)
