@@ -1,38 +1,41 @@
 """Hugging Face Competitions: bundles/hf/metric.py called as the platform calls a custom metric.
 
-The platform's worker (github huggingface/competitions, competitions/runner.py) calls compute_metrics(params)
-(competitions/compute_metrics.py), which downloads the competition's metric.py with hf_hub_download, imports it as
-the module `metric` and returns its compute(params); a raised exception marks the submission FAILED and its traceback
-goes to the organisers' log (competitions/utils.py, monitor). Here hf_hub_download is pointed at local files (a
-"hub" folder laid out as the competition's private dataset), and the figures must be those of
+The platform's worker (github huggingface/competitions, competitions/runner.py) starts `python -m competitions.evaluate`
+for each submission, which calls compute_metrics(params) (competitions/compute_metrics.py): it downloads the
+competition's metric.py with hf_hub_download, imports it as the module `metric` and returns its compute(params); a
+raised exception marks the submission FAILED and its traceback goes to the organisers' log (competitions/utils.py,
+monitor). Here each evaluation is such a process (hf_platform_call.py) with the real huggingface_hub, pointed by
+HF_ENDPOINT at a Hub stand-in on loopback serving the competition's private dataset (hub_standin.py), so its cache is
+laid out as on Linux: the returned paths are links into the cache's blobs/. The figures must be those of
 `scorer score --split usage`.
 
 test_the_platforms_own_compute_metrics runs the platform's own compute_metrics.py, read from a checkout of the
-repository ($SCORER_HF_COMPETITIONS, or the copy the development machine fetched); it is not vendored here, so where
-neither is there (CI has no network to GitHub) that one test says so and skips. The others call metric.compute
-exactly as that code does.
+repository ($SCORER_HF_COMPETITIONS, or the copy the development machine fetched); it is not vendored here, and the
+package index's `competitions` (0.1.6, January 2024) predates its custom-metric branch, so where no checkout is
+there (CI has no network to GitHub) that one test says so and skips. The others run that branch as it is written.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conftest import run_cli, run_main, undo_blas_probe_stub
+from conftest import run_cli, run_main
+from hub_standin import HubStandIn, git_blob_sha1
 
 ROOT = Path(__file__).resolve().parent.parent
 METRIC = ROOT / "bundles" / "hf" / "metric.py"
 PLATFORM = Path(os.environ.get("SCORER_HF_COMPETITIONS", "/work/.mirror/huggingface+competitions/repo"))
+CALL = Path(__file__).resolve().parent / "hf_platform_call.py"
 TYPES = ("clicks", "carts", "orders")
 
 pytest.importorskip("huggingface_hub")
@@ -83,37 +86,22 @@ def competition(tmp_path):
 
 
 @pytest.fixture
-def local_hub(competition, monkeypatch, tmp_path):
-    """huggingface_hub.hf_hub_download reading the competition's dataset from hub/ (a copy in a cache folder, as the hub's)."""
-    import huggingface_hub
+def hub(competition, tmp_path):
+    """The competition's private dataset served by a Hub stand-in on loopback; hub.evaluate() runs one evaluation as the
+    platform does, in a process of its own, with the real hf_hub_download and its cache (HF_HOME) under tmp_path."""
+    with HubStandIn(competition.hub, competition.params.competition_id, competition.params.token) as server:
+        home = tmp_path / "hf-home"
+        env = {key: value for key, value in os.environ.items() if not key.startswith("HF_")}
+        env.update(HF_ENDPOINT=server.endpoint, HF_HOME=str(home), HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
 
-    cache = tmp_path / "hf-cache"
+        def evaluate(platform: Path | None = None, python: str = sys.executable) -> dict:
+            """The outcome (hf_platform_call.py's JSON) with the process's stderr (the space's log) as "stderr"."""
+            argv = [python, str(CALL), json.dumps(vars(competition.params))] + ([str(platform)] if platform else [])
+            done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+            assert done.returncode == 0 and done.stdout.strip(), done.stderr
+            return {**json.loads(done.stdout.strip().splitlines()[-1]), "stderr": done.stderr}
 
-    def hf_hub_download(repo_id, filename, token=None, repo_type=None, **kwargs):
-        assert repo_id == competition.params.competition_id and repo_type == "dataset" and token == "hf_token"
-        competition.downloads.append(filename)
-        target = cache / filename
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(competition.hub / filename, target)
-        return str(target)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
-    monkeypatch.delitem(sys.modules, "metric", raising=False)
-    yield competition
-    sys.modules.pop("metric", None)
-    sys.path[:] = [entry for entry in sys.path if not entry.startswith(str(cache))]
-
-
-def _as_the_platform_calls(params):
-    """compute_metrics' custom branch: download metric.py, import it as `metric`, compute(params), same keys both sides."""
-    import huggingface_hub
-
-    metric_file = huggingface_hub.hf_hub_download(repo_id=params.competition_id, filename="metric.py", token=params.token,
-                                                  repo_type="dataset")
-    sys.path.append(os.path.dirname(metric_file))
-    evaluation = importlib.import_module("metric").compute(params)
-    assert evaluation["public_score"].keys() == evaluation["private_score"].keys()
-    return evaluation
+        yield SimpleNamespace(**vars(competition), server=server, evaluate=evaluate, cache=home / "hub")
 
 
 def _split_scores(competition) -> dict:
@@ -125,34 +113,121 @@ def _split_scores(competition) -> dict:
             for side in ("public", "private")}
 
 
-def test_the_metric_gives_the_public_and_private_figures_of_score_split_usage(local_hub):
-    evaluation = _as_the_platform_calls(local_hub.params)
-    assert evaluation == _split_scores(local_hub)
-    assert evaluation["public_score"]["score"] != evaluation["private_score"]["score"]
-    assert local_hub.downloads == ["metric.py", "solution.csv", "submissions/team-1-sub-1.csv"]
+def _cached_link(cache: Path, filename: str) -> Path:
+    """The path hf_hub_download returned for `filename`: its cache's snapshot entry (one snapshot per commit)."""
+    found = sorted((cache / "datasets--org--otto-demo" / "snapshots").glob(f"*/{filename}"), key=lambda p: p.lstat().st_mtime)
+    assert found, f"no snapshot of {filename} in {cache}"
+    return found[-1]
 
 
-def test_a_bad_submission_is_rejected_with_its_sentence_and_no_byte_of_the_solution(local_hub):
-    bad = local_hub.hub / "submissions" / "team-1-sub-1.csv"
+def test_the_metric_gives_the_public_and_private_figures_of_score_split_usage(hub):
+    outcome = hub.evaluate()
+    assert outcome.get("evaluation") == _split_scores(hub), outcome
+    assert outcome["evaluation"]["public_score"]["score"] != outcome["evaluation"]["private_score"]["score"]
+    assert hub.server.downloads == ["metric.py", "solution.csv", "submissions/team-1-sub-1.csv"]
+    upload = _cached_link(hub.cache, "submissions/team-1-sub-1.csv")  # as on Linux: a link into the cache's blobs
+    assert upload.is_symlink() and os.readlink(upload) == "../../../blobs/" + git_blob_sha1(upload.read_bytes())
+
+    resubmitted = hub.hub / "submissions" / "team-1-sub-1.csv"  # the dataset changes: a new commit, a second snapshot
+    resubmitted.write_text(resubmitted.read_text().replace("1_clicks,", "1_clicks,59 58 ", 1))
+    outcome = hub.evaluate()
+    assert outcome.get("evaluation") == _split_scores(hub), outcome
+    assert len(list((hub.cache / "datasets--org--otto-demo" / "snapshots").iterdir())) == 2
+
+
+def test_a_bad_submission_is_rejected_with_its_sentence_and_no_byte_of_the_solution(hub):
+    bad = hub.hub / "submissions" / "team-1-sub-1.csv"
     bad.write_text(bad.read_text().replace("1_carts", "1_cart", 1))
-    with pytest.raises(Exception) as caught:
-        _as_the_platform_calls(local_hub.params)
-    assert type(caught.value).__name__ == "SubmissionRejected"
-    assert str(caught.value).startswith("Submission rejected: S005 line 3")
-    logged = "".join(traceback.format_exception(caught.value))  # what the platform's monitor writes to the log
+    outcome = hub.evaluate()
+    assert outcome.get("raised") == "SubmissionRejected", outcome
+    assert outcome["message"].startswith("Submission rejected: S005 line 3")
+    logged = outcome["log"]  # what the platform's monitor writes to the log
     assert "During handling" not in logged and "direct cause" not in logged
-    solution_rows = (local_hub.hub / "solution.csv").read_text().splitlines()[1:]
+    solution_rows = (hub.hub / "solution.csv").read_text().splitlines()[1:]
     assert not any(row.split(",")[1] and row.split(",")[1] in logged for row in solution_rows if len(row.split(",")[1]) > 4)
 
 
-def test_a_broken_solution_is_the_organisers_error_and_says_nothing_of_it(local_hub, capsys):
-    solution = local_hub.hub / "solution.csv"
+def test_a_broken_solution_is_the_organisers_error_and_says_nothing_of_it(hub):
+    solution = hub.hub / "solution.csv"
     solution.write_text(solution.read_text().replace(",public\n", ",both\n", 1))
-    with pytest.raises(Exception) as caught:
-        _as_the_platform_calls(local_hub.params)
-    assert type(caught.value).__name__ == "EvaluationFailed" and "organisers" in str(caught.value)
-    assert caught.value.__cause__ is None and caught.value.__context__ is None or caught.value.__suppress_context__
-    assert "'both'" in capsys.readouterr().err  # the detail, for the space's log
+    outcome = hub.evaluate()
+    assert outcome.get("raised") == "EvaluationFailed" and "organisers" in outcome["message"], outcome
+    assert "During handling" not in outcome["log"] and "direct cause" not in outcome["log"]
+    assert "'both'" in outcome["stderr"]  # the detail, for the space's log
+
+
+# -- the cache's link, and no other -----------------------------------------------------------------------------------
+def _cache(tmp_path, filename: str, target: str | None = None, content: bytes = b"session_type,labels\n") -> Path:
+    """A cache laid out as hf_hub_download lays it out for `filename` of org/otto-demo; `target`: another link text."""
+    repo = tmp_path / "hub" / "datasets--org--otto-demo"
+    etag = git_blob_sha1(content)
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    (repo / "blobs" / etag).write_bytes(content)
+    link = repo / "snapshots" / ("c" * 40) / filename
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target if target is not None else "../" * (filename.count("/") + 2) + "blobs/" + etag)
+    return link
+
+
+def test_the_cache_s_own_link_is_read_as_its_blob(tmp_path):
+    from scorer.adapters.hf_competitions import cached_blob
+
+    for filename in ("solution.csv", "submissions/team-1-sub-1.csv"):
+        link = _cache(tmp_path, filename)
+        blob = Path(cached_blob(str(link), "org/otto-demo", filename))
+        assert blob.parent == link.parents[filename.count("/") + 2] / "blobs" and blob.is_file() and not blob.is_symlink()
+    plain = tmp_path / "copied.csv"  # a cache without links (Windows, HF_HUB_DISABLE_SYMLINKS, local_dir): as it is
+    plain.write_text("session_type,labels\n")
+    assert cached_blob(str(plain), "org/otto-demo", "copied.csv") == str(plain)
+
+
+@pytest.mark.parametrize("case", ["absolute", "one up too many", "not hex", "other repository", "not a snapshot",
+                                  "blobs is a link", "another file name", "blob is a link"])
+def test_any_other_link_is_refused_as_an_upload_s_link(tmp_path, case):
+    """A link a participant could plant (to the truth, anywhere) is not followed: the upload's checks refuse it (S027)."""
+    from scorer.adapters.hf_competitions import cached_blob
+    from scorer.adapters.message import participant_message
+    from scorer.api import score
+
+    secret = tmp_path / "truth.jsonl"
+    secret.write_text('{"session": 1, "labels": {"orders": [7]}}\n')
+    filename, repo_id = "submissions/t-s.csv", "org/otto-demo"
+    etag = git_blob_sha1(secret.read_bytes())
+    if case == "absolute":
+        link = _cache(tmp_path, filename, target=str(secret))
+    elif case == "one up too many":
+        link = _cache(tmp_path, filename, target="../../../../blobs/" + etag)
+    elif case == "not hex":
+        link = _cache(tmp_path, filename, target="../../../blobs/../../../truth.jsonl")
+    elif case == "other repository":
+        link, repo_id = _cache(tmp_path, filename), "org/another"
+    elif case == "not a snapshot":
+        link = _cache(tmp_path, filename)
+        moved = link.parents[2].with_name("refs") / "x" / filename
+        moved.parent.mkdir(parents=True)
+        link.rename(moved)
+        link = moved
+    elif case == "blobs is a link":
+        link = _cache(tmp_path, filename)
+        blobs = link.parents[3] / "blobs"
+        shutil.rmtree(blobs)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / os.readlink(link).rsplit("/", 1)[1]).symlink_to(secret)
+        blobs.symlink_to(elsewhere)
+    elif case == "another file name":
+        link = _cache(tmp_path, filename)
+        filename = "submissions/other.csv"
+    else:  # the blob itself a link to the truth: the path is worked out, then the blob opened without following it
+        link = _cache(tmp_path, filename)
+        blob = link.parents[3] / os.readlink(link).replace("../", "")
+        blob.unlink()
+        blob.symlink_to(secret)
+    given = cached_blob(str(link), repo_id, filename)
+    assert case == "blob is a link" or given == str(link)
+    message = participant_message(score(given, secret, "otto", strict=True, untrusted=True))
+    assert message.startswith("Submission rejected: S027") and "symbolic link" in message, message
+    assert "orders" not in message and "[7]" not in message
 
 
 def _platform_source() -> str | None:
@@ -167,25 +242,20 @@ def _platform_source() -> str | None:
     return None
 
 
-def test_the_platforms_own_compute_metrics(local_hub, tmp_path, monkeypatch):
+def test_the_platforms_own_compute_metrics(hub, tmp_path):
     source = _platform_source()
     if source is None:
         pytest.skip(f"the platform's source is not here: set SCORER_HF_COMPETITIONS to a checkout of huggingface/competitions "
                     f"(looked in {PLATFORM})")
-    undo_blas_probe_stub()  # the export of the fixture ran main() in this process
-    pytest.importorskip("sklearn")  # compute_metrics imports it for its built-in metrics
+    if importlib.util.find_spec("sklearn") is None:  # compute_metrics imports it for its built-in metrics
+        pytest.skip("scikit-learn is not installed (the test extra has it)")
     package = tmp_path / "platform" / "competitions"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "compute_metrics.py").write_text(source)
-    monkeypatch.syspath_prepend(str(package.parent))
-    monkeypatch.delitem(sys.modules, "competitions", raising=False)
-    monkeypatch.delitem(sys.modules, "competitions.compute_metrics", raising=False)
-    compute_metrics = importlib.import_module("competitions.compute_metrics").compute_metrics
-    assert compute_metrics(local_hub.params) == _split_scores(local_hub)
-    bad = local_hub.hub / "submissions" / "team-1-sub-1.csv"
+    outcome = hub.evaluate(platform=package.parent)
+    assert outcome.get("evaluation") == _split_scores(hub), outcome
+    bad = hub.hub / "submissions" / "team-1-sub-1.csv"
     bad.write_text("customer_id,prediction\n1,2\n")
-    sys.modules.pop("metric", None)
-    with pytest.raises(Exception, match=r"^Submission rejected: S00\d") as caught:
-        compute_metrics(local_hub.params)
-    assert type(caught.value).__name__ == "SubmissionRejected"
+    outcome = hub.evaluate(platform=package.parent)
+    assert outcome.get("raised") == "SubmissionRejected" and outcome["message"].startswith("Submission rejected: S00"), outcome

@@ -11,6 +11,11 @@ the platform's own metrics read it; every row of a session on the same side).
 solution.csv is a Kaggle-style solution: the id column and the labels column of the competition's header, plus
 ``split`` (``scorer export hf-solution TRUTH -o solution.csv`` writes it, and the sample submission).
 
+The submission is an upload, read as untrusted (no link followed, one link), but ``hf_hub_download`` hands back a
+link: on Linux its cache keeps each file once, as ``<cache>/datasets--ORG--NAME/blobs/<etag>``, and returns
+``snapshots/<commit>/<filename>`` beside it, a relative symbolic link to that blob. That one link is followed,
+only when it is exactly the cache's own (``cached_blob``); any other link is refused as from any upload (S027).
+
 The platform shows a participant only the status FAILED when the metric raises, and logs the traceback in the
 organisers' space. So only two exceptions leave: ``SubmissionRejected`` (the submission: its text is the sentence
 a participant would need, for the organisers to pass on) and ``EvaluationFailed`` (the solution, the config or a
@@ -19,7 +24,11 @@ bug), and neither carries a byte of the solution: no cause is chained.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -30,6 +39,7 @@ from scorer.spec.competition import Competition
 from scorer.truth.ids import Truth, attach_usage
 
 SOLUTION = "solution.csv"
+BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # the Hub's etags: a file's git SHA-1, or an LFS file's SHA-256
 SPLIT_COLUMN = "split"
 HOST_SIDE = "The submission could not be evaluated: a problem on the organisers' side (see the space's log)."
 
@@ -50,7 +60,8 @@ def compute(params, download, competition: str = "otto", config: str | None = No
     try:
         comp = resolve_competition(competition, config)
         truth = solution_truth(_fetch(download, params, SOLUTION), comp)
-        submission = _fetch(download, params, f"submissions/{params.team_id}-{params.submission_id}.csv")
+        upload = f"submissions/{params.team_id}-{params.submission_id}.csv"
+        submission = cached_blob(_fetch(download, params, upload), params.competition_id, upload)
     except Exception as error:  # the solution, the config or the hub: the organisers' business
         _host_log(error)
         raise EvaluationFailed(HOST_SIDE) from None
@@ -72,6 +83,35 @@ def compute(params, download, competition: str = "otto", config: str | None = No
 
 def _fetch(download, params, filename: str) -> str:
     return download(repo_id=params.competition_id, filename=filename, token=params.token, repo_type="dataset")
+
+
+def cached_blob(path: str, repo_id: str, filename: str) -> str:
+    """The file to read for `filename` of the dataset `repo_id`, which hf_hub_download returned at `path`.
+
+    Where `path` is the hub cache's own link, ``.../datasets--ORG--NAME/snapshots/<commit>/<filename>`` reading exactly
+    ``../../blobs/<etag>`` (one more ``../`` per folder in `filename`) with a 40- or 64-digit hex etag, into a real
+    ``blobs`` folder: the blob's path, worked out from the link's text (the kernel never resolves it). Anything else:
+    `path` itself, which the upload's checks then take as it is (a link there: S027). The cache is written by
+    hf_hub_download alone; a participant sets only the bytes of the upload, which the blob holds, never a link.
+    """
+    parts = filename.split("/")
+    link = Path(path)
+    if len(link.parts) < len(parts) + 3 or list(link.parts[-len(parts):]) != parts:
+        return path
+    snapshots = link.parents[len(parts)]
+    repo = snapshots.parent
+    prefix = "../" * (len(parts) + 1) + "blobs/"
+    try:
+        if not stat.S_ISLNK(os.lstat(link).st_mode) or not stat.S_ISDIR(os.lstat(repo / "blobs").st_mode):
+            return path
+        target = os.readlink(link)
+    except OSError:
+        return path
+    if snapshots.name != "snapshots" or repo.name != "datasets--" + repo_id.replace("/", "--"):
+        return path
+    if not target.startswith(prefix) or not BLOB_NAME.fullmatch(target[len(prefix):]):
+        return path
+    return str(repo / "blobs" / target[len(prefix):])
 
 
 def _host_log(error: BaseException) -> None:
