@@ -77,12 +77,34 @@ def opened_folder(path: Path, create: bool = False, **trusted):
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass
+    with _checked_folder(path, None, f"the folder {path}", create, **trusted) as fd:
+        yield fd
+
+
+@contextmanager
+def opened_cache_folder(name: str, create: bool = False):
+    """The descriptor of `name` in the scorer's cache folder (cache_dir()): both folders private, the second opened
+    through the first's descriptor, so that neither a symlink nor a folder others can write on the way leads elsewhere.
+    FileNotFoundError when either is missing (and not create), Untrusted when either is not private."""
+    root = cache_dir()
+    with opened_folder(root, create=create) as parent:
+        if create:
+            try:
+                os.mkdir(name, 0o700, dir_fd=parent)
+            except FileExistsError:
+                pass
+        with _checked_folder(name, parent, f"the folder {root / name}", create) as fd:
+            yield fd
+
+
+@contextmanager
+def _checked_folder(path, parent: int | None, what: str, create: bool, **trusted):
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NO_LINK)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NO_LINK, dir_fd=parent)
     except OSError as error:
-        raise _not_a_link(error, f"the folder {path}", "folder") from None
+        raise _not_a_link(error, what, "folder") from None
     try:
-        check(os.fstat(fd), f"the folder {path}", folder=True, **trusted)
+        check(os.fstat(fd), what, folder=True, **trusted)
         if create:
             os.fchmod(fd, 0o700)  # one made by an older scorer is 0755: nobody else need read it either
         yield fd

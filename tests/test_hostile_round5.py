@@ -6,12 +6,15 @@ never imported from, whichever way it is reached.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from test_hostile_round4 import OTTO_SUBMISSION, OTTO_TRUTH, run_cli
+from test_hostile_round4 import OTTO_SUBMISSION, OTTO_TRUTH, run_cli, run_process
 
 # -- text drawn on a report -----------------------------------------------------------------------------------
 TEX = "a$\\foo{$"  # mathtext would parse it and fail: ParseFatalException, exit 3
@@ -44,3 +47,106 @@ def test_a_name_with_dollar_signs_is_drawn_as_written(tmp_path, command):
     code, out, err = run_cli(*argv)
     assert code == 0, err
     assert "internal error" not in err and Path(argv[-1]).stat().st_size > 0
+
+
+# -- code the scorer loads: a module proves its stage; the cache folder is checked from its root ---------------------------
+# Each load runs in a fresh process: CPython keeps an extension module's first contents by its path and name, and every
+# module is imported through /proc/self/fd/N/<its file name>, so a second load in one process may not read the file again.
+PROBE = ("import sys\nfrom scorer.kernels import aot, door\nmodule = aot.load(sys.argv[1])\n"
+         "print(module is not None and module.stage_identity() == aot.identity(sys.argv[1]), door.served(sys.argv[1]).split()[0])")
+
+
+def _package_module(stage: str) -> Path:
+    from scorer.kernels import aot
+
+    present = [path for path in aot.prebuilt_paths(stage) if path.is_file()]
+    if not present:
+        pytest.skip("no module compiled with the package here (installed without a C compiler, or from the pure wheel)")
+    return present[0]
+
+
+@pytest.fixture
+def cache_modules(tmp_path, monkeypatch):
+    """A private cache folder that aot now reads (SCORER_AOT=cache), and a function planting a package module in it under
+    a stage's name, with the hash recorded as `scorer warmup` records it."""
+    from scorer.kernels import aot
+
+    monkeypatch.setenv("SCORER_AOT", "cache")
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir(mode=0o700)
+
+    def plant(module_of: str, named_as: str) -> Path:
+        target = aot.module_path(named_as)
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        data = _package_module(module_of).read_bytes()
+        target.write_bytes(data)
+        target.chmod(0o600)
+        aot.keep_note(target, ".sha256", f"{hashlib.sha256(data).hexdigest()}  {target.name}\n".encode())
+        return target
+
+    return plant
+
+
+def load_fresh(stage: str) -> tuple[list[str], str]:
+    """aot.load(stage) in a fresh process: (whether it loaded and proved its identity, which build serves), stderr."""
+    done = subprocess.run([sys.executable, "-c", PROBE, stage], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split(), done.stderr
+
+
+def test_a_stage_module_in_its_place_serves(cache_modules):
+    cache_modules("audit", "audit")
+    assert load_fresh("audit") == (["True", "ahead-of-time"], "")
+
+
+@pytest.mark.parametrize("module_of, named_as", [("audit", "score"), ("solution", "audit"), ("score", "strings")])
+def test_another_stages_module_with_its_hash_recorded_does_not_serve(cache_modules, module_of, named_as):
+    cache_modules(module_of, named_as)
+    (loaded, served), warning = load_fresh(named_as)
+    assert loaded == "False" and served == "numba-jit"  # numba's kernels serve instead
+    assert f"is not the {named_as!r} stage's module built from this source" in warning, warning
+
+
+def test_a_module_built_from_other_source_does_not_serve(cache_modules, monkeypatch):
+    from scorer.kernels import aot
+
+    target = cache_modules("audit", "audit")
+    (loaded, _), warning = load_fresh("audit")
+    assert loaded == "True"
+    source = aot.sources()[0]
+    monkeypatch.setattr(aot, "_named", lambda stage, *parts: target.name)  # the other source's module found by this name
+    assert aot.module_path("audit") == target
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(aot, "_source_digest", lambda: aot.sha256(source.read_bytes() + b"edited"))
+        module = aot._checked_import(target, {}, "audit")
+    assert module is None
+
+
+def test_a_swapped_stage_module_leaves_the_command_working(cache_modules):
+    cache_modules("solution", "score")
+    done = run_process("score", OTTO_SUBMISSION, "--truth", OTTO_TRUTH, "--format", "json")
+    assert done.returncode == 0 and "is not the 'score' stage's module" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("spoil, reason", [
+    (lambda root: root.chmod(0o777), "is writable by others (mode 777)"),
+    (lambda root: (root.rename(root.with_name("real")), root.symlink_to(root.with_name("real"))), "is a symlink or not a folder"),
+])
+def test_a_cache_folder_others_control_is_not_imported_from(cache_modules, tmp_path, spoil, reason):
+    cache_modules("audit", "audit")
+    spoil(tmp_path / "cache")
+    (loaded, served), warning = load_fresh("audit")
+    assert loaded == "False" and served == "numba-jit"
+    assert "were not loaded" in warning and reason in warning and str(tmp_path / "cache") in warning, warning
+
+
+def test_warmup_builds_nothing_into_a_cache_folder_others_control(tmp_path, monkeypatch):
+    from scorer.engine import aot_build
+
+    monkeypatch.setenv("SCORER_AOT", "cache")
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache").chmod(0o777)
+    for status in aot_build.ensure_built().values():
+        assert status.startswith("not built (the JIT kernels serve)") and "writable by others" in status, status
+    assert not (tmp_path / "cache" / "aot").exists()

@@ -33,7 +33,7 @@ def ensure_built() -> dict[str, str]:
     status = {stage: _ready(stage) for stage in STAGES}
     missing = [stage for stage, said in status.items() if said is None]
     try:
-        with private_files.opened_folder(aot.cache_folder(), create=True):
+        with private_files.opened_cache_folder(aot.CACHE_SUBFOLDER, create=True):
             pass
     except (Untrusted, OSError) as error:  # not private: nothing compiled, nothing written there
         return {stage: said or f"not built (the JIT kernels serve): {one_line(error)}" for stage, said in status.items()}
@@ -68,7 +68,7 @@ def _ready(stage: str) -> str | None:
 
 def _write_private(path: Path, data: bytes) -> None:
     """The module into the private folder (written whole or not at all), with its SHA-256 beside it."""
-    with private_files.opened_folder(path.parent, create=True) as folder:  # not private: Untrusted
+    with aot.opened_module_folder(path, create=True) as folder:  # not private: Untrusted
         private_files.write(folder, path.name, data)  # the module first, then its hash: never a hash without it
         private_files.write(folder, path.name + ".sha256", f"{private_files.sha256(data)}  {path.name}\n".encode())
 

@@ -49,6 +49,7 @@ def compile_stage(stage: str, *, throwaway: bool = False) -> bytes:
         cc.verbose = False
         for export, signature in signatures(stage).items():
             cc.export(export, signature)(door.jit(export).py_func)
+        cc.export(aot.IDENTITY, "int64()")(_identity_of(stage))
         from numba.core.registry import cpu_target
 
         cpu_target.target_context.refresh()  # pycc types with the JIT's registries, which load on first use
@@ -62,6 +63,16 @@ def compile_stage(stage: str, *, throwaway: bool = False) -> bytes:
             pycc_compiler.Flags = plain
         (built,) = Path(work).glob(f"{aot.MODULE_NAME}*")
         return built.read_bytes()
+
+
+def _identity_of(stage: str):
+    """The function a stage's module answers aot.proven with: its stage and source, as a constant."""
+    answer = aot.identity(stage)
+
+    def stage_identity():
+        return answer
+
+    return stage_identity
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from pathlib import Path
 from scorer import private_files
 from scorer.digests import sha256
 from scorer.errors import one_line
+from scorer.kernels.stages import STAGES
 from scorer.private_files import Untrusted, cache_dir
 
 PACKAGE = Path(__file__).resolve().parent.parent  # scorer/
@@ -104,9 +105,21 @@ def _named(stage: str, *parts: str) -> str:
     return f"scorer_{stage}-{digest.hexdigest()[:20]}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
 
 
+CACHE_SUBFOLDER = "aot"
+
+
 def cache_folder() -> Path:
     """The private folder of warmup's builds."""
-    return cache_dir() / "aot"
+    return cache_dir() / CACHE_SUBFOLDER
+
+
+def opened_module_folder(path: Path, create: bool = False, **trusted):
+    """The checked folder of the module at path (a context manager giving its descriptor): for warmup's builds the cache
+    folder too is checked, and the builds' folder opened through it (a cache folder that is a symlink or open to others
+    is not used at all, as for the truth cache); for the package's, the folder itself, with `trusted` owners."""
+    if not trusted and path.parent == cache_folder():
+        return private_files.opened_cache_folder(CACHE_SUBFOLDER, create=create)
+    return private_files.opened_folder(path.parent, create=create, **trusted)
 
 
 def module_path(stage: str) -> Path:
@@ -153,7 +166,7 @@ def verified(path: Path, stack: ExitStack, **trusted) -> int | None:
     when no module is built. Raises Untrusted (or OSError) saying why a module that is there must not be imported.
     `trusted`: whose folder and files pass besides this user's (private_files.check; the prebuilt modules')."""
     try:
-        folder = stack.enter_context(private_files.opened_folder(path.parent, **trusted))
+        folder = stack.enter_context(opened_module_folder(path, **trusted))
         module = stack.enter_context(private_files.opened_file(folder, path.name, **trusted))
     except FileNotFoundError:
         return None
@@ -166,7 +179,7 @@ def verified(path: Path, stack: ExitStack, **trusted) -> int | None:
 def keep_note(path: Path, suffix: str, data: bytes | None) -> None:
     """Write (or with None remove) a note beside the module, where the folder is private; else do without it."""
     try:
-        with private_files.opened_folder(path.parent, create=True) as folder:
+        with opened_module_folder(path, create=True) as folder:
             if data is None:
                 os.unlink(path.name + suffix, dir_fd=folder)
             else:
@@ -209,7 +222,7 @@ def load(stage: str):
     own first, then the cache's), else None (the JIT kernels serve; a module that is there but fails a check is named
     on stderr, once per process)."""
     for where, trusted in places(stage):
-        module = _load_once(where, trusted)
+        module = _load_once(where, trusted, stage)
         if module is not None:
             return module
     return None
@@ -220,19 +233,19 @@ def forget(path: Path) -> None:
     _tried.pop(path, None)
 
 
-def _load_once(path: Path, trusted: dict):
+def _load_once(path: Path, trusted: dict, stage: str):
     """The module at path once it passed the checks, else None (a refusal said on stderr, once per process)."""
     with _lock:  # kernels are first asked for on several threads at once
         if path not in _tried:
-            _tried[path] = _checked_import(path, trusted)
+            _tried[path] = _checked_import(path, trusted, stage)
         return _tried[path]
 
 
-def _checked_import(path: Path, trusted: dict):
+def _checked_import(path: Path, trusted: dict, stage: str):
     with ExitStack() as stack:
         try:
             folder = verified(path, stack, **trusted)
-            return None if folder is None else _import(path, folder)
+            return None if folder is None else proven(_import(path, folder), stage, path.name)
         except (Untrusted, ImportError, OSError) as error:
             reason = str(error) if isinstance(error, Untrusted) else one_line(error)
             if trusted:
@@ -243,6 +256,29 @@ def _checked_import(path: Path, trusted: dict):
                 print(f"scorer: warning: the ahead-of-time kernels in {path.parent} were not loaded: {reason}; "
                       "the JIT kernels serve (`scorer warmup` builds them again)", file=sys.stderr)
     return None
+
+
+IDENTITY = "stage_identity"  # an export of every stage module besides its kernels: identity(stage), compiled in
+
+
+def identity(stage: str) -> int:
+    """What a stage's module built from this source answers when asked which it is: the stage's name and the kernels'
+    source, hashed (63 bits)."""
+    return int(sha256((_source_digest().hexdigest() + "\0" + stage).encode()).hexdigest()[:15], 16)
+
+
+def proven(module, stage: str, name: str):
+    """The module, once it proved to be the stage's: it exports exactly the stage's kernels and IDENTITY, which answers
+    identity(stage). Every stage module has the same init symbol, so another stage's module, or a build of this one
+    from other source, imports as well, recorded hash and all; it must not serve."""
+    expected = {*STAGES[stage], IDENTITY}
+    exports = {attribute for attribute in vars(module) if not attribute.startswith("_")}
+    if exports != expected or getattr(module, IDENTITY)() != identity(stage):
+        raise Untrusted(f"{name} is not the {stage!r} stage's module built from this source: it "
+                        + (f"lacks {', '.join(sorted(expected - exports))}" if expected - exports else
+                           f"exports {', '.join(sorted(exports - expected))} besides its kernels" if exports - expected else
+                           "answers another stage or source"))
+    return module
 
 
 def _import(path: Path, folder: int):
