@@ -28,5 +28,8 @@ def parser() -> argparse.ArgumentParser:
         command = pending.pop()
         command.usage = None
         command.formatter_class = functools.partial(command.formatter_class, width=WIDTH)
+        for action in command._actions:
+            if action.help:  # sphinx-argparse reads help as reStructuredText, which takes 'novelty@20 for an e-mail address
+                action.help = action.help.replace("@", "\\@")
         pending.extend(commands(command).values())
     return top

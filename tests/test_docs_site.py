@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import html
 import re
 import shutil
 import subprocess
@@ -124,3 +125,6 @@ def test_the_site_builds_and_chromium_finds_search_and_every_command(tmp_path):
         assert f"scorer {name}" in re.search(r"<h1>(.*?)</h1>", page, re.S).group(1), name
         assert f"usage: scorer {name} " in text and "Examples" in text, name
     assert "--untrusted" in re.sub(r"<[^>]+>", "", pages["score"]) and "-o FILE" in re.sub(r"<[^>]+>", "", pages["grade"])
+    for name, page in pages.items():  # a metric's name (novelty@20) is text, not an e-mail address
+        assert "mailto:" not in page, name
+    assert "'novelty@20,gini@20,auc@20'" in html.unescape(pages["score"])
