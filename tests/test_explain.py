@@ -259,19 +259,24 @@ def test_cli_text_and_json(case, tmp_path, capsys):
     truth_lines, lines, *_ = make_case(tmp_path, seed=3)
     assert main(["explain", str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "truth.jsonl")]) == 0
     text = capsys.readouterr().out
-    assert "otto-official" in text and "item 0 dropped" in text and "docs/metrics.md#conventions-of-other-evaluators" in text
+    assert "otto-official" in text and "item 0 dropped" in text and "docs/" not in text  # a wheel user has no docs/ folder
+    rules = text.split("\nrules:\n", 1)[1].splitlines()
+    assert "  item 0 dropped: a click label of item 0 is falsy: the row is in neither sum" in rules
+    assert "  repeats collapsed: the run is a dict: a repeat takes no slot, later items move up" in rules
     assert main(["explain", str(tmp_path / "sub.csv"), "--truth", str(tmp_path / "truth.jsonl"), "--format", "json",
                  "--against", "kaggle-apk,ranx"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [c["name"] for c in data["conventions"]] == ["kaggle-apk", "ranx"]
     assert data["k"] == K and data["score"] is not None
+    assert list(data["rules"]) == ["repeats collapsed", "denominator |T|", "per-row mean"]  # ranx's
+    assert data["rules"]["repeats collapsed"] == "the run is a dict: a repeat takes no slot, later items move up"
 
 
 def test_cli_names_every_convention_without_importing_them():
-    from scorer.analytics.conventions import CONVENTIONS, DOCS
+    from scorer.analytics.conventions import CONVENTIONS
     from scorer.cli import explain as command
 
-    assert command.CONVENTION_NAMES == tuple(c.name for c in CONVENTIONS) and command.DOCS == DOCS
+    assert command.CONVENTION_NAMES == tuple(c.name for c in CONVENTIONS)
 
 
 def test_cli_usage_errors(tmp_path, capsys):

@@ -32,7 +32,6 @@ from scorer.kernels.explain_layout import (
     RULE_REPEATS_TWICE,
 )
 
-DOCS = "docs/metrics.md#conventions-of-other-evaluators"
 OTTO_TYPES = ("clicks", "carts", "orders")
 
 RULES = {  # bit: (name, what it does)

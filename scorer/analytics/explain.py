@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.analytics.conventions import BY_NAME, CONVENTIONS, DOCS, OTTO_TYPES, OUR_METRICS, RULES, Convention, pooled
+from scorer.analytics.conventions import BY_NAME, CONVENTIONS, OTTO_TYPES, OUR_METRICS, RULES, Convention, pooled
 from scorer.api import resolve_competition, score
 from scorer.engine.explain_pass import read_truth_rows
 from scorer.engine.result import Result, finite_or_none
@@ -35,10 +35,15 @@ class Explanation:
 
     def to_dict(self) -> dict:
         result = self.result
-        return {"submission": result.submission, "competition": result.competition, "k": self.k, "docs": DOCS,
+        return {"submission": result.submission, "competition": result.competition, "k": self.k, "rules": self.rules(),
                 "score": finite_or_none(result.score), "valid": result.valid, "metrics": result.metrics,
                 "problem_counts": result.report.summary(),
                 "conventions": self.conventions, "notes": self.notes}
+
+    def rules(self) -> dict[str, str]:
+        """The rules the conventions scored apply, each with what it does, in RULES' order."""
+        used = {rule["rule"] for convention in self.conventions for entry in convention["metrics"] for rule in entry["rules"]}
+        return {name: what for name, what in RULES.values() if name in used}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -208,7 +213,7 @@ def render_text(explanation: Explanation, all_rules: bool = False) -> str:
     result = explanation.result
     if result.unread is not None:
         return f"explain: {result.submission} could not be read: {result.unread}"
-    out = [f"explain: {result.submission} (K = {explanation.k}); rules and sources: {DOCS}"]
+    out = [f"explain: {result.submission} (K = {explanation.k}): each evaluator's metric is ours with its rules applied"]
     if result.score is not None:
         out.append(f"score (ours): {fixed(result.score)}")
     still = 0  # rules that touch rows but move no figure, not listed
@@ -236,6 +241,9 @@ def render_text(explanation: Explanation, all_rules: bool = False) -> str:
             out.append(_stops_text(convention["stops"]))
         if convention["note"]:
             out.append(f"  note: {convention['note']}")
+    rules = explanation.rules()
+    if rules:
+        out += ["", "rules:", *(f"  {name}: {what}" for name, what in rules.items())]
     out += [f"note: {note}" for note in explanation.notes]
     if still:
         which = "rule touches" if still == 1 else "rules touch"

@@ -13,7 +13,6 @@ HELP = "score a submission under other evaluators' conventions (OTTO's evaluate.
 # Named here, not imported: building the parser must not import the kernels (numba's cache check runs on their import,
 # outside main's error handling). tests/test_explain.py holds this list to scorer.analytics.conventions.CONVENTIONS.
 CONVENTION_NAMES = ("otto-official", "otto-official-2022", "kaggle-apk", "trec_eval", "recommenders-map", "recommenders-map_at_k", "ranx", "implicit")
-DOCS = "docs/metrics.md#conventions-of-other-evaluators"
 
 
 def add_arguments(parser) -> None:
@@ -23,7 +22,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz")
     add_competition(parser)
     parser.add_argument("--against", metavar="NAMES", help="comma-separated conventions (default: all that apply, but "
-                        "otto-official-2022, the evaluate.py before December 2022): " + ", ".join(CONVENTION_NAMES) + f"; rules in {DOCS}")
+                        "otto-official-2022, the evaluate.py before December 2022): " + ", ".join(CONVENTION_NAMES) + "; the output ends with the rules they apply")
     add_format(parser)
     parser.add_argument("--show", type=example_count, default=5, metavar="N", help="rows listed per rule (0: only the counts; default: 5)")
     parser.add_argument("--all", action="store_true", help="also list the rules that touch rows without moving a figure "
