@@ -51,7 +51,8 @@ mkdir -p "$context/docker/wheelhouse"
 requirements=$("$python" - <<'EOF'
 import tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))
-print("\n".join(project["project"]["dependencies"] + project["build-system"]["requires"]))
+print("\n".join(project["project"]["dependencies"] + project["project"]["optional-dependencies"]["evalai"]
+                + project["build-system"]["requires"]))
 EOF
 )
 # shellcheck disable=SC2086

@@ -13,7 +13,8 @@ Sources read (public repositories; nothing copied, the checks are written from w
   run() puts real paths in place of $input/$output and runs `docker run ... -w RUN_DIR IMAGE` + command.split(' ')
   with output/ made 0777).
 - EvalAI: Cloud-CV/EvalAI-Starters remote_challenge_evaluation/main.py (evaluate(submission_file, codename);
-  any exception becomes the participant's stderr as str(e)) and challenge_config.yaml.
+  any exception becomes the participant's stderr as str(e)) and challenge_config.yaml; the whole remote route against
+  EvalAI's update_submission is tests/test_evalai_remote.py.
 The platforms read their files with PyYAML, as these tests do (it comes with dask, of the test extra).
 """
 
@@ -132,8 +133,11 @@ def test_the_images_are_built_in_stages_pinned_and_checked():
               if "==" in line and not line.startswith("#")}
     import tomllib
 
-    needed = {re.split(r"[<>=!~\[ ;]", dep)[0].lower() for dep in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needed = {re.split(r"[<>=!~\[ ;]", dep)[0].lower() for dep in project["dependencies"] + project["optional-dependencies"]["evalai"]}
     assert needed <= pinned, f"unpinned dependencies: {needed - pinned}"
+    assert '"${wheel}[evalai]"' in install, "the full image holds requests, which EvalAI-Starters' remote main.py imports"
+    assert "optional-dependencies\"][\"evalai\"]" in (ROOT / "docker" / "build-local.sh").read_text(), "and so does the offline wheelhouse"
 
 
 def test_the_aot_key_survives_image_layers_that_keep_whole_seconds(tmp_path, monkeypatch):
@@ -462,7 +466,8 @@ def test_evalai_challenge_config_and_remote_evaluation(tmp_path, monkeypatch, ca
     status, result = as_remote_main(evaluate, SUBMISSION, "test")
     test_split = next(splits[s["dataset_split_id"]] for s in config["challenge_phase_splits"]
                       if phases[s["challenge_phase_id"]] == "test")
-    assert status == "FINISHED" and json.loads(result) == [{test_split: pytest.approx(strict_scores(SUBMISSION, TRUTH), abs=1e-12)}]
+    assert status == "FINISHED" and json.loads(result) == [{"split": test_split, "show_to_participant": True,  # EvalAI's remote form
+                                                            "accuracies": pytest.approx(strict_scores(SUBMISSION, TRUTH), abs=1e-12)}]
 
     bad = tmp_path / "bad.csv"
     bad.write_text(SUBMISSION.read_text().replace("_carts", "_cart", 1))
