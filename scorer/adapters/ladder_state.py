@@ -4,8 +4,9 @@ remote worker, scorer.adapters.evalai), and read back as untrusted input every t
 The file: a first line, the header (JSON: format, version, metric, types, weights, the split {"source", "public",
 "private"}, the truth's content key); then one record per submission, a JSON line (a history row of
 scorer.analytics.ladder_board, plus "figures": its public figure per type, and "vector": a byte count), followed, when
-the submission was released, by exactly "vector" = 4 x public sessions bytes (its per-session public scores, float32
-little-endian) and a newline. Records are appended, one write each, under an exclusive lock (flock), never rewritten.
+the submission was released, by exactly "vector" = 8 x public sessions bytes (its per-session public scores, float64
+little-endian) and a newline; a file of version 1 (scorer 0.2.0) holds float32 scores, 4 bytes each, and is read and
+written on as it is. Records are appended, one write each, under an exclusive lock (flock), never rewritten.
 
 Opening reads it record by record (a line of at most MAX_LINE bytes at a time; a vector is skipped, not read): every
 line must be a JSON object of the record's schema, every vector of the size the header says, a released record must
@@ -33,11 +34,12 @@ try:
 except ImportError:  # Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
-FORMAT, VERSION = "scorer-ladder-state", 1
+FORMAT, VERSION = "scorer-ladder-state", 2
+WIDTH = {1: 4, 2: 8}  # bytes per public session's score, by version: float32, float64
 MAX_LINE = 64 << 10  # a header or a record's line; a longer one is no record
 SCORE = Maybe(Number())
 SPLIT = Record({"source": Text(longest=256), "public": Whole(2), "private": Whole(0)})
-HEADER = Record({"format": Text((FORMAT,)), "version": Whole(VERSION, VERSION), "metric": Text(longest=256),
+HEADER = Record({"format": Text((FORMAT,)), "version": Whole(1, VERSION), "metric": Text(longest=256),
                  "types": ListOf(Text(longest=256), longest=64), "weights": ListOf(Number(), longest=64), "split": SPLIT,
                  "truth": Text(longest=256)})
 RECORD = Record({"file": Text(longest=4096), "team": Text(longest=256), "time": Number(0, 1e11), "status": Text(("scored", "invalid")),
@@ -74,22 +76,27 @@ class LadderState:
     def public(self) -> int:
         return int(self.header["split"]["public"])
 
+    @property
+    def width(self) -> int:
+        """Bytes per public session's score in this file: 8 (float64), 4 (float32) in a file of version 1."""
+        return WIDTH[int(self.header["version"])]
+
     def leader_sessions(self, team: str) -> np.ndarray | None:
-        """The team's leader's per-session public scores (float32), read now and checked finite; None without a leader."""
+        """The team's leader's per-session public scores (float64), read now and checked finite; None without a leader."""
         found = self.teams.get(team)
         if found is None or found.leader is None:
             return None
-        data = os.pread(self.fd, 4 * self.public, found.vector_at)
-        vector = np.frombuffer(data, "<f4").astype(np.float32)
+        data = os.pread(self.fd, self.width * self.public, found.vector_at)
+        vector = np.frombuffer(data, f"<f{self.width}").astype(np.float64)
         if len(vector) != self.public or not np.isfinite(vector).all():
             raise StateError(f"the Ladder state {self.path}: the leader of team {team!r} has a damaged score vector")
         return vector
 
     def append(self, row: dict, sessions: np.ndarray | None) -> None:
         """One record (and its vector when released) written at the end of the file with one call, handed to the system."""
-        record = {**row, "vector": 0 if sessions is None else 4 * self.public}
+        record = {**row, "vector": 0 if sessions is None else self.width * self.public}
         line = (json.dumps(record) + "\n").encode()
-        blob = b"" if sessions is None else np.ascontiguousarray(sessions, "<f4").tobytes() + b"\n"
+        blob = b"" if sessions is None else np.ascontiguousarray(sessions, f"<f{self.width}").tobytes() + b"\n"
         at = os.fstat(self.fd).st_size
         data = line + blob
         while data:
@@ -113,7 +120,8 @@ class LadderState:
 def open_state(path: str, header: dict, write: bool = True) -> LadderState:
     """The state file at `path`, read and checked (created with `header` when missing, if write). With write, it is
     locked for this process until close() and a last record cut short is removed. StateError when it cannot be used:
-    not a regular file, made for another header (truth, split, competition), or damaged."""
+    not a regular file, made for another header (truth, split, competition), or damaged. A file of an earlier version
+    is used as it is (its own width of scores)."""
     flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT) if write else os.O_RDONLY
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0), 0o600)
@@ -129,7 +137,8 @@ def open_state(path: str, header: dict, write: bool = True) -> LadderState:
         if write and os.fstat(fd).st_size == 0:
             os.write(fd, (json.dumps(header) + "\n").encode())
         state = _read(path, fd, write)
-        if {k: state.header.get(k) for k in header} != header:
+        same = [k for k in header if k != "version"]
+        if {k: state.header.get(k) for k in same} != {k: header[k] for k in same}:
             raise StateError(f"the Ladder state {path} was made for another truth, split or competition: start a new file")
     except BaseException:
         os.close(fd)
@@ -144,7 +153,7 @@ def _read(path: str, fd: int, write: bool) -> LadderState:
         raise StateError(f"the Ladder state {path} has no header line")
     header = _checked(line, HEADER, path, 1)
     state = LadderState(path, fd, header)
-    vector = 4 * state.public
+    vector = state.width * state.public
     number = 1
     while at < size:
         start = at

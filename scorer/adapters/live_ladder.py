@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from scorer.adapters.ladder_state import LadderState, StateError, open_state
+from scorer.adapters.ladder_state import FORMAT, VERSION, LadderState, StateError, open_state
 from scorer.analytics.bootstrap import SessionTable
 from scorer.analytics.ladder import Offer, TeamLadder
 from scorer.analytics.ladder_board import SplitFigures, history_row, split_summary
@@ -69,7 +69,7 @@ def team_and_time(kwargs: dict) -> tuple[str, float]:
 def header_of(truth_path: str, truth, competition, split) -> dict:
     from scorer.truth.cache import content_key
 
-    return {"format": "scorer-ladder-state", "version": 1, "metric": str(competition.metric), "types": list(competition.types),
+    return {"format": FORMAT, "version": VERSION, "metric": str(competition.metric), "types": list(competition.types),
             "weights": [float(w) for w in competition.weights], "split": split_summary(split),
             "truth": content_key(truth_path) or "empty"}
 

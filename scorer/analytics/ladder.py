@@ -26,8 +26,19 @@ instead of a loss that falls):
     The board shows R_t: the leader's public score.
 
 The paper's algorithm also rounds a released score to a multiple of 1/n, a device of its analysis; the authors' code does
-not, and neither does this (the shown score is the leader's public score as `scorer score --split` gives it). x is kept
-as float32 (4 bytes per public session, the leader's, per team) and d is taken in float64 of the float32 values.
+not, and neither does this (the shown score is the leader's public score as `scorer score --split` gives it).
+
+How the test is decided. With D = Σ d and Q = Σ d², S_t - S_leader = D/n and s² = (Q - D²/n)/(n - 1), and multiplying
+the test out leaves
+
+    released  iff  D > 0 and D² > Q,
+
+which is how it is decided: D and Q are summed exactly rounded (math.fsum) over d taken in float64 of x in float64 (8
+bytes per public session, the leader's, per team), and a tie is a tie: D² within a relative TIE (10^-9) of Q counts as
+equal (not released), far above the rounding of x and of the sums (about 10^-15). The exact ties this keeps: a file
+that gains in one public session alone (d is c there and 0 elsewhere, so S_t - S_leader = c/n = s/√n exactly: a
+one-row probe), whose release float32 figures or a comparison of two separately rounded numbers would leave to
+rounding.
 
 Ties and equal files:
   - the same bytes again, or any file with the same per-session figures as the leader: d = 0, s = 0, and
@@ -45,17 +56,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+TIE = 1e-9  # relative: D² within this of Q is a tie, not a release (see "How the test is decided")
+
 
 def session_scores(num: np.ndarray, den_mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """x_s = Σ_t w_t · num_st / μ_t (float32) of the public sessions' numerators (n, T); μ_t = den_mean (a type with μ_t = 0
+    """x_s = Σ_t w_t · num_st / μ_t (float64) of the public sessions' numerators (n, T); μ_t = den_mean (a type with μ_t = 0
     adds 0)."""
     scale = np.where(den_mean > 0, weights / np.where(den_mean > 0, den_mean, 1.0), 0.0)
-    return (np.asarray(num, np.float64) * scale).sum(axis=1).astype(np.float32)
+    return (np.asarray(num, np.float64) * scale).sum(axis=1)
 
 
 @dataclass
 class Offer:
-    """One valid submission as the Ladder sees it: its public score S and per-session scores x (float32)."""
+    """One valid submission as the Ladder sees it: its public score S and per-session scores x."""
 
     name: str
     score: float
@@ -74,12 +87,22 @@ class Decision:
 
 
 def paired_margin(x: np.ndarray, leader: np.ndarray) -> float:
-    """s / √n: the sample standard deviation of d = x - leader (float64 of the float32 values) over √n."""
-    n = len(x)
-    if n < 2:
-        raise ValueError(f"the paired test needs at least 2 public sessions, got {n}")
-    d = x.astype(np.float64) - leader.astype(np.float64)
-    return float(np.std(d, ddof=1)) / math.sqrt(n)
+    """s / √n: the sample standard deviation of d = x - leader (in float64) over √n, as the board shows it."""
+    return float(np.std(_differences(x, leader), ddof=1)) / math.sqrt(len(x))
+
+
+def beats(x: np.ndarray, leader: np.ndarray) -> bool:
+    """The paired test mean(d) > s/√n, decided as D > 0 and D² > Q (1 + TIE) with D = Σ d and Q = Σ d² exactly rounded:
+    equal means equal (see "How the test is decided")."""
+    d = _differences(x, leader)
+    total, squares = math.fsum(d.tolist()), math.fsum((d * d).tolist())
+    return total > 0 and total * total > squares * (1 + TIE)
+
+
+def _differences(x: np.ndarray, leader: np.ndarray) -> np.ndarray:
+    if len(x) < 2:
+        raise ValueError(f"the paired test needs at least 2 public sessions, got {len(x)}")
+    return np.asarray(x, np.float64) - np.asarray(leader, np.float64)
 
 
 class TeamLadder:
@@ -98,7 +121,7 @@ class TeamLadder:
             return Decision(True, offer.score, None, None)
         difference = offer.score - self.leader.score
         threshold = paired_margin(offer.sessions, self.leader.sessions)
-        released = difference > threshold
+        released = beats(offer.sessions, self.leader.sessions)
         if released:
             self.leader = offer
         return Decision(released, self.leader.score, difference, threshold)

@@ -33,7 +33,7 @@ RULE = ("parameter-free Ladder (Blum & Hardt 2015): a team's shown score changes
 
 @dataclass(frozen=True)
 class Figures:
-    """A submission on each side of the split: public score, per-session public scores (float32), private score, and
+    """A submission on each side of the split: public score, per-session public scores (float64), private score, and
     the public figure of each type (None for a type without public truth)."""
 
     public: float
