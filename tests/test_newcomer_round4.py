@@ -442,8 +442,15 @@ def test_the_candidate_recipe_makes_a_table_scorer_candidates_reads(tmp_path, lo
     import pandas as pd
 
     table = pd.read_parquet(table_path)
-    own = recipe.history(tmp_path / "split")
+    own = recipe.history(tmp_path / "split", per_session)
     assert (table.groupby("session").size() == per_session).all()
+    for chunk in (1, 7):  # made a few sessions at a time (memory bounded at OTTO's size), the table is the same
+        small = tmp_path / f"chunked{chunk}.parquet"
+        assert recipe.write(tmp_path / "split", small, per_session, chunk=chunk) == (len(table), table["session"].nunique())
+        pd.testing.assert_frame_equal(pd.read_parquet(small), table)
+    as_csv = tmp_path / "candidates.csv"
+    recipe.write(tmp_path / "split", as_csv, per_session, chunk=7)
+    pd.testing.assert_frame_equal(pd.read_csv(as_csv), table, check_dtype=False)
     first = table.groupby("session").head(1).merge(own[own["rank"] == 0], on=["session", "aid"])
     assert len(first) == table["session"].nunique()  # each list starts with the session's latest item
     labels = next((tmp_path / "split").glob("test_labels.*"))
