@@ -246,6 +246,40 @@ def test_verify_reads_grade_lines_and_refuses_what_holds_no_receipt(case, capsys
     assert "no receipt found" in capsys.readouterr().err
 
 
+def test_verify_takes_the_newest_record_of_this_file_and_these_bytes(case, capsys):
+    """grade's records: the same bytes graded twice, the same name in two folders, a file graded before it changed. The
+    newest record of this file (by its path, however spelled) and these bytes counts; a file of that name elsewhere
+    with other bytes does not stand in for it."""
+    from scorer.dask.tasks import grade_one
+
+    folder, submission, truth = case
+    comp = resolve_competition("otto")
+    (folder / "x").mkdir(), (folder / "y").mkdir()
+    x, y = folder / "x" / "A.csv", folder / "y" / "A.csv"
+    x.write_text(submission_text(rows(0.5, seed=1)))
+    y.write_text(submission_text(rows(0.8, seed=2)))
+    lines = folder / "results.jsonl"
+
+    def write(*paths):
+        lines.write_text("".join(json.dumps(grade_one(str(p), str(truth), comp)) + "\n" for p in paths))
+
+    write(x, x)  # the same bytes graded twice
+    assert verify(capsys, lines, x, "--truth", truth)[0] == 0
+    write(x, y)  # x/A.csv and y/A.csv both graded: each verifies by its own record, under any spelling
+    assert verify(capsys, lines, x, "--truth", truth)[0] == 0
+    assert verify(capsys, lines, folder / "y" / "." / "A.csv", "--truth", truth)[0] == 0
+    moved = folder / "A.csv"  # a copy of y's bytes elsewhere: found by its name and content key
+    moved.write_bytes(y.read_bytes())
+    assert verify(capsys, lines, moved, "--truth", truth)[0] == 0
+    moved.write_text(submission_text(rows(0.3, seed=3)))  # other bytes by that name: no record of them
+    assert main(["verify", str(lines), str(moved), "--truth", str(truth)]) == 2
+    assert "none of these bytes" in capsys.readouterr().err
+    write(x, y)
+    x.write_text(submission_text(rows(0.3, seed=4)))  # x changed after it was graded: its record, and the submission differs
+    code, checks = verify(capsys, lines, x, "--truth", truth)
+    assert code == 1 and failing(checks) == ["submission", "figures"]
+
+
 def test_a_submission_is_hashed_in_blocks_never_mapped(tmp_path, monkeypatch):
     """A mapped file counts in the process's resident memory: a partitioned score's client grew by the size of the largest
     part when it hashed the parts for its receipt. The key is the same as the mapped one's."""

@@ -28,15 +28,11 @@ MAX_RECEIPT_BYTES = 64 << 20  # a receipt, or a score's JSON holding one; a long
 MAX_RECORD_BYTES = 64 << 20  # one line of `scorer grade -o`
 
 
-def receipt_from(data, submission_name: str, where: str) -> dict:
+def receipt_from(data, submission: str, where: str) -> dict:
     """The receipt in a parsed document: a receipt itself, a score JSON or grade record holding one, or a list of
-    grade records (the one for `submission_name`), checked against RECEIPT. where: the file, in messages."""
+    grade records (the one of the file `submission`: record_of), checked against RECEIPT. where: the file, in messages."""
     if isinstance(data, list):
-        matches = [record for record in data if isinstance(record, dict) and _named(record, submission_name)]
-        if len(matches) != 1:
-            raise UsageError(f"the receipt file holds {len(data)} records, {len(matches)} of them for {submission_name!r}: "
-                             "give the record of this submission")
-        data = matches[0]
+        data = record_of([record for record in data if isinstance(record, dict)], submission, len(data))
     if isinstance(data, dict) and isinstance(data.get("receipt"), dict):
         data = data["receipt"]
     if not isinstance(data, dict) or "receipt" not in data or "figures" not in data:
@@ -44,27 +40,61 @@ def receipt_from(data, submission_name: str, where: str) -> dict:
     return checked(data, RECEIPT, where, "receipt")
 
 
-def read_receipt(path: str, submission_name: str) -> dict:
-    """The receipt in a file (a JSON document, or the JSON lines of `scorer grade -o`): a regular file, read within
-    bounds (scorer.handed_back), checked against RECEIPT."""
+def read_receipt(path: str, submission: str) -> dict:
+    """The receipt in a file (a JSON document, or the JSON lines of `scorer grade -o`) for the file `submission`: a
+    regular file, read within bounds (scorer.handed_back), checked against RECEIPT."""
     with opened(path, "receipt") as (fd, status):
         if status.st_size <= MAX_RECEIPT_BYTES:
             try:
-                return receipt_from(parse(os.pread(fd, MAX_RECEIPT_BYTES, 0)), submission_name, path)
+                return receipt_from(parse(os.pread(fd, MAX_RECEIPT_BYTES, 0)), submission, path)
             except TooDeep as error:
                 raise UsageError(f"the receipt {path} {error}") from None
             except ValueError:
                 pass  # not one document: JSON lines
-        records = []
+        records, count = [], 0
         for line, record, error in json_lines(fd, MAX_RECORD_BYTES, f"receipt {path}"):
             if error is not None:
                 raise UsageError(f"the receipt {path} is not JSON (nor JSON lines): line {line.number} {error}")
-            records.append(record if isinstance(record, dict) and _named(record, submission_name) else None)
-    return receipt_from(records, submission_name, path)
+            count += 1
+            if isinstance(record, dict) and (_named(record, os.path.basename(submission)) or _at(record, submission)):
+                records.append(record)  # memory: this file's records only
+    return receipt_from(record_of(records, submission, count), submission, path)
 
 
-def _named(record: dict, submission_name: str) -> bool:
-    return str(record.get("file", "")).rsplit("/", 1)[-1] == submission_name
+def record_of(records: list[dict], submission: str, count: int) -> dict:
+    """The grade record of the file `submission` among `records` (`scorer grade -o`'s, in the order written, of `count`
+    in all). Its own: the records whose "path" is this file under any spelling (scorer.file_identity), else those of
+    its file name (the file was moved); of those, the newest whose receipt holds these bytes' content key (the newest
+    record of a (path, content key) counts), else, when they all name one file, the newest (it was graded before it
+    changed: verify says the submission differs). UsageError when none is this file's, or several files' and none of
+    these bytes."""
+    from scorer.engine.receipt import submission_hash
+    from scorer.file_identity import identity
+
+    name = os.path.basename(submission)
+    mine = [r for r in records if _at(r, submission)]
+    pool = mine or [r for r in records if _named(r, name)]
+    if not pool:
+        raise UsageError(f"the receipt file holds {count:,} records, none of them for {name!r}: give the record of this submission")
+    key = submission_hash(submission)
+    same_bytes = [r for r in pool if isinstance(r.get("receipt"), dict) and r["receipt"].get("submission") == key]
+    if same_bytes:
+        return same_bytes[-1]
+    if mine or len({identity(r.get("path") or r.get("file", "")) for r in pool}) == 1:
+        return pool[-1]
+    raise UsageError(f"the receipt file holds {len(pool):,} records of files named {name!r} from other folders, none of "
+                     "these bytes: give the record of this submission")
+
+
+def _at(record: dict, submission: str) -> bool:
+    """Whether the record's "path" is the file `submission`, however either is spelled."""
+    from scorer.file_identity import same_file
+
+    return isinstance(record.get("path"), str) and same_file(record["path"], submission)
+
+
+def _named(record: dict, name: str) -> bool:
+    return os.path.basename(str(record.get("file", ""))) == name
 
 
 def rescore(recorded: dict, submission, truth, competition, threads: int = 2) -> dict:

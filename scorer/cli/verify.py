@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from scorer.cli.common import add_format, add_threads
 
 USAGE = "scorer verify RECEIPT SUBMISSION --truth TRUTH [--config PATH] [--format text|json]"
@@ -15,7 +13,7 @@ HELP = "score a submission again and check its score receipt: version, config, t
 
 def add_arguments(parser) -> None:
     parser.add_argument("receipt", metavar="RECEIPT", help="receipt.json, a `scorer score --format json` output, or the JSON "
-                        "lines of `scorer grade -o` (the record of SUBMISSION's file name)")
+                        "lines of `scorer grade -o` (the newest record of SUBMISSION's path, else of its file name, and of its bytes)")
     parser.add_argument("submission", metavar="SUBMISSION", help="the submission file that was scored")
     parser.add_argument("--truth", required=True, help="the ground truth it was scored against (any form: its content is compared)")
     group = parser.add_mutually_exclusive_group()
@@ -30,7 +28,7 @@ def run(args) -> int:
     from scorer.api import resolve_competition
     from scorer.engine.checklist import render
 
-    recorded = read_receipt(args.receipt, Path(args.submission).name)
+    recorded = read_receipt(args.receipt, args.submission)
     competition = resolve_competition(args.competition or recorded.get("competition", {}).get("name"), args.config)
     checks = verify(recorded, args.submission, args.truth, competition, threads=args.threads)
     print(render(checks, f"verify {args.receipt} against {args.submission}", args.format))
