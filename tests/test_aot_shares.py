@@ -52,3 +52,20 @@ def test_a_claimable_stage_is_compiled_by_one_worker_only_and_claimed_when_the_w
     assert aot_build._outcome(tmp_path, "score") == b"module of score"
     assert aot_build._outcome(tmp_path, "audit") == "RuntimeError: no C compiler"
     assert not aot_build._claimed(Path(tmp_path), claimable[0]) and aot_build._claimed(Path(tmp_path), "not offered")
+
+
+def test_the_package_build_says_each_stage_it_compiles(tmp_path, monkeypatch, capsys):
+    """pip's spinner says only "still running" for the minute or more the build compiles; with `pip install -v` (or
+    where a build's output is shown) each stage is said as it is done. warmup's builds stay quiet."""
+    monkeypatch.setattr(aot_build, "_compiled_or_error", lambda stage, throwaway=False: b"m" if stage != "audit" else "RuntimeError: no C compiler")
+    monkeypatch.setattr(aot_build, "share_runtime", lambda folder, compile_it: None)
+    monkeypatch.setenv(aot_build.PROGRESS, "1")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    aot_build.worker(str(tmp_path / "a"), "0", "score", "audit", aot_build.CLAIM)
+    said = capsys.readouterr().err.splitlines()
+    assert [line.rsplit(" in ", 1)[0] for line in said] == ["scorer build: compiled the score stage",
+                                                             "scorer build: could not compile the audit stage"]
+    monkeypatch.setenv(aot_build.PROGRESS, "")
+    aot_build.worker(str(tmp_path / "b"), "0", "score", aot_build.CLAIM)
+    assert capsys.readouterr().err == ""

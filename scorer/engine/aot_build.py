@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -22,7 +24,8 @@ from scorer.private_files import Untrusted
 COST = {"score": 13.2, "strings": 11.2, "explain": 4.8, "prepare": 11.5, "resample": 9.8, "candidates": 13.0, "partitions": 2.2,
         "audit": 0.8, "solution": 0.9}
 FAMILIES = (("score", "strings", "explain"),)
-CLAIM = "--claim"  # in a worker's arguments: the stages after it are compiled by whichever worker claims each first
+CLAIM = "--claim"
+PROGRESS = "SCORER_BUILD_PROGRESS"  # set for the workers of the package's build: each says on stderr when a stage is done  # in a worker's arguments: the stages after it are compiled by whichever worker claims each first
 
 
 def ensure_built() -> dict[str, str]:
@@ -81,7 +84,11 @@ def build_into_package(folder: Path, stages: tuple[str, ...] = tuple(STAGES)) ->
     folder.mkdir(parents=True, exist_ok=True)
     targets = {stage: folder / aot.prebuilt_name(stage) for stage in stages}
     missing = [stage for stage, target in targets.items() if not _whole(target)]
-    outcomes = dict(zip(missing, _compiled_each(missing)))
+    if missing:  # pip shows this only with -v (its spinner says "still running" meanwhile)
+        print(f"scorer build: compiling {len(missing)} kernel stages ahead of time on {min(len(missing), os.cpu_count() or 1)} "
+              f"processes (about {sum(COST.get(stage, 10.0) for stage in missing):.0f} CPU-seconds; a minute or more on 2 cores)",
+              file=sys.stderr, flush=True)
+    outcomes = dict(zip(missing, _compiled_each(missing, progress=True)))
     failed = {stage: outcome for stage, outcome in outcomes.items() if isinstance(outcome, str)}
     for old in folder.glob("scorer_*"):
         if old.name.removesuffix(".sha256") not in {target.name for stage, target in targets.items() if stage not in failed}:
@@ -107,18 +114,18 @@ def _whole(target: Path) -> bool:
                                                                                         target.name]
 
 
-def _compiled_each(stages: list[str]) -> list[bytes | str]:
+def _compiled_each(stages: list[str], progress: bool = False) -> list[bytes | str]:
     """Each stage's module bytes (or why it could not be built), compiled in parallel processes, one per core at most (each
     imports numba once and compiles its families, then claims the other stages one at a time, the largest first, until
-    none is left); a single stage is compiled here."""
+    none is left); a single stage is compiled here. progress: each stage compiled is said on stderr (the package's build)."""
     if len(stages) <= 1:
         return [_compiled_or_error(stage) for stage in stages]
     import subprocess
-    import sys
 
     shares, claimable = _shares(stages, min(len(stages), os.cpu_count() or 1))
     package_root = str(Path(__file__).resolve().parent.parent.parent)  # where `import scorer` finds this package
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH"))))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH")))),
+           PROGRESS: "1" if progress else ""}
     with tempfile.TemporaryDirectory(prefix="scorer-aot-") as out:
         workers = [subprocess.Popen([sys.executable, "-c", "import sys; from scorer.engine.aot_build import worker; worker(*sys.argv[1:])",
                                      out, str(number), *share, CLAIM, *claimable], env=env) for number, share in enumerate(shares)]
@@ -149,9 +156,13 @@ def worker(out: str, number: str, *stages: str) -> None:
     share_runtime(Path(out), compile_it=number == "0")
     split = stages.index(CLAIM)
     for stage in itertools.chain(stages[:split], (stage for stage in stages[split + 1 :] if _claimed(Path(out), stage))):
+        started = time.perf_counter()
         outcome = _compiled_or_error(stage, throwaway=True)
         name = stage if isinstance(outcome, bytes) else stage + ".failed"
         (Path(out) / name).write_bytes(outcome if isinstance(outcome, bytes) else outcome.encode())
+        if os.environ.get(PROGRESS):
+            done = "compiled" if isinstance(outcome, bytes) else "could not compile"
+            print(f"scorer build: {done} the {stage} stage in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
 
 
 def _claimed(out: Path, stage: str) -> bool:

@@ -187,19 +187,37 @@ def open_cache_folder(stack: ExitStack, folder: Path, create: bool) -> int | Non
 def cached_copy(cached: Path | None, reader, *args, source: str):
     """The cache entry read by reader(cached, *args, source=..., opened=file) if there is a sound one in a private
     cache folder, else None: a missing, damaged or crafted entry is a miss, and so is one that is not this
-    user's regular file (a symlink is not followed, a FIFO never waited on)."""
+    user's regular file (a symlink is not followed, a FIFO never waited on). A miss on a large truth is said on stderr
+    (say_first_read)."""
     if cached is None:
         return None
     with ExitStack() as stack:
         folder = open_cache_folder(stack, cached.parent, create=False)
         try:
-            if folder is None:
-                return None
-            fd = stack.enter_context(private_files.opened_file(folder, cached.name))
-            opened = stack.enter_context(os.fdopen(os.dup(fd), "rb"))
-            return reader(cached, *args, source=source, opened=opened)
+            if folder is not None:
+                fd = stack.enter_context(private_files.opened_file(folder, cached.name))
+                opened = stack.enter_context(os.fdopen(os.dup(fd), "rb"))
+                return reader(cached, *args, source=source, opened=opened)
         except (TruthError, OSError, Untrusted):
-            return None
+            pass
+    say_first_read(Path(source))
+    return None
+
+
+SAID_FROM_BYTES = 32 << 20  # a truth file from this size takes seconds to read (OTTO's 113 MB: about 9 s)
+
+
+def say_first_read(path: Path) -> None:
+    """One line on stderr, terminal or not, when a truth of SAID_FROM_BYTES or more is read from its source: the first
+    run waits seconds for it, later ones load the compiled copy in milliseconds. It names no path (a grader's stderr
+    may reach a participant)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return
+    if size >= SAID_FROM_BYTES:
+        print(f"scorer: reading the truth ({size / 1e6:,.0f} MB) from its source file: seconds this once (about 9 s at OTTO's "
+              "size); it is compiled into the cache, and later runs load it in milliseconds", file=sys.stderr, flush=True)
 
 
 def save_to_cache(truth, cached: Path | None, path: Path, what: list[str], suffix: str = COMPILED_SUFFIX) -> None:
