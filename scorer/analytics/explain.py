@@ -241,11 +241,11 @@ def render_text(explanation: Explanation, all_rules: bool = False) -> str:
             out.append(_stops_text(convention["stops"]))
         if convention["note"]:
             out.append(f"  note: {convention['note']}")
-    rules = explanation.rules()
-    if rules:
-        out += ["", "rules:", *(f"  {name}: {what}" for name, what in rules.items())]
     out += [f"note: {note}" for note in explanation.notes]
     if still:
         which = "rule touches" if still == 1 else "rules touch"
         out.append(f"note: {still:,} more {which} rows without moving a figure (--all lists {'it' if still == 1 else 'them'})")
+    rules = explanation.rules()
+    if rules:
+        out += ["", "rules:", *(f"  {name}: {what}" for name, what in rules.items())]
     return "\n".join(out)

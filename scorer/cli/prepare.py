@@ -46,11 +46,16 @@ def next_command(folder: str, labels: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from scorer.cli.outputs import refuse_overwriting
+    from scorer.errors import UsageError
+    from scorer.file_formats import unreadable
     from scorer.prepare.pipeline import format_summary, prepare
     from scorer.prepare.readers import detect_format
     from scorer.prepare.writers import output_files
 
     output_path(args.output, "-o", folder=True, make=False)  # prepare makes it, and removes it again if it fails
+    why = unreadable(args.events, "session log")  # said before its format is guessed from its name
+    if why:
+        raise UsageError(why)
     written = output_files(args.output, args.output_format or args.input_format or detect_format(Path(args.events)))
     refuse_overwriting(args, [("-o", path) for path in written.values()])
     summary = prepare(
