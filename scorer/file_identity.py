@@ -28,3 +28,15 @@ def identity(path) -> tuple:
 
 def same_file(a, b) -> bool:
     return identity(a) == identity(b)
+
+
+def distinct(paths) -> list:
+    """The paths in their order, each file once (under its first spelling)."""
+    seen: set[tuple] = set()
+    out = []
+    for path in paths:
+        key = identity(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out

@@ -11,6 +11,12 @@ def printable(text: str) -> str:
     return "\n".join("".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in text.split("\n"))
 
 
+def inline(text) -> str:
+    """printable(text) with its newlines escaped too ('\\n'): a name that others chose (a team, a file, an id), shown
+    within one line of a board, can never make a line of its own."""
+    return printable(str(text).replace("\n", "\\n"))
+
+
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """'1 row', '2 rows', '1,234 sessions': the count and its noun, singular for one ('worker', 'workers')."""
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -301,7 +301,7 @@ def test_the_attack_in_memory_climbs_the_plain_board_and_not_the_ladder():
     ("t.csv", "file,team,time,team\na.csv,red,1,blue\n", "header naming the columns file,team,time once each"),
     ("t.csv", "file,team,time\na.csv,red,yesterday\n", "line 2 has the time 'yesterday'"),
     ("t.csv", "file,team,time\na.csv,red,1\na.csv,blue,2\n", "line 3 names the file 'a.csv' again"),
-    ("t.csv", "file,team,time\na.csv,,1\n", "team name that is empty"),
+    ("t.csv", "file,team,time\na.csv,,1\n", "team name that is not 1 to 256 printable characters"),
     ("t.csv", "file,team,time\na.csv,red,-5\n", "seconds since 1970 go from 0"),
     ("t.csv", "file,team,time\na.csv,red,nan\n", "seconds since 1970 go from 0"),
     ("t.csv", "file,team,time\na.csv,red\n", "line 2 has 2 fields"),
@@ -595,3 +595,68 @@ def test_a_submission_evaluated_again_shows_the_same_figures(tmp_path):
             for path in (a, b, b)]
     assert runs[2] == runs[1] != runs[0]
     assert [h["released"] for h in read_state(str(state))[1]] == [True, True, False]
+
+
+# -- names others chose, and one file under two spellings ------------------------------------------------------------------
+
+
+FORGED = "red\x1b[2J\nblue      1.000000  forged"  # an ESC sequence and a newline: a board line of its own
+
+
+def test_a_team_name_from_evalai_follows_the_teams_files_rule(tmp_path, capsys):
+    """EvalAI's metadata carries the name the participant chose: a control byte or a newline in it is refused as the teams
+    file refuses it (the evaluation fails on the host's side, nothing is recorded), and a state record holding one
+    (written by hand, or by an older scorer) is a damaged state, never printed raw."""
+    truth_path, (a, b) = honest_files(tmp_path, (0.5, 0.8), sessions=300)
+    truth_path = usage_truth(tmp_path, truth_path)
+    state = tmp_path / "ladder.state"
+    with pytest.raises(evalai.EvaluationFailed):
+        evalai.evaluate(str(truth_path), str(a), "test", ladder_state=str(state), submission_metadata={"participant_team_name": FORGED})
+    err = capsys.readouterr().err
+    assert "is not 1 to 256 printable characters" in err and "\x1b" not in err and err.count("\n") == 1
+    assert not state.exists()
+    teams = tmp_path / "t.json"
+    teams.write_text(json.dumps({"submissions": [{"file": str(a), "team": FORGED, "time": 1}]}))
+    code, _, err = run_main("ladder", "--teams", teams, "--truth", truth_path, "--split", "public=0.4")
+    assert code == 2 and "is not 1 to 256 printable characters" in err
+    evalai.evaluate(str(truth_path), str(a), "test", ladder_state=str(state), team="red")
+    header, records = state_records(state.read_bytes())
+    records[0] = ({**records[0][0], "team": FORGED}, records[0][1])
+    state.write_bytes(state_bytes(header, records))
+    code, out, err = run_main("ladder", "--state", state)
+    assert code == 2 and "record 1 has a team name that is not" in err and out == "" and "\x1b" not in err
+
+
+def test_names_on_the_boards_are_shown_on_their_own_line_escaped(tmp_path):
+    """A file name with an ESC byte and a newline (an upload's name) is one escaped line of every board's text."""
+    truth_path, (a,) = honest_files(tmp_path, (0.5,), sessions=200)
+    odd = tmp_path / "odd\x1b[31m\nname.csv"
+    teams = tmp_path / "t.json"
+    teams.write_text(json.dumps({"submissions": [{"file": str(a), "team": "red", "time": 1},
+                                                 {"file": str(odd), "team": "red", "time": 2}]}))
+    code, out, _ = run_main("ladder", "--teams", teams, "--truth", truth_path, "--split", "public=0.4")  # odd: not there
+    assert code == 1 and "\x1b" not in out and "odd\\x1b[31m\\nname.csv" in out
+    odd.write_bytes(a.read_bytes())
+    code, out, _ = run_main("leaderboard", odd, a, "--truth", truth_path, "--bootstrap", 0)
+    assert code == 0 and "\x1b" not in out and "odd\\x1b[31m\\nname.csv" in out
+
+
+def test_a_file_named_twice_under_two_spellings_is_refused(tmp_path):
+    truth_path, (a, b) = honest_files(tmp_path, (0.5, 0.8), sessions=200)
+    other = f"{a.parent}/./{a.name}"
+    teams = teams_csv(tmp_path / "t.csv", [(a, "red", 1), (b, "red", 2), (other, "blue", 3)])
+    code, out, err = run_main("ladder", "--teams", teams, "--truth", truth_path, "--split", "public=0.4")
+    assert code == 2 and f"line 4 names the file {str(other)!r} again (as {str(a)!r}), first at line 2" in err and out == ""
+    link = tmp_path / "link.csv"
+    os.link(a, link)
+    teams = teams_csv(tmp_path / "t.csv", [(a, "red", 1), (link, "blue", 2)])
+    assert run_main("ladder", "--teams", teams, "--truth", truth_path, "--split", "public=0.4")[0] == 2
+
+
+def test_a_teams_file_and_grade_records_match_a_file_under_any_spelling(tmp_path):
+    truth_path, (a, b) = honest_files(tmp_path, (0.5, 0.7))
+    records = write_records(tmp_path, [{"file": str(a), "path": str(a), "status": "scored", "score": scorer.score(a, truth_path).score},
+                                       {"file": "up/b.csv", "path": str(b), "status": "invalid", "score": None, "error": "S010: repeated"}])
+    spelled = [(f"{a.parent}/./{a.name}", "red", 1), (f"{b.parent}/../{b.parent.name}/{b.name}", "red", 2)]
+    board = ladder_board(teams_csv(tmp_path / "t.csv", spelled), truth_path, "--results", records)
+    assert [h["status"] for h in board["submissions"]] == ["scored", "invalid"]

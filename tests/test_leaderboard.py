@@ -505,3 +505,10 @@ def test_results_keep_each_files_last_final_record_and_skip_a_torn_last_line(tmp
     path.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"file": "d.csv", "sta')
     records = {r["file"]: r for r in read_records(str(path))}
     assert records == {"a.csv": lines[0], "b.csv": lines[1], "c.csv": lines[4]}  # b: no final record, listed unranked
+
+
+def test_a_file_given_twice_under_two_spellings_is_ranked_once(board_files, capsys):
+    truth_path, paths = board_files
+    again = f"{paths[0].parent}/./{paths[0].name}"
+    code, board, _ = run_json(capsys, ["leaderboard", str(paths[0]), again, str(paths[1]), "--truth", str(truth_path), "--bootstrap", "0"])
+    assert code == 0 and sorted(s["name"] for s in board["submissions"]) == sorted([str(paths[0]), str(paths[1])])

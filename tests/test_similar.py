@@ -472,3 +472,18 @@ def test_an_id_type_config_with_its_own_separator_and_types(tmp_path, capsys):
     assert {e["session_type"] for e in q["examples"] if e["identical"]} == {"5:bought_together", "6:view"}
     assert main(["similar", str(a), str(c), "--config", str(config)]) == 1
     assert "has no SESSION_TYPE, prefix with a type of view/bought_together" in capsys.readouterr().err
+
+
+def test_a_file_under_two_spellings_is_one_file(tmp_path, capsys):
+    """On the command line a file given twice, however spelled, is compared once; in a teams file it is exit 2."""
+    rng = np.random.default_rng(6)
+    ground = field(rng, 100)
+    a = write(tmp_path / "a.csv", ground, team_rows(rng, ground, 0.3))
+    b = write(tmp_path / "b.csv", ground, team_rows(rng, ground, 0.3))
+    again = f"{tmp_path}/./a.csv"
+    report = run_json(["similar", a, again, b], capsys)
+    assert [f["name"] for f in report["files"]] == [a, b]
+    teams = tmp_path / "teams.csv"
+    teams.write_text(f"file,team\n{a},red\n{again},blue\n{b},green\n")
+    assert main(["similar", a, b, "--teams", str(teams)]) == 2
+    assert "names the file" in capsys.readouterr().err

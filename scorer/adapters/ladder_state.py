@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scorer.analytics.teams_file import TEAM_RULE, team_problem
 from scorer.file_formats import kind_of
 from scorer.handed_back import parsed
 from scorer.schema import Flag, ListOf, MapOf, Maybe, Number, Record, Text, Whole
@@ -164,6 +165,8 @@ def _read(path: str, fd: int, write: bool) -> LadderState:
         if record is not None and (record["vector"] != want or (record["released"] and record["status"] != "scored")):
             raise StateError(f"the Ladder state {path}: record {number - 1} holds a vector of {record['vector']} bytes, "
                              f"expected {want}")
+        if record is not None and team_problem(record["team"]):
+            raise StateError(f"the Ladder state {path}: record {number - 1} has a team name that is not {TEAM_RULE}")
         if record is None or (want and at + want + 1 > size):  # the file ends inside this record
             _torn_tail(fd, at, size, path, number)
             if write:

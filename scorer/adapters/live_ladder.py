@@ -23,7 +23,7 @@ from scorer.analytics.ladder import Offer, TeamLadder
 from scorer.analytics.ladder_board import SplitFigures, history_row, split_summary
 from scorer.analytics.leaderboard_split import parse_split, resolve_split
 from scorer.analytics.streamed_bootstrap import truth_table
-from scorer.analytics.teams_file import Entry
+from scorer.analytics.teams_file import TEAM_RULE, Entry, team_problem
 
 
 class LadderSettingError(ValueError):
@@ -56,6 +56,9 @@ def team_and_time(kwargs: dict) -> tuple[str, float]:
     team = kwargs.get("team") or metadata.get("participant_team_name") or metadata.get("participant_team")
     if team is None or not str(team).strip():
         raise LadderSettingError("no team for the Ladder: pass team= or EvalAI's submission_metadata")
+    if team_problem(str(team).strip()):  # the participant chose it: the teams file's rule, as it reaches every board
+        raise LadderSettingError(f"the team name {str(team)[:80]!r} is not {TEAM_RULE}: "
+                                 "rename the team on EvalAI, or pass team=")
     moment = kwargs.get("submitted_at") or metadata.get("submitted_at")
     try:
         when = datetime.fromisoformat(str(moment).replace("Z", "+00:00")) if moment else None
@@ -63,7 +66,7 @@ def team_and_time(kwargs: dict) -> tuple[str, float]:
         raise LadderSettingError(f"the submission time {str(moment)[:40]!r} is not ISO 8601") from None
     if when is not None and when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return str(team).strip()[:256], when.timestamp() if when else time.time()
+    return str(team).strip(), when.timestamp() if when else time.time()
 
 
 def header_of(truth_path: str, truth, competition, split) -> dict:

@@ -24,7 +24,7 @@ from scorer.analytics.leaderboard_split import PRIVATE, PUBLIC, Split
 from scorer.analytics.standings import min_ranks
 from scorer.analytics.teams_file import Entry
 from scorer.engine.result import finite_or_none
-from scorer.wording import counted, fixed
+from scorer.wording import counted, fixed, inline
 
 RULE = ("parameter-free Ladder (Blum & Hardt 2015): a team's shown score changes only when a submission's public score "
         "beats its leader's by more than s/sqrt(n), s the standard deviation of their paired per-session differences "
@@ -159,11 +159,11 @@ def render_text(board: dict) -> str:
         lines.append(f"{ladder.get('rank', '-'):>6} {fixed(ladder.get('score')):>9} {fixed(ladder.get('private_score')):>9} | "
                      f"{public.get('rank', '-'):>6} {fixed(public.get('score')):>9} {fixed(public.get('private_score')):>9} | "
                      f"{private.get('rank', '-'):>7} {fixed(private.get('score')):>9} | {t['submissions']:>5} {t['released']:>8}  "
-                     f"{t['team']}")
+                     f"{inline(t['team'])}")
     invalid = [h for h in board["submissions"] if h["status"] != "scored"]
     if invalid:
         lines += ["", f"not scored ({counted(len(invalid), 'submission')}, on no board):"]
-        lines += [f"  {h['file']} ({h['team']}): {h['reason']}" for h in invalid]
+        lines += [f"  {inline(h['file'])} ({inline(h['team'])}): {inline(h['reason'])}" for h in invalid]
     lines += ["", "key: ladder   the rank and score the Ladder shows (its leader's public score), and that submission's private score",
               "     public   the plain public board: the team's best public score, and that submission's private score",
               "     private  the team's best private score over its valid submissions",

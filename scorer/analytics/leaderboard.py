@@ -22,7 +22,7 @@ from scorer.analytics.multiple_testing import METHODS
 from scorer.analytics.standings import rank_change, standings
 from scorer.analytics.streamed_bootstrap import StreamedColumns
 from scorer.engine.result import finite_or_none
-from scorer.wording import counted, fixed, significant
+from scorer.wording import counted, fixed, inline, significant
 
 
 def unranked_reason(result) -> str | None:
@@ -255,7 +255,7 @@ def tied_apart(board: dict) -> list[str]:
         pair = pairs.get((head["name"], s["name"]))
         if s["tier"] in told or pair is None or s["rank_low"] <= head["rank_high"]:
             continue
-        told[s["tier"]] = (f"tier {s['tier']}: {s['name']} (ranks {s['rank_low']}-{s['rank_high']}) is tied with {head['name']} "
+        told[s["tier"]] = (f"tier {s['tier']}: {inline(s['name'])} (ranks {s['rank_low']}-{s['rank_high']}) is tied with {inline(head['name'])} "
                            f"(ranks {head['rank_low']}-{head['rank_high']}) although their rank intervals do not overlap: their "
                            f"gap ({significant(pair['difference'])}, p = {significant(pair['p_value'], 2)}) is not significant "
                            f"once {control['name']} corrects for all {control['comparisons']:,} comparisons (adjusted p = "
@@ -297,9 +297,9 @@ def render_text(board: dict) -> str:
         if split:
             change = "-" if s["rank_change"] is None else f"{s['rank_change']:.2f}"
             row += f" {s['public_rank']:>6} {s['private_rank']:>7} {change:>8}"
-        lines.append(row + f"  {s['name']}")
+        lines.append(row + f"  {inline(s['name'])}")
     for u in board["unranked"]:
-        lines.append(f"{'-':>4} {'':>9} {'':>4} {'unranked':>9}  {u['name']}: {u['reason']}")
+        lines.append(f"{'-':>4} {'':>9} {'':>4} {'unranked':>9}  {inline(u['name'])}: {inline(u['reason'])}")
     lines += _key(board, top, split)
     lines += tied_apart(board)
     if split:

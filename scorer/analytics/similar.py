@@ -21,6 +21,7 @@ import numpy as np
 
 from scorer.analytics.similar_defaults import DEFAULT_Z
 from scorer.analytics.similar_sketch import BASE, SLOTS, Sketch
+from scorer.wording import inline
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 FEW_PAIRS = 10  # under this many pairs the text says the distribution is too small to call an outlier
@@ -192,13 +193,13 @@ def render_text(report: dict) -> str:
 
 
 def _pair_text(i: int, q: dict) -> str:
-    teams = f"teams {q['team_a']} / {q['team_b']}" if not q["same_team"] else f"same team {q['team_a']}"
+    teams = f"teams {inline(q['team_a'])} / {inline(q['team_b'])}" if not q["same_team"] else f"same team {inline(q['team_a'])}"
     teams = teams if q["team_a"] != q["a"] or q["team_b"] != q["b"] else "no teams file"
     z = f"{q['z']:.1f}" if q["z"] is not None else "-"
-    head = (f"{i:>3}. {q['a']}  ~  {q['b']}  ({teams})\n"
+    head = (f"{i:>3}. {inline(q['a'])}  ~  {inline(q['b'])}  ({teams})\n"
             f"     identical {_pct(q['identical'])}, jaccard {_pct(q['jaccard'])}, rank agreement {_pct(q['rank_agreement'])}; "
             f"z {z} over {q['rows_compared']:,} rows")
-    shown = [f"{e['session_type']} ({'identical' if e['identical'] else str(e['minhash_slots_equal']) + '/' + str(e['slots']) + ' slots'})"
+    shown = [f"{inline(e['session_type'])} ({'identical' if e['identical'] else str(e['minhash_slots_equal']) + '/' + str(e['slots']) + ' slots'})"
              for e in q.get("examples", [])]
     return head + ("\n     alike in: " + ", ".join(shown) if shown else "")
 

@@ -6,8 +6,10 @@ order; other columns, such as a platform's export adds, are ignored), then one r
 {"submissions": [{"file": ..., "team": ..., "time": ...}, ...]} ("time" optional where the command needs none).
 
   file  the submission as `scorer grade` was given it (a grade record's "file"), or its absolute path (its "path");
-        without --results, the file scored (relative to the current folder); each file once
-  team  the team's name, 1 to 256 characters
+        without --results, the file scored (relative to the current folder); each file once, under any spelling
+        (`x/A.csv` and `x/./A.csv`, or a link to it, are one file: scorer.file_identity)
+  team  the team's name, 1 to 256 printable characters (no control byte, newline or escape sequence: TEAM_RULE, the
+        rule for a name from EvalAI's metadata too)
   time  when it was submitted: an ISO 8601 date and time ("2024-03-01T12:00:00Z"; without a zone, UTC) or a number of
         seconds since 1970 (from 0 to 10^11)
 
@@ -22,10 +24,12 @@ import csv
 import io
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from scorer.errors import UsageError
+from scorer.file_identity import identity
 from scorer.handed_back import parsed, read_bytes
 from scorer.schema import ListOf, Number, OneOf, Record, Text
 from scorer.wording import printable
@@ -37,6 +41,7 @@ MAX_FILE = 4096
 LATEST = 1e11  # seconds since 1970: the year 5138
 COLUMNS = ("file", "team", "time")  # the ladder's; `similar` needs the first two
 WHAT = "teams file"
+TEAM_RULE = f"1 to {MAX_TEAM} printable characters (no control byte, newline or escape sequence)"
 
 
 @dataclass(frozen=True)
@@ -69,12 +74,15 @@ def read_teams(path: str, times: bool = True) -> list[Entry]:
                           lambda detail: UsageError(f"the {WHAT} {path}{detail}"))
         rows = [(f"submissions[{k}]", row) for k, row in enumerate(document["submissions"])]
     entries = [_entry(row, where, path, number) for number, (where, row) in enumerate(rows, 1)]
-    seen: dict[str, str] = {}
+    seen: dict[tuple, tuple[str, str]] = {}
     for (where, _), entry in zip(rows, entries):
-        if entry.file in seen:
-            raise UsageError(f"the {WHAT} {path}: {where} names the file {entry.file!r} again (first at {seen[entry.file]}): "
+        key = identity(entry.file)
+        if key in seen:
+            first, spelled = seen[key]
+            again = "again" if spelled == entry.file else f"again (as {spelled!r})"
+            raise UsageError(f"the {WHAT} {path}: {where} names the file {entry.file!r} {again}, first at {first}: "
                              "each submission once")
-        seen[entry.file] = where
+        seen[key] = (where, entry.file)
     if not entries:
         raise UsageError(f"the {WHAT} {path} names no submission")
     return entries
@@ -117,9 +125,15 @@ def _entry(row: dict, where: str, path, number: int) -> Entry:
     file, team = row["file"], row["team"].strip()
     if not file or len(file) > MAX_FILE or "\x00" in file:
         raise UsageError(f"the {WHAT} {path}: {where} has no file name (or one of over {MAX_FILE:,} characters)")
-    if not team or len(team) > MAX_TEAM or not team.isprintable():
-        raise UsageError(f"the {WHAT} {path}: {where} has a team name that is empty, over {MAX_TEAM} characters or not printable")
+    if team_problem(team):
+        raise UsageError(f"the {WHAT} {path}: {where} has a team name that is not {TEAM_RULE}")
     return Entry(file, team, _seconds(row["time"], where, path) if "time" in row else 0.0, number)
+
+
+def team_problem(team: str) -> bool:
+    """Whether a team name breaks TEAM_RULE (the teams file's, and the live Ladder's for EvalAI's metadata): a name is
+    printed on every board, and a control byte or a newline in it would forge the board's lines."""
+    return not team or len(team) > MAX_TEAM or not team.isprintable()
 
 
 def _seconds(value, where: str, path) -> float:
@@ -147,7 +161,9 @@ def by_team(entries: list[Entry]) -> dict[str, list[Entry]]:
     return {team: sorted(found, key=lambda e: (e.time, e.row)) for team, found in teams.items()}
 
 
-def team_of(path: str, teams: dict[str, str]) -> str | None:
-    """The team of a submission path ({file: team} of the entries): its entry as given, else by its base name; None when
-    it is not listed."""
-    return teams.get(path) or teams.get(os.path.normpath(path)) or teams.get(os.path.basename(path))
+def team_lookup(entries: list[Entry]) -> Callable[[str], str | None]:
+    """path -> the team of that submission: the entry naming this file (under any spelling), else an entry naming its
+    base name alone; None when it is not listed."""
+    by_file = {identity(entry.file): entry.team for entry in entries}
+    by_name = {entry.file: entry.team for entry in entries if os.path.basename(entry.file) == entry.file}
+    return lambda path: by_file.get(identity(path)) or by_name.get(os.path.basename(path))

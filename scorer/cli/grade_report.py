@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scorer.dask.results_file import status
-from scorer.wording import counted, fixed
+from scorer.wording import counted, fixed, inline
 
 if TYPE_CHECKING:  # the parser imports this module: spec would load the kernels, and numba, before main's error handling
     from scorer.spec.competition import Competition
@@ -32,8 +32,8 @@ def line(record: dict) -> str:
     again = f"  (ran {runs} times: {' then '.join(record.get('workers') or [])})" if runs > 1 else ""
     kind = status(record)
     if kind == "scored":
-        return f"{fixed(record['score'])}  {record['file']}{again}"
-    return f"{kind:<9} {record['file']}: {first_problem(record)}{again}"
+        return f"{fixed(record['score'])}  {inline(record['file'])}{again}"
+    return f"{kind:<9} {inline(record['file'])}: {inline(first_problem(record))}{again}"
 
 
 def workers_that_graded(records: list[dict]) -> int | None:
@@ -67,9 +67,9 @@ def leaderboard(records: list[dict], competition: Competition) -> str:
         for position, record in enumerate(scored, 1):
             if position == 1 or record["score"] != scored[position - 2]["score"]:
                 rank = position
-            lines.append(f"{rank:>5}  {fixed(record['score']):>10}  {record['file']}")
+            lines.append(f"{rank:>5}  {fixed(record['score']):>10}  {inline(record['file'])}")
     others = sorted((r for r in records if status(r) != "scored"), key=lambda r: (status(r), r["file"]))
     if others:
         lines += ["", f"not scored: {len(others)}"]
-        lines += [f"{status(r):<9} {r['file']}: {first_problem(r)}" for r in others]
+        lines += [f"{status(r):<9} {inline(r['file'])}: {inline(first_problem(r))}" for r in others]
     return "\n".join(lines)

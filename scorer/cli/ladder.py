@@ -98,16 +98,17 @@ def replayed(args) -> dict:
 
 
 def _matched(entries, records: list[dict], results: str) -> dict:
-    """The grade record of each file the teams file names (by the record's "file", else its "path"); UsageError for a
-    file the records do not hold."""
+    """The grade record of each file the teams file names (by the record's "file", else its "path", each under any
+    spelling: scorer.file_identity); UsageError for a file the records do not hold."""
     from scorer.errors import UsageError
+    from scorer.file_identity import identity
 
-    by_name = {r["file"]: r for r in records} | {r["path"]: r for r in records if isinstance(r.get("path"), str)}
-    missing = [e.file for e in entries if e.file not in by_name]
+    by_file = {identity(r["file"]): r for r in records} | {identity(r["path"]): r for r in records if isinstance(r.get("path"), str)}
+    missing = [e.file for e in entries if identity(e.file) not in by_file]
     if missing:
         raise UsageError(f"the teams file names {missing[0]!r}, which --results {results} holds no record of"
                          + (f" ({len(missing) - 1:,} more)" if len(missing) > 1 else ""))
-    return {e.file: by_name[e.file] for e in entries}
+    return {e.file: by_file[identity(e.file)] for e in entries}
 
 
 def from_state(path: str) -> dict:

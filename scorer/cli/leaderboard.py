@@ -61,11 +61,12 @@ def read_records(path: str) -> list[dict]:
     a finite number, is listed unranked with the reason."""
     from scorer.dask.results_file import FINAL, MAX_RECORD_BYTES, finite_score, record_problem, status
     from scorer.errors import UsageError
+    from scorer.file_identity import identity
     from scorer.handed_back import json_lines, opened
     from scorer.schema import shown
 
-    records: dict[str, dict] = {}
-    final: dict[str, dict] = {}
+    records: dict[tuple, dict] = {}
+    final: dict[tuple, dict] = {}
     with opened(path, "--results file") as (fd, _):
         for line, record, error in json_lines(fd, MAX_RECORD_BYTES, f"--results {path}"):
             where = f"--results {path} line {line.number}"
@@ -75,13 +76,14 @@ def read_records(path: str) -> list[dict]:
                 raise UsageError(f"{where} {error}")
             if not isinstance(record, dict) or not isinstance(record.get("file"), str):
                 raise UsageError(f"{where}: a grade record needs a \"file\" name")
+            key = identity(record["path"] if isinstance(record.get("path"), str) else record["file"])  # its file, however spelled
             why = record_problem(record) or (None if finite_score(record) or record.get("score") is None
                                              else f"its score is {shown(record['score'])}, not a finite number")
             if why:
                 record = {"file": record["file"], "score": None, "status": "failed", "error": f"line {line.number} is no grade record: {why}"}
-            records[record["file"]] = record
+            records[key] = record
             if status(record) in FINAL:
-                final[record["file"]] = record
+                final[key] = record
     return [final.get(name, record) for name, record in records.items()]
 
 
@@ -92,6 +94,8 @@ def run(args) -> int:
     from scorer.cli.leaderboard_engines import ENGINES
     from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
+    from scorer.file_identity import distinct
+    from scorer.wording import inline
 
     if bool(args.submissions) == bool(args.results):
         raise UsageError("give submission files or --results FILE (the JSON lines of `scorer grade -o`), not both")
@@ -116,12 +120,12 @@ def run(args) -> int:
         if truth.n_sessions == 0:
             raise UsageError(f"the truth {args.truth} has no sessions: nothing to rank")
         split = split_option(args.split, truth, args.truth, args.seed)
-        paths = list(dict.fromkeys(args.submissions or [r["file"] for r in records]))  # a file given twice is ranked once
+        paths = distinct(args.submissions or [r["file"] for r in records])  # a file given twice, however spelled, is ranked once
         recorded = {r["file"]: r for r in records}
         columns, names, unranked, cut_short = ENGINES[args.engine](paths, recorded, truth, competition, split, args)
         if columns is None:
             for u in unranked:
-                print(f"{u['name']}: {u['reason']}", file=sys.stderr)
+                print(f"{inline(u['name'])}: {inline(u['reason'])}", file=sys.stderr)
             print("scorer: no submission could be ranked", file=sys.stderr)
             return 1
         board = leaderboard(columns, names, unranked, n=args.bootstrap, seed=args.seed, level=args.level, top=args.top,

@@ -39,15 +39,16 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from scorer.analytics.similar import similarity
     from scorer.analytics.similar_sketch import sketch_files, spec_of
-    from scorer.analytics.teams_file import read_teams, team_of
+    from scorer.analytics.teams_file import read_teams, team_lookup
     from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
+    from scorer.file_identity import distinct
     from scorer.spec.competition import load_competition
 
     competition = load_competition(path=args.config) if args.config is not None else load_competition(args.competition)
     spec = spec_of(competition)
     k = args.k if args.k is not None else competition.k
-    paths = list(dict.fromkeys(args.submissions))
+    paths = distinct(args.submissions)  # a file given twice, however spelled, is compared once
     if len(paths) < 2:
         raise UsageError("give at least two different submission files to compare")
     if not (args.z > 0 and args.z < float("inf")):
@@ -55,9 +56,9 @@ def run(args) -> int:
     if args.report:
         output_path(args.report, "--report", (".html", ".htm"))
         refuse_overwriting(args, [("--report", args.report)])
-    teams = {entry.file: entry.team for entry in read_teams(args.teams, times=False)} if args.teams else {}
-    names = [team_of(path, teams) for path in paths]
-    if teams and all(name is None for name in names):
+    team_of = team_lookup(read_teams(args.teams, times=False) if args.teams else [])
+    names = [team_of(path) for path in paths]
+    if args.teams and all(name is None for name in names):
         raise UsageError(f"no submission is listed in the teams file {args.teams} (by its path or its file name)")
     names = [name if name is not None else path for name, path in zip(names, paths)]
     sketches = sketch_files(paths, args.sample, k, args.threads, spec)
