@@ -29,7 +29,7 @@ def resolve_competition(competition: str | Competition | None = "otto", config: 
 
 def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
     if isinstance(truth, Truth):
-        if (competition.shape != "id_type") != hasattr(truth, "ids"):
+        if _truth_shape(truth) != _truth_shape(competition):
             from scorer.errors import TruthError
 
             raise TruthError(f"the truth was read for another file shape than the competition's ({competition.shape!r})")
@@ -38,6 +38,10 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
 
             raise TruthError(f"the truth has types {list(truth.types)}, the competition {list(competition.types)}")
         return truth
+    if competition.shape == "impression":
+        from scorer.truth.impressions import read_impression_truth
+
+        return read_impression_truth(truth)
     if competition.shape != "id_type":
         from scorer.truth.strings import read_string_truth
 
@@ -49,6 +53,16 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
 
         return truth_from_frame(truth, competition)
     return read_truth_file(truth, competition.types)
+
+
+def _truth_shape(truth_or_competition) -> str:
+    """Which reader a truth comes from (or a competition's truth must): "impression", "strings" or "ids"."""
+    if isinstance(truth_or_competition, Competition):
+        shape = truth_or_competition.shape
+        return "impression" if shape == "impression" else "ids" if shape == "id_type" else "strings"
+    from scorer.truth.impressions import ImpressionTruth
+
+    return "impression" if isinstance(truth_or_competition, ImpressionTruth) else "strings" if hasattr(truth_or_competition, "ids") else "ids"
 
 
 MAX_PER_CODE = 10_000  # problems kept per code: the kernel's record table has this many rows per code and block
@@ -137,6 +151,10 @@ def load_truth(source, types=None, use_cache: bool = True, *, competition: str |
         from scorer.truth.frames import truth_from_frame
 
         return truth_from_frame(source, competition, tuple(types) if types is not None else None)
+    if competition.shape == "impression":
+        from scorer.truth.impressions import read_impression_truth
+
+        return read_impression_truth(source, use_cache=use_cache)
     if competition.shape != "id_type":
         from scorer.truth.strings import read_string_truth
 
@@ -150,9 +168,13 @@ def validate(submission, truth: str | Path | Truth | None = None, competition: s
     competition = resolve_competition(competition, config)
     if truth is None:
         from scorer.truth.ids import empty_truth
+        from scorer.truth.impressions import empty_impression_truth
         from scorer.truth.strings import empty_string_truth
 
-        truth = empty_truth(competition.types) if competition.shape == "id_type" else empty_string_truth(competition.types[0])
+        if competition.shape == "impression":
+            truth = empty_impression_truth()
+        else:
+            truth = empty_truth(competition.types) if competition.shape == "id_type" else empty_string_truth(competition.types[0])
     return score(submission, truth, competition, strict=strict, **options)
 
 

@@ -101,6 +101,6 @@ def value(metric_name: str, k: int | None, options: dict, rows) -> float:
         "f1": lambda p, t: f1_set(p, t),
         "map": lambda p, t: average_precision(p, t, k, options.get("denominator", "min")),
         "ndcg": lambda p, t: ndcg(p, t, k, options.get("gain", "linear")),
-        "mrr": lambda p, t: reciprocal_rank(p, t, k),
+        "mrr@k": lambda p, t: reciprocal_rank(p, t, k),
     }
     return mean_over(rows, figures[metric_name], empty)

@@ -23,12 +23,20 @@ EXPECTED = {
     "outbrain": (5 / 12, {"hitrate@1": 1 / 3}, set()),
     "instacart": (13 / 18, {}, set()),
     "ratings": (math.sqrt(5 / 16), {"mae": 3 / 8}, set()),
+    "mind": (2 / 3, {"mrr": 7 / 8, "ndcg@5": (2 + (1 + 1 / math.log2(5)) / (1 + 1 / math.log2(3))) / 3}, {"S038"}),
+    "ebnerd": (1 / 6, {"mrr": 17 / 36, "ndcg@10": (2 / math.log2(3) + (1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3))) / 3}, set()),
 }
+SUBMISSIONS = ("submission.csv", "prediction.txt", "predictions.txt")  # the names each competition's files had
+TRUTHS = ("truth.csv", "truth.txt", "behaviors.parquet")
+
+
+def fixture(name: str, names: tuple[str, ...]) -> Path:
+    return next(FIXTURES / name / file for file in names if (FIXTURES / name / file).is_file())
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_fixture_scores_the_hand_worked_value(name):
-    result = scorer.score(FIXTURES / name / "submission.csv", FIXTURES / name / "truth.csv", name, strict=True)
+    result = scorer.score(fixture(name, SUBMISSIONS), fixture(name, TRUTHS), name, strict=True)
     assert result.valid and result.score == pytest.approx(EXPECTED[name][0], abs=1e-12)
     for metric, value in EXPECTED[name][1].items():
         assert result.metrics["all"][metric] == pytest.approx(value, abs=1e-12), metric

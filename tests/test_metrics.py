@@ -17,7 +17,7 @@ from scorer.kernels.rank import score_row
 from scorer.spec.metrics import REGISTRY, parse_metric, supported
 
 CONFORMANCE = Path(__file__).parent.parent / "fixtures" / "conformance.csv"
-ROW_METRICS = ["recall", "precision", "hitrate", "f1@k", "map", "ndcg", "mrr", "f1"]
+ROW_METRICS = ["recall", "precision", "hitrate", "f1@k", "map", "ndcg", "mrr@k", "f1"]
 
 
 def kernel_value(metric, rows, kmax=None):
@@ -66,7 +66,7 @@ def metrics(draw):
     kind = REGISTRY[name]
     options = ",".join(f"{option}={draw(st.sampled_from(values))}" for option, values in kind.options)
     k = draw(st.integers(1, 12))
-    base = "f1" if name == "f1" else (f"f1@{k}" if name == "f1@k" else f"{name}@{k}")
+    base = "f1" if name == "f1" else (name.replace("@k", f"@{k}") if name.endswith("@k") else f"{name}@{k}")
     return parse_metric(f"{base}({options})" if options else base)
 
 

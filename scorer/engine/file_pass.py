@@ -91,6 +91,9 @@ class Pass:
         self.slot_line = np.zeros(n_slots, LINE_DTYPE)
         self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
         self.slot_hits = np.zeros(n_slots, self.kernel.hits_dtype)
+        self.positional = getattr(self.kernel, "positional", False)  # line i is slot i (the impression shape)
+        if self.positional:
+            self.kernel.attach(self.slot_line, self.slot_values)
         self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line
         self.unknown = np.zeros((report.max_per_code, 2), np.int64)  # session, line
         self.n_duplicates = 0
@@ -112,6 +115,8 @@ class Pass:
         if bytes(data[:3]) == BOM:
             self.report.add(Code.BYTE_ORDER_MARK, line=1, column=1)
             offset = 3
+        if self.competition.first_line == "row":  # no header line: the first line is a row
+            return offset, 1
         if offset == len(data):  # a byte-order mark and nothing else
             self.report.add(Code.EMPTY_FILE, expected=repr(",".join(self.competition.header)))
             return offset, 1
@@ -209,6 +214,8 @@ class Pass:
     def _absorb(self, parsed: Parsed, line_offset: int) -> None:
         check_line_count(line_offset + parsed.last_line)
         self._merge(parsed.chunks, line_offset)
+        if self.positional:  # no rows to merge: each line was its impression's
+            self.rows_read += parsed.last_line
         self.kernel.absorb(parsed, line_offset)
         kept = np.zeros(codes.N_CODES, np.int64)
         data = parsed.data
@@ -220,6 +227,8 @@ class Pass:
             text = text[: text.find(b"\n")] if b"\n" in text else text
             start, end = start - line_start, end - line_start  # now columns (0-based) within the line
             words = self._describe(code, text, start, end)
+            if self.positional:
+                words.update(self.kernel.words(code, text, start, end, line + line_offset))
             if code == codes.WRONG_FIELD_COUNT and start == end and b"\t" in text:  # one field: point at the tab
                 start = text.index(b"\t")
                 end = start + 1
@@ -244,6 +253,7 @@ class Pass:
         pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         pending: deque = deque()
         lines_before = 0  # lines of the blocks already absorbed
+        lines_handed = 0  # positional shape: lines of the blocks handed to the kernel (the next block's first slot)
 
         def absorb(parsed: Parsed) -> None:
             nonlocal lines_before
@@ -263,11 +273,15 @@ class Pass:
                     offset, first_line = self._header(block.data)
                     offset += block.start
                 data = np.frombuffer(block.buffer, np.uint8)
+                arguments = (data, offset, block.end, first_line)
+                if self.positional:
+                    arguments += (lines_handed,)
+                    lines_handed += self.kernel.lines_in(data, offset, block.end)
                 if pool is None:
-                    absorb(self.kernel.parse(data, offset, block.end, first_line))
+                    absorb(self.kernel.parse(*arguments))
                     reader.release(block)
                 else:
-                    pending.append((block, pool.submit(self.kernel.parse, data, offset, block.end, first_line)))
+                    pending.append((block, pool.submit(self.kernel.parse, *arguments)))
                     while len(pending) > self.threads:
                         done, future = pending.popleft()
                         absorb(future.result())
@@ -288,7 +302,7 @@ class Pass:
                 pool.shutdown(wait=True)
             if bar is not None:
                 bar.close()
-        if first:
+        if first and not self.positional:  # an empty file of impressions misses them all: the rules' `missing` says how they score
             self.report.add(Code.EMPTY_FILE, expected=repr(",".join(self.competition.header)))
         return self._finish()
 
@@ -316,7 +330,12 @@ class Pass:
             first = min(self.n_unknown, SHOWN_IDS, len(sessions))  # rows past n_unknown are unused
             shown = ", ".join(self.kernel.unknown_name(s, n) for s, n in zip(sessions[:first], lines[:first]))
             report_unknown_rows(report, self.n_unknown, shown, int(lines[0]))
-        missing = np.flatnonzero(self.slot_line == 0) if self.has_truth else np.empty(0, np.int64)
+        if not self.has_truth:
+            missing = np.empty(0, np.int64)
+        elif self.positional:
+            missing = self.kernel.missing_slots(self.slot_line)
+        else:
+            missing = np.flatnonzero(self.slot_line == 0)
         if len(missing):
             shown = ", ".join(self.kernel.slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
             report_missing_rows(report, len(missing), shown)
@@ -350,6 +369,10 @@ def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=
     """The kernel of the competition's file shape."""
     if competition.shape == "id_type":
         return IdKernel(competition, truth, max_per_code, items)
+    if competition.shape == "impression":
+        from scorer.engine.impression_kernel import ImpressionKernel
+
+        return ImpressionKernel(competition, truth, max_per_code)
     from scorer.engine.string_kernel import ShapeKernel
 
     return ShapeKernel(competition, truth, max_per_code)

@@ -239,5 +239,27 @@ def _solution() -> dict[str, tuple]:
             "label_items": (data, offsets)}
 
 
+def _impressions() -> dict[str, tuple]:
+    """The impression shape (scorer.engine.impression_kernel): MIND's config over a two-impression truth."""
+    from scorer.engine.impression_kernel import ImpressionKernel
+    from scorer.spec.competition import load_competition
+    from scorer.truth.impressions import ImpressionTruth
+
+    truth = ImpressionTruth(("all",), np.array([1, 2], np.int64), np.array([0, 2, 4], INDPTR_DTYPE), np.array([0, 1, 1, 0], np.uint8))
+    kernel = ImpressionKernel(load_competition("mind"), truth, 1)
+    slot_line, slot_values = np.zeros(2, LINE_DTYPE), np.zeros((2, kernel.n_metrics))
+    counts, found = _problems(kernel)
+    block = frozen(np.zeros(16, np.uint8))
+    ints = np.zeros(_ROWS, np.int64)
+    return {
+        "impression_block": (block, 0, 1, np.int64(0), kernel.truth_arrays, kernel.metric, kernel.limits, kernel.scratch(), slot_line,
+                             slot_values, counts, found, 0),
+        "fill_missing": (slot_line, kernel.truth_arrays[2], kernel.truth_arrays[3], kernel.metric, kernel.scratch(), slot_values),
+        "count_lines": (block, 0, 16),
+        "read_impression_truth": (np.zeros(16, np.uint8), 8, ints, ints, np.zeros(_ROWS, np.uint8), np.zeros(6, np.int64)),
+    }
+
+
 _STAGES = {"score": _score, "strings": _strings, "explain": _explain, "candidates": _candidates, "resample": _resample,
-           "prepare": _prepare, "audit": _audit, "partitions": _partitions, "solution": _solution}
+           "prepare": _prepare, "audit": _audit, "partitions": _partitions, "solution": _solution,
+           "impressions": _impressions}

@@ -48,6 +48,12 @@ class Code(IntEnum):
     BAD_QUOTES = codes.BAD_QUOTES
     VALUE_NOT_NUMBER = codes.VALUE_NOT_NUMBER
     EMPTY_FIELD = codes.EMPTY_FIELD
+    IMPRESSION_ID_MISMATCH = codes.IMPRESSION_ID_MISMATCH
+    RANK_COUNT = codes.RANK_COUNT
+    BAD_RANK = codes.BAD_RANK
+    BAD_RANK_LIST = codes.BAD_RANK_LIST
+    EXTRA_LINES = codes.EXTRA_LINES
+    IMPRESSIONS_FILLED = 38
 
     @property
     def code(self) -> str:
@@ -102,6 +108,18 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.BAD_QUOTES, ERROR, "bad quoting", "unterminated or misplaced quote in {value}: the line scores 0"),
         ProblemKind(Code.VALUE_NOT_NUMBER, ERROR, "value not a number", "value {value} is not a number (or is beyond ±1e100): the line is not scored"),
         ProblemKind(Code.EMPTY_FIELD, ERROR, "empty prediction field", "the prediction field is empty: a row of this file holds one prediction"),
+        ProblemKind(Code.IMPRESSION_ID_MISMATCH, ERROR, "impression id out of order",
+                    "impression id {value} where the truth's impression at this line is {expected}: lines follow the truth's "
+                    "order, one per impression{hint}"),
+        ProblemKind(Code.RANK_COUNT, ERROR, "not one rank per candidate", "{value} ranks for an impression of {expected} candidates: "
+                    "give one rank per candidate, in the truth's order"),
+        ProblemKind(Code.BAD_RANK, ERROR, "rank below 1 or not a number read exactly",
+                    "rank {value} is not a number of at least 1 (1 is the first place; the score is 1/rank){hint}"),
+        ProblemKind(Code.BAD_RANK_LIST, ERROR, "ranks not a JSON list", "the ranks are not a JSON list of numbers such as [2,1,3] "
+                    "(found {value}){hint}"),
+        ProblemKind(Code.EXTRA_LINES, WARNING, "line past the truth's last impression",
+                    "a line past the truth's {expected}: ignored, as the evaluators ignore it", once=True),
+        ProblemKind(Code.IMPRESSIONS_FILLED, WARNING, "impressions filled with rank 1", "{value}"),
     )
 }
 

@@ -22,6 +22,11 @@ LINE_TOO_LONG = 22
 BAD_QUOTES = 30
 VALUE_NOT_NUMBER = 31  # value shape: the rating is not a decimal number
 EMPTY_FIELD = 32  # long shape: a row without its prediction
+IMPRESSION_ID_MISMATCH = 33  # impression shape: the line's id is not the id of the truth's impression at that line
+RANK_COUNT = 34  # impression shape: not one rank per candidate
+BAD_RANK = 35  # impression shape: a rank below 1 (1 / rank outside [0, 1]), 0, or a number not read exactly
+BAD_RANK_LIST = 36  # impression shape: the ranks are not a JSON list of numbers
+EXTRA_LINES = 37  # impression shape: a line past the truth's last impression (ignored)
 
 ROWS_WITH_ERRORS = 39  # not a problem: the kernel counts here the rows of the truth read with an error (they score 0)
 

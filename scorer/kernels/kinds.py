@@ -13,6 +13,8 @@ ROW_NDCG_EXP = 3  # the same with g = 2^grade − 1                 (ndcg, gain=
 ROW_RR = 4  # 1 / rank of the first hit within k, else 0          (mrr)
 ROW_SET_F1 = 5  # 2·hits / (distinct predictions + |T|)           (f1)
 ROW_NONE = 6  # no per-row figure (coverage is counted over the whole file)
+ROW_AUC = 7  # impression: (pairs (clicked, not clicked) ranked right + ½ tied) / (clicked · not clicked)   (auc)
+ROW_MRR_MEAN = 8  # impression: Σ over the clicked of 1 / rank, ÷ clicked      (mrr)
 
 
 def discounts(k: int) -> np.ndarray:
@@ -43,6 +45,7 @@ def derivable(kinds, kmax: int, graded: bool) -> bool:
 LIST = 2  # the string shapes, as parse_strings_block's `shape` argument
 LONG = 3
 VALUE = 5
+IMPRESSION = 6  # the impression shape (scorer.kernels.impressions)
 SQUARED = 1  # value_kinds: the per-row figure of rmse
 ABSOLUTE = 2  # and of mae
 
@@ -55,3 +58,9 @@ SIDE_DIVERSITY_CATEGORY = 5  # 1 − share of the row's pairs within k of the sa
 SIDE_DIVERSITY_EMBEDDING = 6  # 1 − mean cosine of the row's pairs within k
 SIDE_EXPOSURE = 7  # no figure: counts each item shown within k        (gini)
 SIDE_PAIRS = 8  # Σ over the misses within min(k, n) of the hits ranked before them  (auc, gauc)
+
+# The impression shape's rules at the edges, as its kernels take them (scorer.spec.competition.Rules names them).
+TIES_NUMPY = 0  # equal ranks in the order of numpy's own argsort (its introsort, no SIMD), reversed: the evaluators' order
+TIES_LATER_FIRST = 1  # equal ranks: the later candidate first, at every list length (a stable sort, reversed)
+VALUES_RANK = 0  # a list holds ranks (1 = first): each candidate's score is 1 / rank
+VALUES_SCORE = 1  # a list holds scores (higher first), as a frame of a model's outputs does

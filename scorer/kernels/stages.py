@@ -27,6 +27,8 @@ STAGES: dict[str, dict[str, str]] = {
     "partitions": {"session_partitions": "hashing", "partition_of_ids": "hashing", "string_partitions": "hashing",
                    "strings_known": "hashing", "jsonl_sessions": "hashing", "gather_lines": "hashing"},
     "solution": {"plain_ids": "solution", "label_items": "solution"},
+    "impressions": {"impression_block": "impressions", "fill_missing": "impressions", "count_lines": "impressions",
+                    "read_impression_truth": "impressions"},
 }
 # "module.function": why a jitted function no command runs is not compiled ahead of time
 JIT_ONLY: dict[str, str] = {}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -16,6 +15,11 @@ from scorer.errors import ConfigError
 from scorer.file_formats import not_a_regular_file
 from scorer.spec.metrics import Metric, parse_metric
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser as the package tomli (a dependency there)
+    import tomli as tomllib
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -23,6 +27,32 @@ class Limits:
     max_decompressed_bytes: int = 8_000_000_000
     max_line_bytes: int = 65_536
     max_seconds: float = 600.0
+
+
+RULES: dict[str, dict[str, str]] = {  # [rules]: how the evaluator of a competition treats the edges, each named
+    "missing": {"zero": "a row of the truth that the file does not give scores 0 in every metric (and still counts)",
+                "fill": "impression shape: an impression the file ends before is scored as if every candidate had rank 1 "
+                        "(MIND's evaluate.py)"},
+    "ties": {"numpy": "impression shape: equal ranks in the order of np.argsort(1 / rank)[::-1], numpy's own introsort "
+                      "(the later candidate first within lists of up to 16)",
+             "later_first": "impression shape: equal ranks, the later candidate first at every list length (a stable sort)"},
+}
+SHAPE_RULES = {"impression": {"missing": ("fill", "zero"), "ties": ("numpy", "later_first")}}  # allowed values, default first
+OTHER_SHAPES_RULES = {"missing": ("zero",), "ties": ()}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The competition's rules at the edges (RULES names each value)."""
+
+    missing: str = "zero"
+    ties: str = "numpy"
+
+    def turned(self, **changes) -> "Rules":
+        """These rules with some turned (scorer explain scores a file under each)."""
+        from dataclasses import replace
+
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -41,6 +71,9 @@ class Competition:
     source: str = ""
     shape: str = "id_type"  # see SHAPES
     empty_token: str = ""  # list shape: the token that stands for "nothing" (Instacart's None), an item of its own
+    first_line: str = "header"  # "header": the file's first line names the columns; "row": files have no header line
+    values: str = "rank"  # impression shape: the lists hold ranks (1 = first; score 1/rank) or scores (higher first)
+    rules: Rules = Rules()
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
@@ -64,7 +97,11 @@ SHAPES = {
     "list": "one row per id, space-separated items (H&M: customer_id,prediction); ids and items are strings kept as written",
     "long": "one row per prediction, ranked by the order of the rows of an id (Airbnb: id,country)",
     "value": "one value per id, for rating prediction (id,rating)",
+    "impression": "one line per impression in the truth's order: its id and a JSON list of its candidates' ranks "
+                  "(MIND: 1 [3,1,2]); the truth is aligned by position, not by id",
 }
+FIRST_LINES = ("header", "row")
+VALUES = ("rank", "score")
 
 
 def id_literals(pattern: str) -> tuple[str, str, str]:
@@ -179,14 +216,16 @@ def _string_list(table: dict[str, Any], key: str, source: str, section: str, def
 
 def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Competition:
     """Check every key of a parsed config; a bad one raises ConfigError naming key and value."""
-    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits"), source)
+    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits", "rules"), source)
     name = _get(data, "name", str, source)
     title = _get(data, "title", str, source, default=name)
     submission = _get(data, "submission", dict, source)
     scoring = _get(data, "scoring", dict, source)
     limits_table = _get(data, "limits", dict, source, default={})
+    rules_table = _get(data, "rules", dict, source, default={})
 
-    _refuse_unknown(submission, ("header", "shape", "id_pattern", "item_separator", "empty_token"), source, "submission")
+    _refuse_unknown(submission, ("header", "shape", "id_pattern", "item_separator", "empty_token", "first_line", "values"), source,
+                    "submission")
     _refuse_unknown(scoring, ("types", "weights", "k", "metric", "diagnostics"), source, "scoring")
     _refuse_unknown(limits_table, tuple(Limits.__dataclass_fields__), source, "limits")
     header = _string_list(submission, "header", source, "submission")
@@ -204,6 +243,14 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
     if id_pattern.count("{session}") != 1 or id_pattern.count("{type}") > 1:
         raise ConfigError(f"{source}: key 'submission.id_pattern' must hold {{session}} once and {{type}} at most once, got {id_pattern!r}")
     _check_id_fields(id_pattern, source)
+    first_line = _get(submission, "first_line", str, source, default="row" if shape == "impression" else "header", section="submission")
+    if first_line not in FIRST_LINES or (first_line == "header") == (shape == "impression"):
+        raise ConfigError(f"{source}: key 'submission.first_line' must be 'row' for shape 'impression' (its files have no header "
+                          f"line) and 'header' for the others, got {first_line!r}")
+    values = _get(submission, "values", str, source, default="rank", section="submission")
+    if values not in VALUES or (values != "rank" and shape != "impression"):
+        raise ConfigError(f"{source}: key 'submission.values' must be one of {', '.join(VALUES)}, and is for shape 'impression', got {values!r}")
+    rules = _rules(rules_table, shape, source)
     separator = _get(submission, "item_separator", str, source, default=" ", section="submission")
     if separator != " ":
         raise ConfigError(f"{source}: key 'submission.item_separator' supports only ' ' for now, got {separator!r}")
@@ -247,6 +294,10 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
         if parsed.family == "catalog" and shape not in ("list", "long"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")
+        impression_metric = parsed.family == "impression" or parsed.name == "ndcg"
+        if (shape == "impression" and not impression_metric) or (shape != "impression" and parsed.family == "impression"):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: shape 'impression' takes auc, "
+                              "mrr and ndcg@K, and auc and mrr without a cut-off are the impression shape's")
 
     limit_values = {}
     for field_name, default in Limits.__dataclass_fields__.items():
@@ -260,4 +311,20 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         name=name, title=title, header=header, id_pattern=id_pattern, item_separator=separator,
         types=types, weights=tuple(float(w) for w in weights), k=k, metric=scored,
         diagnostics=diagnostics, limits=Limits(**limit_values), source=source, shape=shape, empty_token=empty_token,
+        first_line=first_line, values=values, rules=rules,
     )
+
+
+def _rules(table: dict[str, Any], shape: str, source: str) -> Rules:
+    """The [rules] of a config: each rule one of the values its shape has (the first is the default)."""
+    allowed = SHAPE_RULES.get(shape, OTHER_SHAPES_RULES)
+    _refuse_unknown(table, tuple(RULES), source, "rules")
+    chosen = {}
+    for rule, values in allowed.items():
+        value = _get(table, rule, str, source, default=values[0] if values else "", section="rules")
+        if rule in table and value not in values:
+            which = f"one of {', '.join(values)}" if values else "not set"
+            raise ConfigError(f"{source}: key 'rules.{rule}' must be {which} for shape {shape!r}, got {value!r}")
+        if values:
+            chosen[rule] = value
+    return Rules(**chosen)

@@ -20,7 +20,9 @@ import numpy as np
 
 from scorer.kernels.kinds import (
     ROW_AP,
+    ROW_AUC,
     ROW_HITS,
+    ROW_MRR_MEAN,
     ROW_NDCG,
     ROW_NDCG_EXP,
     ROW_NONE,
@@ -41,6 +43,7 @@ from scorer.spec.totals import (
     ExposureGini,
     F1AtK,
     HitRate,
+    ImpressionMean,
     ListMean,
     PairAuc,
     Precision,
@@ -51,7 +54,7 @@ from scorer.spec.totals import (
     Total,
 )
 
-RANKING, SET, VALUE, CATALOG, BEYOND = "ranking", "set", "value", "catalog", "beyond"
+RANKING, SET, VALUE, CATALOG, BEYOND, IMPRESSION = "ranking", "set", "value", "catalog", "beyond", "impression"
 EMPTY = ("skip", "zero")
 MEAN_OF_ROWS = RowRatio()  # the default total: mean_N of the row figure
 
@@ -61,7 +64,8 @@ class MetricKind:
     name: str
     row_kind: int
     summary: str  # the formula, for help texts and docs/metrics.md
-    family: str = RANKING  # ranking (needs @K), set (whole row), value (rating), catalog (over all rows), beyond (scorer.engine.beyond)
+    family: str = RANKING  # ranking (needs @K), set (whole row), value (rating), catalog (over all rows), beyond (scorer.engine.beyond),
+    # impression (the impression shape's candidates, scorer.kernels.impressions)
     options: tuple[tuple[str, tuple[str, ...]], ...] = (("empty", EMPTY),)  # (name, allowed values; first = default)
     side: int = 0  # beyond: the side figure the kernel adds per row (SIDE_*), 0 for none
     needs_items: bool = False  # beyond: needs --items or --train
@@ -92,13 +96,13 @@ REGISTRY: dict[str, MetricKind] = {
                    "mean_N Σ_{i≤k} g(grade_i)/log2(i+1) ÷ IDCG_k; IDCG from the truth's best grades cut at k; "
                    "g(x) = x (gain=linear) or 2^x − 1 (gain=exp); binary truth: grade 1",
                    options=(("gain", ("linear", "exp")), ("empty", EMPTY))),
-        MetricKind("mrr", ROW_RR, "mean_N 1 / rank of the first hit within k (0 without a hit); also called ARHR"),
+        MetricKind("mrr@k", ROW_RR, "mean_N 1 / rank of the first hit within k (0 without a hit); also called ARHR"),
         MetricKind("f1", ROW_SET_F1, "mean_N 2·h / (|P| + |T|), P = the row's distinct predictions (set F1)", family=SET),
         MetricKind("coverage", ROW_NONE, "|∪ over rows of top_k ∩ catalog| / |catalog|; catalog = the items of the truth",
                    family=CATALOG, options=(), total=CatalogueCoverage()),
         # Beyond accuracy (scorer.engine.beyond; docs/metrics.md, "Beyond-accuracy metrics and AUC"). L = the row's first k items (n = |L|),
         # pop(i) = training interactions, p(i) = max(pop(i), 1) / Σ pop, R = rows with at least one item (two: diversity).
-        MetricKind("auc", ROW_NONE,
+        MetricKind("auc@k", ROW_NONE,
                    "mean_N [Σ_{misses j<k} hits before j + (h + |T|)/2 · (C − |T| − (k − h))] / (|T| · (C − |T|)); C = catalogue "
                    "size; ranks past the list are misses (implicit's ranking_metrics_at_k)",
                    family=BEYOND, options=(), side=SIDE_PAIRS, needs_items=True, total=PairAuc(impression_weighted=False)),
@@ -123,6 +127,14 @@ REGISTRY: dict[str, MetricKind] = {
         MetricKind("gini", ROW_NONE, "Σ_{j=1..C} (2j − C − 1)·x_j / (C·Σ x); x ascending exposure counts (rows showing the item "
                    "in their first k) of the C catalogue items (RecBole GiniIndex)",
                    family=BEYOND, options=(), side=SIDE_EXPOSURE, needs_items=True, total=ExposureGini()),
+        # The impression shape (docs/metrics.md, "The impression shape"): per impression of n candidates, c of them clicked,
+        # their order that of np.argsort(1 / rank)[::-1]; N = the impressions whose label list is not empty.
+        MetricKind("auc", ROW_AUC,
+                   "mean_N (pairs (clicked, not clicked) with the clicked ranked first + ½ tied pairs) / (c·(n − c)) "
+                   "(scikit-learn's roc_auc_score per impression); weight=candidates: Σ n·AUC / Σ n (the gauc convention)",
+                   family=IMPRESSION, options=(("weight", ("impressions", "candidates")), ("empty", EMPTY)), total=ImpressionMean()),
+        MetricKind("mrr", ROW_MRR_MEAN, "mean_N (1/c) Σ over the clicked of 1 / position (MIND's and ebrec's mrr_score)",
+                   family=IMPRESSION),
         MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=(), total=RatingMean(root=True)),
         MetricKind("mae", ROW_NONE, "mean over rows with truth and a prediction of |ŷ − y|", family=VALUE, options=(),
                    total=RatingMean(root=False)),
@@ -149,7 +161,7 @@ class Metric:
 
     @property
     def kind(self) -> MetricKind:
-        return REGISTRY["f1@k" if self.name == "f1" and self.k is not None else self.name]
+        return REGISTRY[registry_key(self.name, self.k is not None)]
 
     def option(self, name: str) -> str:
         return dict(self.options).get(name, self.kind.default(name))
@@ -213,6 +225,12 @@ class Metric:
         return self.kind.total.ratio_parts(self, values, sizes)
 
 
+def registry_key(name: str, has_k: bool) -> str:
+    """The registry's key of a metric name: "NAME@k" where the name with a cut-off is another metric than without one
+    (f1 and f1@K, mrr and mrr@K, auc and auc@K), else the name."""
+    return f"{name}@k" if has_k and f"{name}@k" in REGISTRY else name
+
+
 def split_metrics(text: str) -> list[str]:
     """A comma-separated list of metric texts, split only at the commas outside parentheses:
     "recall@3(average=macro,empty=zero),map@12" is two metrics. Empty pieces are dropped."""
@@ -239,11 +257,11 @@ def parse_metric(text: str) -> Metric:
         raise ValueError(f"bad metric syntax {text!r}: expected NAME, NAME@K or NAME@K(option=value,...) such as 'recall@20' "
                          f"(supported: {supported()})")
     name, k_text, options_text = match.groups()
-    key = "f1@k" if name == "f1" and k_text is not None else name
+    key = registry_key(name, k_text is not None)
     if key not in REGISTRY:
         raise ValueError(f"unknown metric {name!r} in {text!r} (supported: {supported()})")
     kind = REGISTRY[key]
-    if kind.takes_k or key == "f1@k":
+    if kind.takes_k or key.endswith("@k"):
         if k_text is None:
             raise ValueError(f"metric {text!r} needs a cut-off: {name}@K, such as {name}@12")
         k = int(k_text)

@@ -169,6 +169,22 @@ class F1AtK(RowRatio):
         return 2.0 * values / (metric.k + sizes), counted
 
 
+class ImpressionMean(RowRatio):
+    """auc of the impression shape: mean_N of each impression's AUC (weight=impressions, the evaluators'), or weighted by
+    its candidates, Σ n·AUC / Σ n (weight=candidates: the gauc convention)."""
+
+    def sums_suffice(self, metric) -> bool:
+        return metric.option("weight") == "impressions"
+
+    def row_mean(self, metric, values, sizes, n):
+        weights = np.asarray(sizes, np.float64)
+        total = weights.sum()
+        return NAN if total == 0 else exact_sum(values * weights) / total
+
+    def parts(self, metric, values, sizes, counted):
+        return (values * sizes, sizes) if metric.option("weight") == "candidates" else (values, counted)
+
+
 # --- ratings and the catalogue ------------------------------------------------------------------------------
 class RatingMean(Total):
     """rmse and mae: the mean over the rows with truth that the submission has (no score for a missing row)."""
