@@ -61,6 +61,15 @@ def _csv_field(text: str) -> str:
     return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\r\n') else text
 
 
+def id_type_only(comp: Competition, target: str) -> None:
+    """A UsageError, before any truth is read, when `comp`'s rows are not (session, type) ids: the platforms' metrics of
+    both solutions read only those."""
+    if getattr(comp, "shape", "id_type") != "id_type":
+        raise UsageError(f"{target} writes solutions of shape 'id_type' (a row per session and type, as otto's "
+                         f"'12899779_clicks'); {comp.name}'s submissions have shape {comp.shape!r}, which the Kaggle and "
+                         "Hugging Face metrics do not read")
+
+
 def write_solution(truth: Truth, comp: Competition, solution: str | Path, sample: str | Path,
                    public: float = 0.3, seed: int = 0, sample_labels: str = "empty", target: str = "kaggle-solution",
                    replace_sample: bool = True) -> dict:
@@ -70,8 +79,7 @@ def write_solution(truth: Truth, comp: Competition, solution: str | Path, sample
     anything is written, when it holds others (another export's, of another truth or --sample-labels)."""
     if truth.n_sessions == 0:
         raise UsageError("the truth has no sessions: nothing to export")
-    if getattr(comp, "shape", "id_type") != "id_type":
-        raise UsageError(f"{target} writes submissions of shape 'id_type', not {comp.shape!r}")
+    id_type_only(comp, target)
     if sample_labels not in SAMPLE_LABELS:
         raise UsageError(f"sample labels must be one of {', '.join(SAMPLE_LABELS)}, got {sample_labels!r}")
     n_types = len(comp.types)

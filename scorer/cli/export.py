@@ -30,7 +30,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.adapters.kaggle_export import write_solution
+    from scorer.adapters.kaggle_export import id_type_only, write_solution
     from scorer.api import resolve_competition
     from scorer.cli.outputs import refuse_overwriting
     from scorer.errors import UsageError
@@ -41,6 +41,7 @@ def run(args) -> int:
     output_path(str(sample), "--sample")
     refuse_overwriting(args, [("-o", args.output), ("--sample" if args.sample else "the sample submission", str(sample))])
     competition = resolve_competition(args.competition, args.config)
+    id_type_only(competition, args.target)  # before the truth is read as another shape's
     truth = load_truth(args.truth, competition.types)
     try:
         summary = write_solution(truth, competition, args.output, sample, args.public, args.seed, args.sample_labels, args.target,
