@@ -184,3 +184,47 @@ def test_every_file_option_is_a_known_input_or_output():
             if action.dest not in INPUTS and action.dest not in OUTPUTS and (name, action.dest) not in OTHERS:
                 unknown.append((name, action.dest))
     assert unknown == []
+
+
+# -- no message quotes the truth ---------------------------------------------------------------------------------------
+
+LABELS = {9_100_000_000 + s: {"clicks": 7_000_000_100 + s, "carts": [7_000_000_200 + s], "orders": [7_000_000_300 + s]} for s in range(1, 6)}
+
+
+def label_ids() -> set[str]:
+    return {str(v) for labels in LABELS.values() for value in labels.values() for v in (value if isinstance(value, list) else [value])}
+
+
+@pytest.fixture
+def truths(tmp_path):
+    jsonl = tmp_path / "truth.jsonl"
+    jsonl.write_text(truth_lines(LABELS))
+    long = tmp_path / "long.csv"  # a long truth without its header: line 1 is a row of ids
+    long.write_text("".join(f"{s},{t},{i}\n" for s, labels in LABELS.items() for t, v in labels.items()
+                            for i in (v if isinstance(v, list) else [v])))
+    sub = tmp_path / "sub.csv"
+    sub.write_text(submission_text([(s, t, [1, 2]) for s in LABELS for t in TYPES]))
+    teams = tmp_path / "teams.csv"
+    teams.write_text(f"file,team,time\n{sub},red,1\n{jsonl},blue,2\n")
+    return jsonl, long, sub, teams
+
+
+@pytest.mark.parametrize("argv, code", [
+    (("score", "{jsonl}", "--truth", "{jsonl}"), 1),
+    (("score", "{long}", "--truth", "{jsonl}"), 1),
+    (("validate", "{jsonl}"), 1),
+    (("compare", "{jsonl}", "{sub}", "--truth", "{jsonl}"), 1),
+    (("leaderboard", "{jsonl}", "{long}", "{sub}", "--truth", "{jsonl}", "--bootstrap", "0"), 1),
+    (("ladder", "--teams", "{teams}", "--truth", "{jsonl}", "--split", "public=0.6"), 1),
+    (("ladder", "--teams", "{long}", "--truth", "{jsonl}", "--split", "public=0.6"), 2),
+    (("similar", "{long}", "{sub}"), 1),
+    (("audit", "--truth", "{jsonl}", "--solution", "{long}"), 1),
+])
+def test_no_message_quotes_the_truth(truths, argv, code):
+    """A truth named where a submission, a teams file or a solution goes: the right exit code, and not one of its label ids
+    in anything printed (line 1 of a truth-like file is neither quoted nor read further)."""
+    jsonl, long, sub, teams = truths
+    got, out, err = run_main(*[a.format(jsonl=jsonl, long=long, sub=sub, teams=teams) for a in argv])
+    assert got == code, err
+    printed = out + err
+    assert not [i for i in label_ids() if i in printed], printed

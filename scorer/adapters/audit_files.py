@@ -58,7 +58,8 @@ def solution_checks(path: str | Path, truth: Truth, comp: Competition) -> list[C
         raise UsageError(f"cannot read the solution {path}: {error}") from None
     id_column = comp.header[0]
     if id_column not in frame.columns or USAGE not in frame.columns:
-        return [failed("solution", f"columns {', '.join(map(str, frame.columns))}",
+        data = any(str(name).strip().isdigit() for name in frame.columns)  # a row of another file (a truth's ids): not shown
+        return [failed("solution", "a first line of data, not column names (not shown)" if data else f"columns {', '.join(map(str, frame.columns))}",
                        f"write the solution with the columns {id_column}, {comp.header[1]}, {USAGE}: {EXPORT}")]
     try:
         labels = truth_from_solution(frame.drop(columns=USAGE), id_column, comp)

@@ -95,9 +95,10 @@ def _csv_rows(text: str, path, required: tuple[str, ...]) -> list[tuple[str, dic
         header = next(reader, None)
         names = [h.strip().lower() for h in header or []]
         if not set(required) <= set(names) or len(set(names)) != len(names):
-            shown = printable(",".join(header or [])[:80])
+            data = any(name.isdigit() for name in names)  # a row of another file (a truth's ids): not shown
+            shown = "a data row (not shown)" if data else repr(printable(",".join(header or [])[:80]))
             raise UsageError(f"the {WHAT} {path}: its first line must be a header naming the columns {','.join(required)} once each "
-                             f"(in any order; others are ignored), not {shown!r}")
+                             f"(in any order; others are ignored), not {shown}")
         for values in reader:
             line = f"line {reader.line_num}"
             if not values or values == [""]:

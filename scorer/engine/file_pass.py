@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.figures import SlotFigures, hits_kernel
-from scorer.engine.header import BOM, INDEX_COLUMN, TAB_SEPARATED, header_problem, looks_like_row, swapped
+from scorer.engine.header import BOM, INDEX_COLUMN, TAB_SEPARATED, TRUTH_FILE, header_problem, looks_like_row, swapped
 from scorer.engine.header import text as _text
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
@@ -139,6 +139,8 @@ class Pass:
                 self.report.add(Code.QUOTED_FIELD, _text(quoted), line=1, column=first.index(b'"') + 1)
             return end + 1, 2
         sentence, missing = problem
+        if TRUTH_FILE in sentence:  # a truth given as the submission: its lines are neither shown nor read
+            raise LimitExceeded(Code.BAD_HEADER, sentence, line=1, column=1)
         self.report.add(Code.BAD_HEADER, sentence, line=1, column=1, **_context(first, 0, len(first)))
         return (offset, 1) if missing else (end + 1, 2)
 

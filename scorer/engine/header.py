@@ -11,6 +11,7 @@ from scorer.spec.competition import Competition, other_competition_hint
 BOM = b"\xef\xbb\xbf"
 INDEX_COLUMN = "looks like a pandas index column: write with index=False"
 TAB_SEPARATED = "tab-separated? the fields must be separated by ','"
+TRUTH_FILE = "this looks like a truth file, not a submission: arguments swapped?"
 
 
 def text(raw: bytes, limit: int = 60) -> str:
@@ -45,9 +46,16 @@ def header_hint(fields: list[str], first: bytes, competition: Competition) -> st
         return f" (a data row with its columns swapped: {swapped(competition)}, after the header)"
     if b"\t" in first and [part.strip().strip('"') for part in first.decode("utf-8", "replace").split("\t")] == header:
         return f" ({TAB_SEPARATED})"
-    if first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields:
-        return " (this looks like a truth file, not a submission: arguments swapped?)"
+    if looks_like_truth(fields, first, competition):
+        return f" ({TRUTH_FILE})"
     return other_competition_hint(fields, competition)
+
+
+def looks_like_truth(fields: list[str], first: bytes, competition: Competition) -> bool:
+    """Whether line 1 looks like a truth file's: a JSON line, a long truth's header (session, aid; a grade), or its
+    first row (session, type, item). Such a line is never quoted (it would show the truth's ids)."""
+    row = len(fields) == 3 and fields[0].isdigit() and fields[2].isdigit() and (fields[1] in competition.types or fields[1].isdigit())
+    return first.lstrip().startswith(b"{") or {"session", "aid"} <= set(fields) or "grade" in fields or row
 
 
 def header_problem(first: bytes, competition: Competition) -> tuple[str, bool] | None:
@@ -60,4 +68,6 @@ def header_problem(first: bytes, competition: Competition) -> tuple[str, bool] |
     if looks_like_row(fields, competition) or (fields[0].isdigit() and looks_like_row(fields[1:], competition)):
         hint = f" ({INDEX_COLUMN}, and header=True)" if not looks_like_row(fields, competition) else ""
         return f"header missing: line 1 is a data row ({text(first)}); expected the header {expected!r} first{hint}", True
+    if looks_like_truth(fields, first, competition):  # not quoted, nor read further (scorer.engine.file_pass)
+        return f"line 1 is not the header {expected!r} and is not shown ({TRUTH_FILE})", False
     return f"header is {text(first)}; expected {expected!r}{header_hint(fields, first, competition)}", False
