@@ -113,8 +113,8 @@ def exact(path_a: str, path_b: str, k: int = 20) -> dict:
         x, y = a[key], b[key]
         union, inter = set(x) | set(y), set(x) & set(y)
         same += x == y
-        if not union:
-            jac, agree, shared = jac + 1, agree + 1, shared + 1
+        if not union:  # two empty lists: Jaccard 1, and no item to hold at a rank
+            jac += 1
             continue
         jac += len(inter) / len(union)
         agree += sum(1 for i in inter if x.index(i) == y.index(i)) / len(union)
@@ -487,3 +487,19 @@ def test_a_file_under_two_spellings_is_one_file(tmp_path, capsys):
     teams.write_text(f"file,team\n{a},red\n{again},blue\n{b},green\n")
     assert main(["similar", a, b, "--teams", str(teams)]) == 2
     assert "names the file" in capsys.readouterr().err
+
+
+def test_rows_empty_in_both_files_count_nowhere_in_rank_agreement(tmp_path, capsys):
+    """A re-ranked copy whose other half of rows is empty in both files: rank agreement is that of the re-ranked half
+    (Σ s/|U| / Σ |I|/|U| leaves two empty lists out), not lifted towards 1 by the empty rows."""
+    rng = np.random.default_rng(8)
+    ground = field(rng, 600)
+    rows = team_rows(rng, ground, 0.3)
+    empty = set(rng.choice(len(rows), len(rows) // 2, replace=False).tolist())
+    a_rows = [[] if i in empty else r for i, r in enumerate(rows)]
+    b_rows = [[] if i in empty else [int(x) for x in rng.permutation(r)] for i, r in enumerate(rows)]
+    a, b = write(tmp_path / "a.csv", ground, a_rows), write(tmp_path / "b.csv", ground, b_rows)
+    pair = run_json(["similar", a, b], capsys)["most_similar_others"][0]
+    truth = exact(a, b)
+    matched = SLOTS * (truth["rows"] - len(empty))
+    assert truth["rank_agreement"] < 0.2 and abs(pair["rank_agreement"] - truth["rank_agreement"]) <= 4 * np.sqrt(0.25 / matched)

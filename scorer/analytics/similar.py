@@ -6,8 +6,9 @@ file is the same (session, type). For a pair (a, b), over the n_ab rows both fil
 - identical = #{r: order_a(r) = order_b(r)} / n_ab, the share of rows whose first K items are identical;
 - jaccard = #{(r, j): min_j,a(r) = min_j,b(r)} / (m n_ab), the MinHash estimate of the mean over rows of
   |A_r ∩ B_r| / |A_r ∪ B_r| (two empty lists: 1);
-- rank agreement = #{(r, j): rank_j,a(r) = rank_j,b(r)} / #{(r, j): min_j,a(r) = min_j,b(r)}, the share of items
-  both rows hold (a uniform sample of them: the matching MinHash slots) that they hold at the same rank.
+- rank agreement = #{(r, j): rank_j,a(r) = rank_j,b(r)} / #{(r, j): min_j,a(r) = min_j,b(r)} over the rows where the
+  lists are not both empty, the share of items both rows hold (a uniform sample of them: the matching MinHash slots)
+  that they hold at the same rank; two empty lists hold no item, and count neither way.
 
 Each is a count of equal 32-bit tokens; an absent row holds a token of its own file, equal to no other. A pair's
 z-score of a measure x is (x - median) / max(1.4826 MAD, MIN_SPREAD) over all pairs (robust: a few copies do not
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.analytics.similar_defaults import DEFAULT_Z
-from scorer.analytics.similar_sketch import BASE, SLOTS, Sketch
+from scorer.analytics.similar_sketch import BASE, EMPTY, SLOTS, Sketch
 from scorer.wording import inline
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
@@ -86,9 +87,11 @@ def pair_counts(aligned: Aligned, threads: int = 2) -> dict[str, np.ndarray]:
 
 
 def rank_agreement(aligned: Aligned, a: int, b: int) -> float:
-    """#{(r, j): rank_j,a(r) = rank_j,b(r)} / #{(r, j): min_j,a(r) = min_j,b(r)}, NaN without a common item."""
-    matched = np.count_nonzero(aligned.mins[a] == aligned.mins[b])
-    return np.count_nonzero(aligned.ranks[a] == aligned.ranks[b]) / matched if matched else np.nan
+    """#{(r, j): rank_j,a(r) = rank_j,b(r)} / #{(r, j): min_j,a(r) = min_j,b(r)}, the slots of two empty lists left out
+    (they share no item); NaN without a common item."""
+    held = aligned.mins[a] != EMPTY
+    matched = np.count_nonzero((aligned.mins[a] == aligned.mins[b]) & held)
+    return np.count_nonzero((aligned.ranks[a] == aligned.ranks[b]) & held) / matched if matched else np.nan
 
 
 def measures(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
