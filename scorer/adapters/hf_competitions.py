@@ -24,6 +24,7 @@ bug), and neither carries a byte of the solution: no cause is chained.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -139,7 +140,8 @@ def solution_truth(path: str, comp: Competition) -> Truth:
 
 def split_figures(result, truth: Truth) -> dict:
     """{"public_score": {...}, "private_score": {...}}: the leaderboard figures of each side's sessions, as
-    `scorer score --split usage` gives them."""
+    `scorer score --split usage` gives them; a type no session of a side has truth for is NaN there (`score` gives
+    null: no figure)."""
     from scorer.analytics.leaderboard_split import resolve_split
     from scorer.analytics.summary import analyse
 
@@ -148,8 +150,9 @@ def split_figures(result, truth: Truth) -> dict:
     out = {}
     for side in ("public", "private"):
         side_figures = figures[side]
-        values = {"score": side_figures["score"]}
+        values = {"score": float(side_figures["score"])}
         for type_name in keys[1:]:
-            values[type_name] = side_figures["metrics"][type_name][result.scored_metric]
-        out[f"{side}_score"] = {key: float(value) if value is not None else 0.0 for key, value in values.items()}
+            value = side_figures["metrics"][type_name][result.scored_metric]
+            values[type_name] = float(value) if value is not None else math.nan
+        out[f"{side}_score"] = values
     return out

@@ -12,6 +12,8 @@ import importlib
 import os
 import sys
 
+from scorer.dask import INSTALL_HINT as DASK_HINT  # the missing-Dask sentence (scorer.dask imports nothing more)
+
 # Each command module defines HELP, USAGE (its usage line), EXAMPLES (command lines), add_arguments(parser) and run(args) -> int.
 COMMANDS = {
     "score": "scorer.cli.score",
@@ -115,8 +117,8 @@ OPTIONAL = {
     "pyarrow": COMPILE_FIRST, "pandas": COMPILE_FIRST,
     "numba": "its ahead-of-time kernels are not in this installation: install the full package (pip install recsys-scorer)",
     "llvmlite": "its ahead-of-time kernels are not in this installation: install the full package (pip install recsys-scorer)",
-    "matplotlib": "pip install 'recsys-scorer[report]'", "dask": "pip install 'recsys-scorer[dask]'",
-    "distributed": "pip install 'recsys-scorer[dask]'", "yaml": "pip install pyyaml", "polars": "pip install polars",
+    "matplotlib": "pip install 'recsys-scorer[report]'", "dask": DASK_HINT, "distributed": DASK_HINT,
+    "yaml": "pip install pyyaml", "polars": "pip install polars",
 }
 
 

@@ -6,7 +6,9 @@ level, so the base install stays light. `require()` imports it or explains how t
 
 from __future__ import annotations
 
-INSTALL_HINT = "pip install 'recsys-scorer[dask]'  (or: pip install 'dask[distributed]')"
+INSTALL_HINT = ("pip install 'recsys-scorer[dask]' (or: pip install 'dask[distributed]'); without the package index, copy "
+                "the folder that `pip download 'dask[distributed]' -d dask-wheels` fills where the index is (with this "
+                "Python, on this platform) and pip install --no-index --find-links dask-wheels 'dask[distributed]'")
 
 
 def require():

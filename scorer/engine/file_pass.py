@@ -166,7 +166,7 @@ class Pass:
         if code == codes.WRONG_FIELD_COUNT:
             words["value"] = f"found more: {_text(text[start:end])}" if end > start else f"found one: {_text(text)}"
             words["hint"] = self._row_hint(text)
-            if not words["hint"] and end > start and re.fullmatch(rb"(?:,\s*+\d++)++\s*", text[start:end]):
+            if not words["hint"] and end > start and re.fullmatch(rb"(?:,\s*\d+)+\s*", text[start:end]):
                 words["hint"] = " (items must be separated by a single space, not ',')"
             if not words["hint"] and end == start and b"\t" in text:
                 words["hint"] = f" ({TAB_SEPARATED})"

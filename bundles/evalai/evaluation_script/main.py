@@ -2,7 +2,7 @@
 
 Map each phase codename to the dataset split codename of challenge_config.yaml; the leaderboard
 schema's labels are score, clicks, carts and orders. The worker needs the scorer package installed, hence
-Python >= 3.11: EvalAI's hosted workers run Python 3.7-3.9 (and show a traceback for any exception), so use
+Python >= 3.10: EvalAI's hosted workers run Python 3.7-3.9 (and show a traceback for any exception), so use
 remote evaluation (../remote_challenge_evaluation/evaluate.py) there; this script serves a worker of yours.
 """
 
