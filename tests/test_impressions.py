@@ -330,3 +330,30 @@ def test_auc_weighted_by_candidates_is_the_gauc_convention(tmp_path):
     result = score(tmp_path, truth, ["1 [1,2,3,4]", "2 [1,2]"], competition_from_dict(config))
     assert result.metrics["all"]["auc"] == pytest.approx((2 / 3 + 1) / 2)
     assert result.metrics["all"]["auc(weight=candidates)"] == pytest.approx((4 * 2 / 3 + 2 * 1) / 6)
+
+
+# -- frames from Python -----------------------------------------------------------------------------------------------
+def test_frames_of_ranks_or_scores_score_as_the_file_does(tmp_path):
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+
+    truth = [(1, [0, 1, 0]), (2, [1, 0, 0, 1]), (3, [])]
+    from_file = score(tmp_path, truth, ["1 [2,1,3]", "2 [1,3,2,4]", "3 [1]"])
+    ranks = {"impression_id": [1, 2, 3], "ranks": [[2, 1, 3], [1, 3, 2, 4], [1]]}
+    scores = {"impression_id": [1, 2, 3], "scores": [[0.5, 0.9, 0.1], [0.9, 0.2, 0.5, 0.1], [0.3]]}  # higher first, as ebrec holds them
+    truth_path = tmp_path / "truth.txt"
+    for frame in (pl.DataFrame(ranks), pd.DataFrame(ranks), pa.table(ranks), pl.DataFrame(scores),
+                  pl.DataFrame(scores).with_columns(pl.col("scores").cast(pl.List(pl.Float32)))):
+        assert figures(scorer.score(frame, truth_path, "mind")) == figures(from_file)
+
+
+def test_a_frames_problems_name_the_row_and_column(tmp_path):
+    import polars as pl
+
+    write(tmp_path / "truth.txt", ["1 [0,1,0]", "2 [1,0]", "3 [0,1]"])
+    frame = pl.DataFrame({"impression_id": [1, 3, 3], "scores": [[0.1, float("nan"), 0.2], [0.5, 0.1], [0.1]]})
+    result = scorer.score(frame, tmp_path / "truth.txt", "mind", strict=True)
+    assert [(p.code, p.row, p.field) for p in result.problems] == [("S033", 1, "impression_id"), ("S034", 2, "scores"),
+                                                                 ("S035", 0, "scores")]
+    assert "score nan is not a finite number" in result.problems[2].message

@@ -22,7 +22,7 @@ from scorer.private_files import Untrusted
 # CPU-seconds each stage's module takes to compile (bench/bench_build.py --timeline, load 0.8-1.3); a
 # family's stages share helpers, which numba compiles once per process: a family goes to one worker, in the order listed
 COST = {"score": 13.2, "strings": 11.2, "explain": 4.8, "prepare": 11.5, "resample": 9.8, "candidates": 13.0, "partitions": 2.2,
-        "audit": 0.8, "solution": 0.9}
+        "audit": 0.8, "solution": 0.9, "impressions": 3.0}
 FAMILIES = (("score", "strings", "explain"),)
 CLAIM = "--claim"
 PROGRESS = "SCORER_BUILD_PROGRESS"  # set for the workers of the package's build: each says on stderr when a stage is done  # in a worker's arguments: the stages after it are compiled by whichever worker claims each first

@@ -56,6 +56,9 @@ class FramePass(Pass):
     """Pass over a frame (see the module docstring); run_frame takes a pyarrow Table."""
 
     def run_frame(self, table) -> PassResult:
+        if self.competition.shape == "impression":
+            self._run_impressions(table)
+            return self._finish()
         try:
             form = frames.pick_form(table.column_names, self.competition)
         except UsageError as error:
@@ -75,6 +78,46 @@ class FramePass(Pass):
         id_name, labels_name = self.competition.header
         return {"id_labels": (id_name, id_name, labels_name), "session_type_labels": ("session", "type", "labels"),
                 "long": ("session", "type", "aid")}[form]
+
+    # -- the impression shape: a row per impression, in the truth's order ----------------------
+    def _run_impressions(self, table) -> None:
+        """Row i is impression i: its id, and a list of ranks (the config's column, or `ranks`) or of scores (`scores`,
+        higher first, as ebrec's predictions are held), read as float64 by impression_frame_rows."""
+        from scorer.kernels.kinds import VALUES_RANK, VALUES_SCORE
+
+        id_name, list_name = self.competition.header
+        names = table.column_names
+        column = next((name for name in (list_name, "ranks", "scores") if name in names), None)
+        if id_name not in names or column is None:
+            raise UsageError(f"the frame has columns {names}; expected {id_name!r} and a list column {list_name!r}, 'ranks' or "
+                             "'scores' (higher first)")
+        kind = VALUES_SCORE if column == "scores" or (column == list_name and self.competition.values == "score") else VALUES_RANK
+        ids, offsets, values = _impression_columns(table, id_name, column)
+        kernel = self.kernel
+        metric = (*kernel.metric[:3], np.int64(kind), *kernel.metric[4:])
+        counts = np.zeros(codes.N_CODES, np.int64)
+        found = np.zeros((kernel.max_per_code * codes.N_CODES, 5), np.int64)
+        n_problems = door.kernel("impression_frame_rows")(0, len(ids), ids, offsets, values, kernel.truth_arrays, metric, kernel.scratch(),
+                                                         self.slot_line, self.slot_values, counts, found, 0, np.int64(kernel.max_per_code))
+        self.rows_read += len(ids)
+        kept = np.zeros(codes.N_CODES, np.int64)
+        what, expected = ("score", "a finite number") if kind == VALUES_SCORE else ("rank", "a number of at least 1 (1 is the first place)")
+        for code, line, at, _, field in found[:n_problems].tolist():
+            kept[code] += 1
+            words = dict(self.format_keys, what=what, expected=expected)
+            row = frames.row_of(line)
+            if code == codes.IMPRESSION_ID_MISMATCH:
+                words.update(value=repr(int(ids[row])) if ids[row] >= 0 else "null", expected=kernel.truth.name(row))
+            elif code == codes.RANK_COUNT:
+                words.update(value=f"{int(offsets[row + 1] - offsets[row]):,}", expected=f"{kernel.size_of(row):,}")
+            elif code == codes.BAD_RANK:
+                words.update(value=repr(float(values[at])))
+            elif code == codes.EXTRA_LINES:
+                words.update(expected=f"last impression (row {kernel.truth.n_sessions - 1:,})")
+            self.report.add(code, row=row, field=column if field == ITEM_FIELD else id_name, **words)
+        self.rows_with_errors += int(counts[codes.ROWS_WITH_ERRORS])
+        for code in np.flatnonzero(counts[: codes.ROWS_WITH_ERRORS]):
+            self.report.count_only(int(code), int(counts[code] - kept[code]))
 
     # -- integer lists: the frame kernel ------------------------------------------------------
     def _run_lists(self, table, form: str) -> None:
@@ -287,6 +330,26 @@ class FramePass(Pass):
                     problem.field = self.fields[0] if number in ID_CODES else self.fields[2]
                 if number in ROW_CODES:
                     problem.message = re.sub(r"\bline (\d+)", lambda m: f"row {frames.row_of(int(m.group(1)))}", problem.message)
+
+
+def _impression_columns(table, id_name: str, list_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The impression shape's columns as the kernel reads them: ids (int64, -1 for a null), the lists' offsets (a null
+    list: empty) and their values (float64, NaN for a null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    id_column, lists = table.column(id_name), table.column(list_name)
+    if not pa.types.is_integer(id_column.type):
+        raise UsageError(f"column {id_name!r} holds {id_column.type}: impression ids are whole numbers")
+    if not frames.is_list(lists.type) or not (pa.types.is_integer(lists.type.value_type) or pa.types.is_floating(lists.type.value_type)):
+        raise UsageError(f"column {list_name!r} holds {lists.type}: it must be a list of numbers, one per candidate")
+    ids = pc.fill_null(pc.cast(id_column, pa.int64()), -1).to_numpy()
+    lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = pc.fill_null(pc.cast(lists.flatten(), pa.float64()), float("nan")).to_numpy(zero_copy_only=False)
+    return frozen(ids), frozen(offsets), frozen(values)
 
 
 def _batches(table):

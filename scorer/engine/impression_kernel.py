@@ -53,11 +53,11 @@ class ImpressionKernel(RowKernel):
         self.slot_line, self.slot_values = slot_line, slot_values
 
     def scratch(self) -> tuple:
-        """One thread's work arrays: a line's scores, whole ranks, order, labels by position, ranks seen; the sort's
-        stack; field bounds; the figures."""
+        """One thread's work arrays: a line's scores, their order, the labels by position; the sort's stack; field bounds;
+        the figures; the DCG up to each cut-off."""
         n = self.widest + 1
-        return (np.empty(n, np.float64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint8), np.zeros(n, np.bool_),
-                np.empty(3 * SORT_STACK, np.int64), np.zeros(6, np.int64), np.empty(self.n_metrics, np.float64))
+        return (np.empty(n, np.float64), np.empty(n, np.int64), np.empty(n, np.uint8), np.empty(3 * SORT_STACK, np.int64),
+                np.zeros(6, np.int64), np.empty(self.n_metrics, np.float64), np.empty(self.kmax + 1, np.float64))
 
     def lines_in(self, data: np.ndarray, start: int, end: int) -> int:
         return door.kernel("count_lines")(data, start, end)
@@ -108,7 +108,7 @@ class ImpressionKernel(RowKernel):
             hint = ""
             if any(c in field for c in ".eE") or len(field.lstrip("-")) > 18:
                 hint = " (this scorer reads a rank of at most 18 digits, and a decimal one of at most 15 significant digits)"
-            return {"value": repr(shown), "hint": hint}
+            return {"value": repr(shown), "hint": hint, "what": "rank", "expected": "a number of at least 1 (1 is the first place)"}
         if code == codes.BAD_RANK_LIST:
             whole = text.decode("utf-8", "replace").split()
             hint = " (write the list without spaces: [2,1,3])" if len(whole) > 2 and whole[1].startswith("[") else ""
@@ -123,6 +123,10 @@ class ImpressionKernel(RowKernel):
         if code == codes.EXTRA_LINES:
             return {"expected": f"last impression (line {self.truth.n_sessions:,})"}
         return {}
+
+    def size_of(self, slot: int) -> int:
+        """The candidates of an impression (0 past the truth)."""
+        return self._size(slot)
 
     def _size(self, slot: int) -> int:
         return int(self.truth.indptr[slot + 1] - self.truth.indptr[slot]) if 0 <= slot < self.truth.n_sessions else 0

@@ -257,6 +257,8 @@ def _impressions() -> dict[str, tuple]:
         "fill_missing": (slot_line, kernel.truth_arrays[2], kernel.truth_arrays[3], kernel.metric, kernel.scratch(), slot_values),
         "count_lines": (block, 0, 16),
         "read_impression_truth": (np.zeros(16, np.uint8), 8, ints, ints, np.zeros(_ROWS, np.uint8), np.zeros(6, np.int64)),
+        "impression_frame_rows": (0, 2, frozen(ints), frozen(ints), frozen(np.zeros(_ROWS)), kernel.truth_arrays, kernel.metric, kernel.scratch(),
+                                  slot_line, slot_values, counts, found, 0, 1),
     }
 
 

@@ -113,8 +113,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
                     "order, one per impression{hint}"),
         ProblemKind(Code.RANK_COUNT, ERROR, "not one rank per candidate", "{value} ranks for an impression of {expected} candidates: "
                     "give one rank per candidate, in the truth's order"),
-        ProblemKind(Code.BAD_RANK, ERROR, "rank below 1 or not a number read exactly",
-                    "rank {value} is not a number of at least 1 (1 is the first place; the score is 1/rank){hint}"),
+        ProblemKind(Code.BAD_RANK, ERROR, "rank below 1 or not a number read exactly", "{what} {value} is not {expected}{hint}"),
         ProblemKind(Code.BAD_RANK_LIST, ERROR, "ranks not a JSON list", "the ranks are not a JSON list of numbers such as [2,1,3] "
                     "(found {value}){hint}"),
         ProblemKind(Code.EXTRA_LINES, WARNING, "line past the truth's last impression",

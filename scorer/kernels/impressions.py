@@ -26,7 +26,7 @@ from scorer.kernels.parse import _problem
 SMALL_SORT = 15  # numpy's SMALL_QUICKSORT: a part of at most 16 is sorted by insertion
 EXACT_MANTISSA = 1 << 53  # a decimal m·10^e with m below this and |e| <= 22 is one correctly rounded operation away
 POW10 = np.array([10.0**e for e in range(23)], np.float64)  # each exactly a float64
-INT_LIMIT = 1 << 62  # whole ranks kept as integers below this (the permutation test)
+INT_LIMIT = 1 << 62  # whole ranks read as integers below this, then converted once
 MAX_ID_DIGITS = 18  # an impression id of more digits is not read as a number (no truth id has them)
 
 # read_number's outcomes
@@ -296,61 +296,101 @@ def stable_order(v, n, order):
 
 # -- one impression's figures -------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def impression_figures(labels, t_start, n, keys, ranks, permutation, ties, kinds, ks, discount, ideal, order, placed, stack, out):
-    """The figures of one impression of n candidates (labels[t_start:t_start + n], at least one clicked and one not)
-    under scores keys[:n] (ranks[:n]: the whole ranks when `permutation`, a permutation of 1..n) into out[j] per
-    metric j. placed: scratch, the label at each position from the first."""
-    clicked = 0
-    for i in range(n):
-        clicked += labels[t_start + i]
-    unclicked = n - clicked
-    pairs2 = np.int64(0)  # twice the pairs ranked right (a tie: once)
-    if permutation:
-        for i in range(n):
-            placed[ranks[i] - 1] = labels[t_start + i]
-        seen_clicked = np.int64(0)
-        for p in range(n):
-            if placed[p]:
-                seen_clicked += 1
-            else:
-                pairs2 += 2 * seen_clicked
-    else:
-        if ties == TIES_NUMPY:
-            numpy_order(keys, n, order, stack)
+def placed_figures(placed, n, clicked, pairs2, kinds, ks, discount, ideal, dcg_upto, out):
+    """The figures of an impression of n candidates, c of them clicked, from placed (the labels by position, first
+    first) into out[j] per metric j; pairs2: twice the (clicked, not clicked) pairs ranked right, or -1 to count them
+    here (no ties). dcg_upto: scratch of len(ideal)."""
+    kmax = ideal.shape[0] - 1
+    seen_clicked = np.int64(0)
+    right2 = np.int64(0)
+    rr = 0.0
+    dcg = 0.0
+    dcg_upto[0] = 0.0
+    for p in range(n):
+        if placed[p]:
+            seen_clicked += 1
+            rr += 1.0 / (p + 1)
+            if p < kmax:
+                dcg += discount[p]
         else:
-            stable_order(keys, n, order)
-        below = np.int64(0)  # not clicked, with a lower score
-        i = 0
-        while i < n:
-            value = keys[order[i]]
-            group_clicked = 0
-            j = i
-            while j < n and keys[order[j]] == value:
-                group_clicked += labels[t_start + order[j]]
-                j += 1
-            group_unclicked = (j - i) - group_clicked
-            pairs2 += 2 * group_clicked * below + group_clicked * group_unclicked
-            below += group_unclicked
-            i = j
-        for p in range(n):
-            placed[p] = labels[t_start + order[n - 1 - p]]
+            right2 += 2 * seen_clicked
+        if p < kmax:
+            dcg_upto[p + 1] = dcg
+    if pairs2 < 0:
+        pairs2 = right2
     for j in range(kinds.shape[0]):
         kind = kinds[j]
         if kind == ROW_AUC:
-            out[j] = pairs2 / (2.0 * clicked * unclicked)
+            out[j] = pairs2 / (2.0 * clicked * (n - clicked))
         elif kind == ROW_MRR_MEAN:
-            total = 0.0
-            for p in range(n):
-                if placed[p]:
-                    total += 1.0 / (p + 1)
-            out[j] = total / clicked
+            out[j] = rr / clicked
         else:  # ndcg@k, gain 2^label - 1: 1 for a click
             k = min(ks[j], n)
-            total = 0.0
-            for p in range(k):
-                if placed[p]:
-                    total += discount[p]
-            out[j] = total / ideal[min(k, clicked)]
+            out[j] = dcg_upto[k] / ideal[min(k, clicked)]
+
+
+@njit(cache=True, nogil=True)
+def impression_figures(labels, t_start, n, keys, ties, kinds, ks, discount, ideal, order, placed, stack, dcg_upto, out):
+    """The figures of one impression of n candidates (labels[t_start:t_start + n], at least one clicked and one not)
+    under scores keys[:n], equal scores in the order `ties` gives, into out[j] per metric j."""
+    if ties == TIES_NUMPY:
+        numpy_order(keys, n, order, stack)
+    else:
+        stable_order(keys, n, order)
+    clicked = 0
+    pairs2 = np.int64(0)  # twice the pairs ranked right (a tie: once)
+    below = np.int64(0)  # not clicked, with a lower score
+    i = 0
+    while i < n:
+        value = keys[order[i]]
+        group_clicked = 0
+        j = i
+        while j < n and keys[order[j]] == value:
+            group_clicked += labels[t_start + order[j]]
+            j += 1
+        group_unclicked = (j - i) - group_clicked
+        pairs2 += 2 * group_clicked * below + group_clicked * group_unclicked
+        below += group_unclicked
+        clicked += group_clicked
+        i = j
+    for p in range(n):
+        placed[p] = labels[t_start + order[n - 1 - p]]
+    placed_figures(placed, n, clicked, pairs2, kinds, ks, discount, ideal, dcg_upto, out)
+
+
+@njit(cache=True, nogil=True)
+def plain_line(buf, pos, n, expected, labels, t_start, size, placed):
+    """The plain form of a line, `ID [r1,...,rn]` then its end, with the ranks a permutation of 1..size: the labels
+    placed by rank. Returns (index after the line end, clicked), or (-1, 0) for any other line (the careful reader
+    takes it)."""
+    value = np.int64(0)
+    p = pos
+    while p < n and 48 <= buf[p] <= 57 and p - pos < 18:
+        value = value * 10 + (buf[p] - 48)
+        p += 1
+    if p == pos or value != expected or (buf[pos] == 48 and p - pos > 1) or p + 1 >= n or buf[p] != 32 or buf[p + 1] != 91:
+        return np.int64(-1), 0
+    p += 2
+    for r in range(size):
+        placed[r] = 255
+    clicked = 0
+    for i in range(size):
+        rank = np.int64(0)
+        digits = p
+        while p < n and 48 <= buf[p] <= 57:
+            rank = rank * 10 + (buf[p] - 48)
+            p += 1
+        if p == digits or p - digits > 9 or buf[digits] == 48 or rank > size or placed[rank - 1] != 255 or p >= n:
+            return np.int64(-1), 0
+        label = labels[t_start + i]
+        placed[rank - 1] = label
+        clicked += label
+        if buf[p] != (93 if i == size - 1 else 44):
+            return np.int64(-1), 0
+        p += 1
+    if p < n and buf[p] != 10:
+        return np.int64(-1), 0
+    return p + 1, clicked
 
 
 # -- a block of lines --------------------------------------------------------------------------------------------
@@ -365,17 +405,29 @@ def impression_block(buf, pos, n, first_slot, truth, metric, limits, scratch, sl
     ids, id_base, indptr, labels = truth
     kinds, ks, ties, values, discount, ideal = metric
     max_line_bytes, max_per_code = limits
-    keys, ranks, order, placed, seen, stack, bounds, figures = scratch
+    keys, order, placed, stack, bounds, figures, dcg_upto = scratch
     n_slots = indptr.shape[0] - 1
     line = 0
     while pos < n:
+        line += 1
+        slot = first_slot + line - 1
+        if 0 <= slot < n_slots and values == VALUES_RANK:
+            t_start = np.int64(indptr[slot])
+            size = np.int64(indptr[slot + 1]) - t_start
+            if size > 0:
+                after, clicked = plain_line(buf, pos, n, id_base + slot if id_base >= 0 else ids[slot], labels, t_start, size, placed)
+                if after >= 0 and after - pos <= max_line_bytes + 1:
+                    slot_line[slot] = slot + 1
+                    placed_figures(placed, size, clicked, np.int64(-1), kinds, ks, discount, ideal, dcg_upto, figures)
+                    for j in range(kinds.shape[0]):
+                        slot_values[slot, j] = figures[j]
+                    pos = after
+                    continue
         end = line_end(buf, pos, n)
         line_start = pos
         pos = end + 1
-        line += 1
-        slot = first_slot + line - 1
         if n_slots == 0:  # no truth (validation): each line's form alone
-            problem, at, until = _read_line(buf, line_start, end, -1, ids, id_base, -1, values, max_line_bytes, keys, ranks, seen, bounds)
+            problem, at, until = _read_line(buf, line_start, end, -1, ids, id_base, -1, values, max_line_bytes, keys, bounds)
             if problem != 0:
                 n_problems = _problem(found, n_problems, counts, max_per_code, problem, line, at, until, line_start)
             continue
@@ -387,23 +439,22 @@ def impression_block(buf, pos, n, first_slot, truth, metric, limits, scratch, sl
         size = np.int64(indptr[slot + 1]) - t_start
         if size == 0:
             continue
-        problem, at, until = _read_line(buf, line_start, end, slot, ids, id_base, size, values, max_line_bytes, keys, ranks, seen, bounds)
+        problem, at, until = _read_line(buf, line_start, end, slot, ids, id_base, size, values, max_line_bytes, keys, bounds)
         if problem != 0:
             n_problems = _problem(found, n_problems, counts, max_per_code, problem, line, at, until, line_start)
             counts[codes.ROWS_WITH_ERRORS] += 1
             continue
-        permutation = bounds[5] == 1
-        impression_figures(labels, t_start, size, keys, ranks, permutation, ties, kinds, ks, discount, ideal, order, placed, stack, figures)
+        impression_figures(labels, t_start, size, keys, ties, kinds, ks, discount, ideal, order, placed, stack, dcg_upto, figures)
         for j in range(kinds.shape[0]):
             slot_values[slot, j] = figures[j]
     return line, n_problems
 
 
 @njit(cache=True, nogil=True)
-def _read_line(buf, start, end, slot, ids, id_base, size, values, max_line_bytes, keys, ranks, seen, bounds):
-    """Read one line of an impression of `size` candidates into keys (scores) and ranks; returns (problem code or 0,
-    start, end of what is wrong). bounds[5]: 1 when the ranks are a permutation of 1..size. Without truth (size -1)
-    the line's form alone is read: an id that is a whole number, a list of ranks."""
+def _read_line(buf, start, end, slot, ids, id_base, size, values, max_line_bytes, keys, bounds):
+    """Read one line of an impression of `size` candidates as the evaluators read it (fields split at whitespace, the
+    list as JSON) into keys (each candidate's score); returns (problem code or 0, start, end of what is wrong).
+    Without truth (size -1) the line's form alone is read: an id that is a whole number, a list of ranks."""
     if end - start > max_line_bytes:
         return codes.LINE_TOO_LONG, start + max_line_bytes, end
     found = fields(buf, start, end, bounds)
@@ -421,12 +472,9 @@ def _read_line(buf, start, end, slot, ids, id_base, size, values, max_line_bytes
         return codes.BAD_RANK_LIST, list_start, list_end
     i = list_start + 1
     count = 0
-    permutation = values == VALUES_RANK
-    for r in range(max(size, 0)):
-        seen[r] = False
     if i < list_end - 1:
         while True:
-            after, outcome, value, whole = read_number(buf, i, list_end - 1)
+            after, outcome, value, _ = read_number(buf, i, list_end - 1)
             if outcome == NOT_JSON:
                 return codes.BAD_RANK_LIST, i, max(after, i + 1)
             if outcome == NOT_EXACT:
@@ -441,11 +489,6 @@ def _read_line(buf, start, end, slot, ids, id_base, size, values, max_line_bytes
                 score = value
             if count < size:
                 keys[count] = score
-                ranks[count] = whole
-                if permutation and 1 <= whole <= size and not seen[whole - 1]:
-                    seen[whole - 1] = True
-                else:
-                    permutation = False
             count += 1
             i = after
             if i == list_end - 1:
@@ -455,8 +498,60 @@ def _read_line(buf, start, end, slot, ids, id_base, size, values, max_line_bytes
             i += 1
     if count != size and size >= 0:
         return codes.RANK_COUNT, list_start, list_end
-    bounds[5] = 1 if permutation else 0
     return 0, 0, 0
+
+
+@njit(cache=True, nogil=True)
+def impression_frame_rows(first, last, ids, offsets, values, truth, metric, scratch, slot_line, slot_values, counts, found, n_problems,
+                          max_per_code):
+    """Rows first..last-1 of a frame (row i: impression i; ids[i] its id, -1 for none; its list values[offsets[i]:
+    offsets[i + 1]] as float64, NaN for a null) into their slots, as impression_block reads lines. Problem records:
+    (code, row + 1, where (a value's index, or the row), the same, 0 for the id column or 2 for the list)."""
+    truth_ids, id_base, indptr, labels = truth
+    kinds, ks, ties, values_kind, discount, ideal = metric
+    keys, order, placed, stack, bounds, figures, dcg_upto = scratch
+    n_slots = indptr.shape[0] - 1
+    for row in range(first, last):
+        if row >= n_slots:
+            if n_slots > 0:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.EXTRA_LINES, row + 1, row, row, 0)
+            continue
+        slot_line[row] = row + 1
+        t_start = np.int64(indptr[row])
+        size = np.int64(indptr[row + 1]) - t_start
+        if size == 0:
+            continue
+        if ids[row] != (id_base + row if id_base >= 0 else truth_ids[row]):
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.IMPRESSION_ID_MISMATCH, row + 1, row, row, 0)
+            counts[codes.ROWS_WITH_ERRORS] += 1
+            continue
+        start = offsets[row]
+        if offsets[row + 1] - start != size:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.RANK_COUNT, row + 1, row, row, 2)
+            counts[codes.ROWS_WITH_ERRORS] += 1
+            continue
+        bad = -1
+        for i in range(size):
+            value = values[start + i]
+            if values_kind == VALUES_RANK:
+                score = 1.0 / value if value != 0.0 else np.nan
+                if not (0.0 <= score <= 1.0):
+                    bad = start + i
+                    break
+            else:
+                score = value
+                if not np.isfinite(score):
+                    bad = start + i
+                    break
+            keys[i] = score
+        if bad >= 0:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.BAD_RANK, row + 1, bad, bad, 2)
+            counts[codes.ROWS_WITH_ERRORS] += 1
+            continue
+        impression_figures(labels, t_start, size, keys, ties, kinds, ks, discount, ideal, order, placed, stack, dcg_upto, figures)
+        for j in range(kinds.shape[0]):
+            slot_values[row, j] = figures[j]
+    return n_problems
 
 
 @njit(cache=True, nogil=True)
@@ -464,7 +559,7 @@ def fill_missing(slot_line, indptr, labels, metric, scratch, slot_values):
     """MIND's fill: every impression with labels that no line gave is scored as if each candidate had rank 1 (all tied,
     in numpy's order). Returns how many were filled."""
     kinds, ks, ties, values, discount, ideal = metric
-    keys, ranks, order, placed, seen, stack, bounds, figures = scratch
+    keys, order, placed, stack, bounds, figures, dcg_upto = scratch
     filled = 0
     for slot in range(slot_line.shape[0]):
         if slot_line[slot] != 0:
@@ -475,7 +570,7 @@ def fill_missing(slot_line, indptr, labels, metric, scratch, slot_values):
             continue
         for i in range(size):
             keys[i] = 1.0
-        impression_figures(labels, t_start, size, keys, ranks, False, ties, kinds, ks, discount, ideal, order, placed, stack, figures)
+        impression_figures(labels, t_start, size, keys, ties, kinds, ks, discount, ideal, order, placed, stack, dcg_upto, figures)
         for j in range(kinds.shape[0]):
             slot_values[slot, j] = figures[j]
         filled += 1

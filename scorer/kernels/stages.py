@@ -28,7 +28,7 @@ STAGES: dict[str, dict[str, str]] = {
                    "strings_known": "hashing", "jsonl_sessions": "hashing", "gather_lines": "hashing"},
     "solution": {"plain_ids": "solution", "label_items": "solution"},
     "impressions": {"impression_block": "impressions", "fill_missing": "impressions", "count_lines": "impressions",
-                    "read_impression_truth": "impressions"},
+                    "read_impression_truth": "impressions", "impression_frame_rows": "impressions"},
 }
 # "module.function": why a jitted function no command runs is not compiled ahead of time
 JIT_ONLY: dict[str, str] = {}
