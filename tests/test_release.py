@@ -123,3 +123,18 @@ def test_the_missing_dask_hint_says_what_to_copy_without_the_package_index(tmp_p
     assert "pip install 'recsys-scorer[dask]'" in said
     assert "pip download 'dask[distributed]' -d dask-wheels" in said and "--no-index --find-links dask-wheels" in said
     assert "--no-index --find-links dask-wheels" in _missing_library(ModuleNotFoundError("no dask", name="dask"))
+
+
+def test_warmup_says_setuptools_is_what_numba_pycc_lacks(monkeypatch):
+    """A pure wheel on Python 3.12+: numba.pycc imports setuptools, which such a venv does not hold; the reason a stage
+    was not built says to install it (not a C++ compiler, which was there)."""
+    from scorer.engine import aot_build
+
+    def no_setuptools(stage, throwaway=False):
+        raise ImportError("The 'setuptools' package is required at runtime for pycc support.")
+
+    monkeypatch.setattr(aot_build, "compile_stage", no_setuptools)
+    said = aot_build._compiled_or_error("score")
+    assert said.startswith("ImportError: The 'setuptools' package is required") and "pip install setuptools" in said
+    monkeypatch.setattr(aot_build, "compile_stage", lambda stage, throwaway=False: (_ for _ in ()).throw(OSError("disk full")))
+    assert aot_build._compiled_or_error("score") == "OSError: disk full"

@@ -181,8 +181,19 @@ def _outcome(out: Path, stage: str) -> bytes | str:
     return failed.read_text(encoding="utf-8") if failed.is_file() else "its compiler process stopped without a word"
 
 
+# What a failed build lacks, by a phrase of its error: the sentence that says what to install.
+MISSING = {"The 'setuptools' package is required at runtime for pycc support":
+           "numba.pycc needs setuptools, which a venv of Python 3.12 or later does not hold: pip install setuptools, "
+           "then scorer warmup again (a C++ compiler is needed too)"}
+
+
+def with_remedy(reason: str) -> str:
+    """The reason a stage was not built, with what to install when it is one MISSING names."""
+    return next((f"{reason} ({remedy})" for phrase, remedy in MISSING.items() if phrase in reason), reason)
+
+
 def _compiled_or_error(stage: str, throwaway: bool = False) -> bytes | str:
     try:
         return compile_stage(stage, throwaway=throwaway)
     except Exception as error:  # handed back to the parent, which says why the stage was not built
-        return one_line(error)
+        return with_remedy(one_line(error))
