@@ -184,7 +184,7 @@ def _outcome(out: Path, stage: str) -> bytes | str:
 # What a failed build lacks, by a phrase of its error: the sentence that says what to install.
 MISSING = {"The 'setuptools' package is required at runtime for pycc support":
            "numba.pycc needs setuptools, which a venv of Python 3.12 or later does not hold: pip install setuptools, "
-           "then scorer warmup again (a C++ compiler is needed too)"}
+           "then scorer warmup again; it needs a C++ compiler too"}
 
 
 def with_remedy(reason: str) -> str:
