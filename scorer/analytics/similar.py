@@ -14,6 +14,11 @@ Each is a count of equal 32-bit tokens; an absent row holds a token of its own f
 z-score of a measure x is (x - median) / max(1.4826 MAD, MIN_SPREAD) over all pairs (robust: a few copies do not
 move the median or the MAD); a pair from different teams is flagged when its larger z of identical and jaccard
 reaches the threshold.
+
+Memory: the tokens, linear in the files (N x rows x (1 + 2 m) x 4 bytes, and a byte a row for its presence); the pairs'
+identical and jaccard as float32, 8 bytes a pair (N (N - 1) / 2 pairs: 36 MB at 3,000 files), counted one file against
+the later ones at a time; the z and the selection take 8 bytes a pair more at their peak. Nothing N x N of int64 or
+float64, and a listed pair's figures are worked out again from its tokens, exactly.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ class Aligned:
         self.order = np.empty((n, rows * t), np.uint32)
         self.mins = np.empty((n, rows * t * SLOTS), np.uint32)
         self.ranks = np.empty((n, rows * t * SLOTS), np.uint32)
-        self.present = np.zeros((n, rows * t), np.float32)
+        self.present = np.zeros((n, rows * t), bool)
         for i, s in enumerate(sketches):
             absent = np.uint32(BASE + (i % (1 << 20)))  # a file's own token for the rows it lacks
             at = np.searchsorted(keys, s.keys)
@@ -57,33 +62,63 @@ class Aligned:
             order[at] = np.where(held, s.order[mine], absent)
             mins[at] = np.where(held[..., None], s.mins[mine], absent)
             ranks[at] = np.where(held[..., None], s.ranks[mine], absent)
-            present = np.zeros((rows, t), np.float32)
+            present = np.zeros((rows, t), bool)
             present[at] = held
             self.order[i], self.mins[i], self.ranks[i] = order.ravel(), mins.ravel(), ranks.ravel()
             self.present[i] = present.ravel()
 
 
-def pair_counts(aligned: Aligned, threads: int = 2) -> dict[str, np.ndarray]:
-    """(N, N) counts, upper triangle: rows both hold ("both", one float32 product), equal order tokens ("order") and
-    equal MinHash tokens ("mins"). File i against files i+1.. at once: one equality pass into a reused bool buffer,
-    its bytes summed per row; the rows i are shared among `threads` threads (numpy releases the GIL)."""
+def pair_start(n: int, a) -> np.ndarray:
+    """The index of pair (a, a + 1) among the N (N - 1) / 2 pairs, in the order (0, 1), (0, 2), ..., (1, 2), ..."""
+    a = np.asarray(a, np.int64)
+    return a * n - a * (a + 1) // 2
+
+
+def pair_of(n: int, p) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of pair indices p."""
+    p = np.asarray(p, np.int64)
+    a = np.searchsorted(pair_start(n, np.arange(n)), p, side="right") - 1
+    return a, p - pair_start(n, a) + a + 1
+
+
+def pair_measures(aligned: Aligned, threads: int = 2) -> dict[str, np.ndarray]:
+    """Per pair (a < b, in pair_of's order), float32: identical = equal order tokens / rows both hold, jaccard = equal
+    MinHash tokens / (m x rows both hold); NaN where the pair shares no row. File i against files i+1.. at once: one
+    equality pass into a reused bool buffer, its bytes summed per row; the rows i are shared among `threads` threads
+    (numpy releases the GIL)."""
     from concurrent.futures import ThreadPoolExecutor
 
     n = aligned.order.shape[0]
-    counts = {"both": np.rint(aligned.present @ aligned.present.T).astype(np.int64),
-              "order": np.zeros((n, n), np.int64), "mins": np.zeros((n, n), np.int64)}
+    total = n * (n - 1) // 2
+    out = {"identical": np.empty(total, np.float32), "jaccard": np.empty(total, np.float32)}
 
     def rows(start: int) -> None:
-        buffers = {name: np.empty((n, getattr(aligned, name).shape[1]), bool) for name in ("order", "mins")}
+        buffers = {name: np.empty((n, getattr(aligned, name).shape[1]), bool) for name in ("present", "order", "mins")}
         for i in range(start, n - 1, threads):
+            counts = {}
             for name, buffer in buffers.items():
                 tokens = getattr(aligned, name)
-                equal = np.equal(tokens[i + 1:], tokens[i], out=buffer[: n - 1 - i])
-                counts[name][i, i + 1:] = equal.view(np.uint8).sum(axis=1, dtype=np.int64)
+                operation = np.logical_and if name == "present" else np.equal
+                found = operation(tokens[i + 1:], tokens[i], out=buffer[: n - 1 - i])
+                counts[name] = found.view(np.uint8).sum(axis=1, dtype=np.int64)
+            at = int(pair_start(n, i))
+            both = counts["present"].astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["identical"][at: at + n - 1 - i] = np.where(both > 0, counts["order"] / both, np.nan)
+                out["jaccard"][at: at + n - 1 - i] = np.where(both > 0, counts["mins"] / (SLOTS * both), np.nan)
 
     with ThreadPoolExecutor(max(1, threads)) as pool:
         list(pool.map(rows, range(max(1, threads))))
-    return counts
+    return out
+
+
+def exact_measures(aligned: Aligned, a: int, b: int) -> tuple[int, float, float]:
+    """(rows both hold, identical, jaccard) of one pair, in float64 from its tokens (NaN without a common row)."""
+    both = int(np.count_nonzero(aligned.present[a] & aligned.present[b]))
+    if not both:
+        return 0, np.nan, np.nan
+    order = np.count_nonzero(aligned.order[a] == aligned.order[b])
+    return both, order / both, np.count_nonzero(aligned.mins[a] == aligned.mins[b]) / (SLOTS * both)
 
 
 def rank_agreement(aligned: Aligned, a: int, b: int) -> float:
@@ -94,24 +129,18 @@ def rank_agreement(aligned: Aligned, a: int, b: int) -> float:
     return np.count_nonzero((aligned.ranks[a] == aligned.ranks[b]) & held) / matched if matched else np.nan
 
 
-def measures(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Per pair (upper triangle; NaN where the pair shares no row): identical = equal order tokens / rows both hold,
-    jaccard = equal MinHash tokens / (m x rows both hold)."""
-    both = counts["both"].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {"identical": np.where(both > 0, counts["order"] / both, np.nan),
-                "jaccard": np.where(both > 0, counts["mins"] / (SLOTS * both), np.nan)}
-
-
-def robust_z(values: np.ndarray) -> tuple[np.ndarray, dict]:
-    """(z, {median, mad, spread}): z = (x - median) / spread, spread = max(1.4826 MAD, MIN_SPREAD); NaN stays NaN."""
-    finite = values[np.isfinite(values)]
+def spread_of(values: np.ndarray) -> dict:
+    """{median, mad, spread} of the finite values: spread = max(1.4826 MAD, MIN_SPREAD); median None without any."""
+    finite = values[np.isfinite(values)]  # a copy, in the values' type (float32 for the pairs: 4 bytes a pair)
     if finite.size == 0:
-        return np.full_like(values, np.nan), {"median": None, "mad": None, "spread": MIN_SPREAD}
+        return {"median": None, "mad": None, "spread": MIN_SPREAD}
     median = float(np.median(finite))
-    mad = float(np.median(np.abs(finite - median)))
-    spread = max(1.4826 * mad, MIN_SPREAD)
-    return (values - median) / spread, {"median": median, "mad": mad, "spread": spread}
+    mad = float(np.median(np.abs(finite - finite.dtype.type(median), out=finite)))
+    return {"median": median, "mad": mad, "spread": max(1.4826 * mad, MIN_SPREAD)}
+
+
+def z_of(value: float, spread: dict) -> float:
+    return (value - spread["median"]) / spread["spread"] if spread["median"] is not None else np.nan
 
 
 def examples(aligned: Aligned, a: int, b: int, limit: int = EXAMPLES) -> list[dict]:
@@ -129,44 +158,106 @@ def examples(aligned: Aligned, a: int, b: int, limit: int = EXAMPLES) -> list[di
 def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFAULT_Z, top: int = 20, threads: int = 2) -> dict:
     """The report: the flagged pairs of different teams ranked by z, and the `top` most similar other pairs, each with
     its measures, z-scores and example sessions; the measures' distribution over all pairs (rank agreement's over
-    RANK_PAIRS pairs drawn at random, it is worked out for the pairs listed only); and (key "matrix", not JSON) the
-    (N, N) matrices of identical and jaccard for the page."""
+    RANK_PAIRS pairs drawn at random, it is worked out for the pairs listed only); and (key "matrix", not JSON) what the
+    page draws: each file's largest jaccard with another ("closest") and a pair's figures ("measures"(a, b))."""
     aligned = Aligned(sketches)
-    counts = pair_counts(aligned, threads)
-    values = measures(counts)
+    values = pair_measures(aligned, threads)
     n = len(sketches)
-    upper = np.triu_indices(n, 1)
-    zs, spread = {}, {}
-    for name in ("identical", "jaccard"):
-        zs[name], spread[name] = robust_z(values[name][upper])
-    drawn = np.random.default_rng(0).choice(upper[0].size, min(RANK_PAIRS, upper[0].size), replace=False)
-    _, spread["rank_agreement"] = robust_z(np.array([rank_agreement(aligned, upper[0][p], upper[1][p]) for p in drawn.tolist()]))
-    flag_z = np.fmax(zs["identical"], zs["jaccard"])
+    closest = _closest(values["jaccard"], n)
+    spread = {name: spread_of(values[name]) for name in ("identical", "jaccard")}
+    pairs = n * (n - 1) // 2
+    drawn = np.random.default_rng(0).choice(pairs, min(RANK_PAIRS, pairs), replace=False)
+    spread["rank_agreement"] = spread_of(np.array([rank_agreement(aligned, int(a), int(b)) for a, b in zip(*pair_of(n, drawn))]))
+    flag_z = _flag_z(values, spread)  # float32, in the place of the identical figures
+    del values
     codes = {t: i for i, t in enumerate(dict.fromkeys(teams))}
     team = np.array([codes[t] for t in teams])
-    apart = team[upper[0]] != team[upper[1]]
-    ranked = np.argsort(-np.nan_to_num(flag_z, nan=-np.inf), kind="stable")
-    hit = apart[ranked] & (np.nan_to_num(flag_z[ranked], nan=-np.inf) >= z)
-    flagged_at, others_at = ranked[hit], ranked[~hit][:top]
+    flagged_at = _sorted_by(flag_z, np.flatnonzero(flag_z >= z), n, team, apart=True)
+    others_at = _top_others(flag_z, z, n, team, top)
 
     def pair(p: int) -> dict:
-        a, b = int(upper[0][p]), int(upper[1][p])
-        ranks, d = rank_agreement(aligned, a, b), spread["rank_agreement"]
+        a, b = (int(x) for x in pair_of(n, p))
+        both, identical, jaccard = exact_measures(aligned, a, b)
+        z_pair = np.fmax(z_of(identical, spread["identical"]), z_of(jaccard, spread["jaccard"]))
+        ranks = rank_agreement(aligned, a, b)
         return {"a": sketches[a].name, "b": sketches[b].name, "team_a": teams[a], "team_b": teams[b],
-                "same_team": teams[a] == teams[b], "rows_compared": int(counts["both"][a, b]),
-                "identical": _finite(values["identical"][a, b]), "jaccard": _finite(values["jaccard"][a, b]),
-                "rank_agreement": _finite(ranks), "z_identical": _finite(zs["identical"][p]), "z_jaccard": _finite(zs["jaccard"][p]),
-                "z_rank_agreement": _finite((ranks - d["median"]) / d["spread"]) if d["median"] is not None else None,
-                "z": _finite(flag_z[p]),
-                "flagged": bool(apart[p] and np.isfinite(flag_z[p]) and flag_z[p] >= z), "examples": examples(aligned, a, b)}
+                "same_team": teams[a] == teams[b], "rows_compared": both,
+                "identical": _finite(identical), "jaccard": _finite(jaccard),
+                "rank_agreement": _finite(ranks), "z_identical": _finite(z_of(identical, spread["identical"])),
+                "z_jaccard": _finite(z_of(jaccard, spread["jaccard"])),
+                "z_rank_agreement": _finite(z_of(ranks, spread["rank_agreement"])),
+                "z": _finite(z_pair), "flagged": bool(team[a] != team[b] and np.isfinite(z_pair) and z_pair >= z),
+                "examples": examples(aligned, a, b)}
 
+    listed = {p: pair(p) for p in [*flagged_at.tolist(), *others_at.tolist()]}
     return {"files": [{"name": s.name, "team": t, "rows": s.rows, "sessions_sampled": int(s.keys.size)}
                       for s, t in zip(sketches, teams)],
             "types": list(aligned.first.types), "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS,
-            "pairs": int(upper[0].size),
-            "threshold_z": z, "min_spread": MIN_SPREAD, "distribution": spread,
-            "flagged": [pair(p) for p in flagged_at.tolist()], "most_similar_others": [pair(p) for p in others_at.tolist()],
-            "matrix": {name: values[name] for name in ("identical", "jaccard")}}
+            "pairs": pairs, "threshold_z": z, "min_spread": MIN_SPREAD, "distribution": spread,
+            "flagged": [listed[p] for p in flagged_at.tolist() if listed[p]["flagged"]],
+            "most_similar_others": [listed[p] for p in others_at.tolist()],
+            "matrix": {"closest": closest, "measures": lambda a, b: dict(zip(("identical", "jaccard"), exact_measures(aligned, a, b)[1:]))}}
+
+
+def _flag_z(values: dict[str, np.ndarray], spread: dict) -> np.ndarray:
+    """max(z identical, z jaccard) per pair, float32, NaN -> -inf (written over the identical figures: no copy)."""
+    out = values["identical"]
+    for name in ("identical", "jaccard"):
+        d = spread[name]
+        if d["median"] is None:
+            values[name][:] = -np.inf
+            continue
+        values[name] -= np.float32(d["median"])
+        values[name] /= np.float32(d["spread"])
+    np.fmax(out, values["jaccard"], out=out)
+    out[np.isnan(out)] = -np.inf
+    return out
+
+
+def _sorted_by(flag_z: np.ndarray, at: np.ndarray, n: int, team: np.ndarray, apart: bool) -> np.ndarray:
+    """The pairs `at` of different teams (apart) or any (not), by flag z falling (ties: in pair order)."""
+    if apart and at.size:
+        a, b = pair_of(n, at)
+        at = at[team[a] != team[b]]
+    return at[np.argsort(-flag_z[at], kind="stable")]
+
+
+def _top_others(flag_z: np.ndarray, z: float, n: int, team: np.ndarray, top: int) -> np.ndarray:
+    """The `top` pairs with the highest flag z that are not flagged (same team, or below z), ties in pair order: the
+    top-th value found by a partition of a float32 copy (4 bytes a pair), then the few at or above it sorted."""
+    if top <= 0 or flag_z.size == 0:
+        return np.empty(0, np.int64)
+    above = np.flatnonzero(flag_z >= z)  # few: the flagged, and pairs of one team as alike
+    a, b = pair_of(n, above)
+    below = flag_z.copy()
+    below[above] = -np.inf
+    cut = np.partition(below, max(below.size - top, 0))[max(below.size - top, 0)]
+    candidates = np.union1d(above[team[a] == team[b]], np.setdiff1d(_first(below, cut, top + above.size), above))
+    return candidates[np.argsort(-flag_z[candidates], kind="stable")][:top]
+
+
+def _first(values: np.ndarray, cut: float, top: int, chunk: int = 1 << 20) -> np.ndarray:
+    """The indices of values above `cut`, and of the first values equal to it (in order) up to `top` in all."""
+    over = np.flatnonzero(values > cut)
+    equal: list[np.ndarray] = []
+    wanted = top - over.size
+    for start in range(0, values.size, chunk):
+        if wanted <= 0:
+            break
+        found = np.flatnonzero(values[start: start + chunk] == cut)[:wanted] + start
+        equal.append(found)
+        wanted -= found.size
+    return np.concatenate([over, *equal]) if equal else over
+
+
+def _closest(jaccard: np.ndarray, n: int) -> np.ndarray:
+    """Per file, its largest jaccard with another (0 without any), from the pairs' figures: the page's order."""
+    closest = np.zeros(n)
+    for i in range(n - 1):
+        row = np.nan_to_num(jaccard[int(pair_start(n, i)): int(pair_start(n, i)) + n - 1 - i], nan=0.0)
+        closest[i] = max(closest[i], float(row.max()))
+        np.maximum(closest[i + 1:], row, out=closest[i + 1:])
+    return closest
 
 
 def _finite(x) -> float | None:

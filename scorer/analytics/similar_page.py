@@ -20,8 +20,7 @@ def shown_files(report: dict, limit: int = MAX_FILES) -> list[int]:
     names = [f["name"] for f in report["files"]]
     index = {name: i for i, name in enumerate(names)}
     chosen = list(dict.fromkeys(index[n] for q in report["flagged"] for n in (q["a"], q["b"])))
-    jaccard = np.nan_to_num(report["matrix"]["jaccard"], nan=0.0)
-    closest = np.maximum(jaccard.max(axis=1, initial=0.0), jaccard.max(axis=0, initial=0.0))
+    closest = report["matrix"]["closest"]
     chosen += [i for i in np.argsort(-closest, kind="stable").tolist() if i not in chosen]
     return chosen[:limit]
 
@@ -45,7 +44,7 @@ def heatmap(report: dict) -> str:
     shown = shown_files(report)
     names = [report["files"][i]["name"] for i in shown]
     flagged = {frozenset((q["a"], q["b"])) for q in report["flagged"]}
-    values = report["matrix"]
+    measures = report["matrix"]["measures"]
     head = "".join(f"<th class='col' title='{html.escape(n)}'><div>{html.escape(_short(n))}</div></th>" for n in names)
     rows = []
     for i, name in zip(shown, names):
@@ -55,7 +54,7 @@ def heatmap(report: dict) -> str:
             if i == j:
                 cells.append("<td class='self'></td>")
                 continue
-            figures = {m: values[m][a, b] for m in ("identical", "jaccard")}
+            figures = measures(a, b)
             title = html.escape(f"{name} ~ {other}: " + ", ".join(f"{m.replace('_', ' ')} {100 * v:.1f}%" if np.isfinite(v)
                                                                   else f"{m.replace('_', ' ')} -" for m, v in figures.items()))
             outline = " class='flag'" if frozenset((name, other)) in flagged else ""

@@ -36,7 +36,8 @@ SLOTS = 4  # m, the MinHash functions per row
 DEFAULT_K = 20
 BASE = (1 << 32) - (1 << 20)  # tokens of real rows are below BASE; the 2^20 values above mark absent rows
 EMPTY = BASE - 1  # the tokens of an empty list
-MAX_DIGITS = 18  # a session id of up to 18 digits fits an int64
+MAX_DIGITS = 19  # a session id or item of up to 19 digits, at most LARGEST: the ids `scorer validate` accepts
+LARGEST = (1 << 63) - 1
 _HEAD = MAX_DIGITS + 2  # bytes of each line read for its session id and the "_" after it
 _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 _SEEDS = np.array([0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0, 0x082EFA98EC4E6C89,
@@ -236,9 +237,11 @@ def _prefixes(data: np.ndarray, name: str, first_line: int, spec: Spec | None = 
     head = _gather(data, starts, _HEAD) - np.uint8(48)  # (lines, _HEAD): a digit is below 10
     count = np.argmin(head < 10, axis=1)
     ok = (count >= 1) & (count <= MAX_DIGITS)
-    sessions = np.zeros(starts.size, np.int64)
+    value = np.zeros(starts.size, np.uint64)  # 19 digits fit a uint64
     for j in range(int(count[ok].max(initial=0))):
-        sessions = np.where(j < count, sessions * 10 + head[:, j], sessions)
+        value = np.where(j < count, value * np.uint64(10) + head[:, j], value)
+    ok &= value <= np.uint64(LARGEST)
+    sessions = np.where(ok, value, 0).astype(np.int64)
     after = starts + count
     width = -(-max(map(len, words)) // 8)  # uint64 words of the longest SEPARATOR TYPE ","
     word = _gather(data, after, 8 * width).view("<u8")  # (lines, width), little-endian
@@ -315,9 +318,10 @@ def _labels(line: bytes, start: int, k: int, name: str, number: int) -> list[int
     fields = line[start:].rstrip(b"\r").split()
     if len(fields) > k:
         fields = fields[:k]
-    if fields and not (b"".join(fields).isdigit() and max(map(len, fields)) <= MAX_DIGITS):
-        raise bad_line(name, number, line, "has a label that is not an item id (digits)")
-    return list(map(int, fields))
+    items = list(map(int, fields)) if fields and b"".join(fields).isdigit() and max(map(len, fields)) <= MAX_DIGITS else None
+    if fields and (items is None or max(items) > LARGEST):
+        raise bad_line(name, number, line, f"has a label that is not an item id (digits, at most {LARGEST})")
+    return items or []
 
 
 def _text_labels(line: bytes, start: int, k: int, name: str, number: int, spec: Spec) -> list[bytes]:
