@@ -32,6 +32,7 @@ from scorer.wording import inline
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 FEW_PAIRS = 10  # under this many pairs the text says the distribution is too small to call an outlier
 RANK_PAIRS = 2000  # pairs drawn for the distribution of rank agreement
+NEAR = 1e-3  # pairs whose float32 flag z is within this of the threshold (or above) are decided on their exact figures
 EXAMPLES = 5
 
 
@@ -172,8 +173,7 @@ def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFA
     del values
     codes = {t: i for i, t in enumerate(dict.fromkeys(teams))}
     team = np.array([codes[t] for t in teams])
-    flagged_at = _sorted_by(flag_z, np.flatnonzero(flag_z >= z), n, team, apart=True)
-    others_at = _top_others(flag_z, z, n, team, top)
+    near = np.flatnonzero(flag_z >= z - NEAR)  # decided on their exact figures below, not on float32's rounding
 
     def pair(p: int) -> dict:
         a, b = (int(x) for x in pair_of(n, p))
@@ -189,13 +189,16 @@ def similarity(sketches: list[Sketch], teams: list[str], k: int, z: float = DEFA
                 "z": _finite(z_pair), "flagged": bool(team[a] != team[b] and np.isfinite(z_pair) and z_pair >= z),
                 "examples": examples(aligned, a, b)}
 
-    listed = {p: pair(p) for p in [*flagged_at.tolist(), *others_at.tolist()]}
+    listed = {p: pair(p) for p in near.tolist()}
+    flagged_at = sorted((p for p in listed if listed[p]["flagged"]), key=lambda p: (-listed[p]["z"], p))
+    for p in _top_others(flag_z, near, top + len(near)).tolist():
+        listed.setdefault(p, pair(p))
+    others_at = sorted((p for p in listed if not listed[p]["flagged"]), key=lambda p: (-(listed[p]["z"] if listed[p]["z"] is not None else -np.inf), p))[:top]
     return {"files": [{"name": s.name, "team": t, "rows": s.rows, "sessions_sampled": int(s.keys.size)}
                       for s, t in zip(sketches, teams)],
             "types": list(aligned.first.types), "k": k, "sample": int(aligned.keys.size), "minhash_slots": SLOTS,
             "pairs": pairs, "threshold_z": z, "min_spread": MIN_SPREAD, "distribution": spread,
-            "flagged": [listed[p] for p in flagged_at.tolist() if listed[p]["flagged"]],
-            "most_similar_others": [listed[p] for p in others_at.tolist()],
+            "flagged": [listed[p] for p in flagged_at], "most_similar_others": [listed[p] for p in others_at],
             "matrix": {"closest": closest, "measures": lambda a, b: dict(zip(("identical", "jaccard"), exact_measures(aligned, a, b)[1:]))}}
 
 
@@ -214,26 +217,15 @@ def _flag_z(values: dict[str, np.ndarray], spread: dict) -> np.ndarray:
     return out
 
 
-def _sorted_by(flag_z: np.ndarray, at: np.ndarray, n: int, team: np.ndarray, apart: bool) -> np.ndarray:
-    """The pairs `at` of different teams (apart) or any (not), by flag z falling (ties: in pair order)."""
-    if apart and at.size:
-        a, b = pair_of(n, at)
-        at = at[team[a] != team[b]]
-    return at[np.argsort(-flag_z[at], kind="stable")]
-
-
-def _top_others(flag_z: np.ndarray, z: float, n: int, team: np.ndarray, top: int) -> np.ndarray:
-    """The `top` pairs with the highest flag z that are not flagged (same team, or below z), ties in pair order: the
-    top-th value found by a partition of a float32 copy (4 bytes a pair), then the few at or above it sorted."""
+def _top_others(flag_z: np.ndarray, near: np.ndarray, top: int) -> np.ndarray:
+    """The `top` pairs with the highest flag z outside `near` (whose figures are worked out exactly anyway), ties in
+    pair order: the top-th value found by a partition of a float32 copy (4 bytes a pair), then those at or above it."""
     if top <= 0 or flag_z.size == 0:
         return np.empty(0, np.int64)
-    above = np.flatnonzero(flag_z >= z)  # few: the flagged, and pairs of one team as alike
-    a, b = pair_of(n, above)
     below = flag_z.copy()
-    below[above] = -np.inf
+    below[near] = -np.inf
     cut = np.partition(below, max(below.size - top, 0))[max(below.size - top, 0)]
-    candidates = np.union1d(above[team[a] == team[b]], np.setdiff1d(_first(below, cut, top + above.size), above))
-    return candidates[np.argsort(-flag_z[candidates], kind="stable")][:top]
+    return np.setdiff1d(_first(below, cut, top + near.size), near)
 
 
 def _first(values: np.ndarray, cut: float, top: int, chunk: int = 1 << 20) -> np.ndarray:
