@@ -231,3 +231,16 @@ def test_dask_engine_gives_the_streamed_board_and_lists_what_it_cannot_rank(boar
     board, local = json.loads(out), json.loads(local_out)
     assert board == local
     assert [u["name"] for u in board["unranked"]] == [str(bad)]
+
+
+def test_the_docs_say_what_holds_between_the_engines():
+    """docs/analytics.md's list of what holds between the engines names the sample of --mde and the block of the float32
+    sums as the code has them, and no longer claims "the same figures" or float32's 1e-7 for the interval ends."""
+    from pathlib import Path
+
+    from scorer.analytics.joint_bootstrap import BLOCK
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "analytics.md").read_text().split())
+    assert f"sample of {streamed_bootstrap.MDE_SAMPLE:,} of them" in text and f"up to {streamed_bootstrap.MDE_SAMPLE:,} planning sessions" in text
+    assert f"block of {BLOCK:,} sessions" in text and "variance_from" in text
+    assert "The figures are the same" not in text and "relative error, about 1e-7, per block" not in text

@@ -8,7 +8,7 @@ one float32 matrix, sessions x ([den_t] + [num_t of each submission]), filled on
 (no Result is kept), and summed block by block of sessions: the block's weights are drawn once, then one
 float32 matrix product (w_block @ x_block) serves every submission, and the block's sums go into float64
 accumulators. A block sum of integer figures (hits, counts) is exact in float32 (below 2^24); fractional
-figures (AP, NDCG) carry float32's relative error (about 1e-7) per block.
+figures (AP, NDCG) carry the rounding of a float32 sum of up to BLOCK terms (a few 1e-7 to a few 1e-6 relative).
 """
 
 from __future__ import annotations
