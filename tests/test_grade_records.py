@@ -180,3 +180,25 @@ def test_resume_with_everything_graded_needs_no_cluster_and_prints_the_leaderboa
     assert "nothing left to grade; all 2: 1 scored, 1 invalid, 0 failed" in err
     assert "    1    0.500000  a.csv" in out and "invalid   b.csv: S011: rows are missing" in out
     assert len(results.read_text().splitlines()) == 2
+
+
+def test_resume_finds_a_file_graded_under_another_spelling(tmp_path):
+    """--resume matches a final record by its file, however the command line spells it now (`x/./a.csv`, a folder
+    reached through a link), and by its content key; before, a path through a linked folder was graded again."""
+    from scorer.cli.grade import _already_graded
+
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    upload = folder / "a.csv"
+    upload.write_text("session_type,labels\n1_clicks,5\n")
+    (tmp_path / "linked").symlink_to(folder)
+    results = tmp_path / "results.jsonl"
+    write_lines(results, [{**scored("a.csv", 0.5), "path": str(upload), "content_key": submission_key(str(upload))}])
+    opened = open_results(str(results))
+    try:
+        for spelled in (str(upload), f"{folder}/./a.csv", str(tmp_path / "linked" / "a.csv")):
+            assert list(_already_graded(opened, [spelled], resume=True)) == [0], spelled
+        upload.write_text("session_type,labels\n1_clicks,6\n")  # other bytes: graded again
+        assert _already_graded(opened, [str(upload)], resume=True) == {}
+    finally:
+        opened.close()

@@ -91,17 +91,19 @@ def _open_results(path: str):
 
 
 def _already_graded(results, submissions: list[str], resume: bool) -> dict[int, dict]:
-    """Position on the command line -> the final record `results` holds of that file as it is now (with --resume)."""
+    """Position on the command line -> the final record `results` holds of that file as it is now (with --resume): the
+    newest of its path under any spelling (a link, `x/./a.csv`: scorer.file_identity) and its content key."""
     from scorer.dask.tasks import submission_key
+    from scorer.file_identity import identity
 
     if results is None:
         return {}
-    final = results.final()
-    paths = {path for path, _ in final}
+    final = {(identity(path), key): record for (path, key), record in results.final().items()}
+    files = {file for file, _ in final}
     done = {}
     for index, name in enumerate(submissions):
-        path = os.path.abspath(name)
-        if path in paths and (record := final.get((path, submission_key(path)))) is not None:
+        file = identity(name)
+        if file in files and (record := final.get((file, submission_key(os.path.abspath(name))))) is not None:
             done[index] = dict(record, file=name, index=index)
     if done and resume:
         say(f"resuming {results.path}: {len(done)} of {len(submissions)} submissions already have a final record (skipped)")
