@@ -53,5 +53,5 @@ def run(args) -> int:
         raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from None
     labelled = int((truth.sizes.sum(axis=1) > 0).sum())
     rows = "impression" if competition.shape == "impression" else "session"
-    print(f"wrote {args.output}: {counted(truth.n_sessions, rows)} ({labelled:,} with labels), {counted(len(truth.items), 'label')}")
+    print(f"wrote {args.output}: {counted(truth.n_sessions, rows)} ({labelled:,} with labels), {counted(int(truth.indptr[-1]), 'label')}")
     return 0

@@ -40,7 +40,7 @@ class ImpressionKernel(RowKernel):
         kinds, ks = competition.row_kinds()
         self.metric = (kinds, ks, np.int64(TIES[competition.rules.ties]), np.int64(VALUES[competition.values]),
                        discounts(self.kmax), ideal_dcg(self.kmax))
-        self.truth_arrays = (frozen(truth.sessions), np.int64(truth.id_base), frozen(truth.indptr), frozen(truth.labels))
+        self.truth_arrays = (frozen(truth.sessions), np.int64(truth.id_base), frozen(truth.indptr), frozen(truth.bits))
         self.limits = (np.int64(competition.limits.max_line_bytes), np.int64(max_per_code))
         sizes = np.diff(truth.indptr)
         self.widest = int(sizes.max(initial=0))

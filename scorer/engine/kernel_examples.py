@@ -245,7 +245,7 @@ def _impressions() -> dict[str, tuple]:
     from scorer.spec.competition import load_competition
     from scorer.truth.impressions import ImpressionTruth
 
-    truth = ImpressionTruth(("all",), np.array([1, 2], np.int64), np.array([0, 2, 4], INDPTR_DTYPE), np.array([0, 1, 1, 0], np.uint8))
+    truth = ImpressionTruth(("all",), np.array([1, 2], np.int64), np.array([0, 2, 4], INDPTR_DTYPE), np.array([6], np.uint8))
     kernel = ImpressionKernel(load_competition("mind"), truth, 1)
     slot_line, slot_values = np.zeros(2, LINE_DTYPE), np.zeros((2, kernel.n_metrics))
     counts, found = _problems(kernel)

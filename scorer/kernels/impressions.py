@@ -39,6 +39,12 @@ def is_space(c):
     return c == 32 or (9 <= c <= 13 and c != 10) or 28 <= c <= 31
 
 
+@njit(cache=True, nogil=True, inline="always")
+def label(bits, i):
+    """The i-th label of a truth's labels packed 8 to a byte, the first in the lowest bit (np.packbits, bitorder little)."""
+    return (bits[i >> 3] >> (i & 7)) & 1
+
+
 @njit(cache=True, nogil=True)
 def line_end(buf, pos, n):
     """The index of the line end at or after pos (n when the data end first)."""
@@ -331,7 +337,7 @@ def placed_figures(placed, n, clicked, pairs2, kinds, ks, discount, ideal, dcg_u
 
 @njit(cache=True, nogil=True)
 def impression_figures(labels, t_start, n, keys, ties, kinds, ks, discount, ideal, order, placed, stack, dcg_upto, out):
-    """The figures of one impression of n candidates (labels[t_start:t_start + n], at least one clicked and one not)
+    """The figures of one impression of n candidates (labels t_start..t_start + n - 1, at least one clicked and one not)
     under scores keys[:n], equal scores in the order `ties` gives, into out[j] per metric j."""
     if ties == TIES_NUMPY:
         numpy_order(keys, n, order, stack)
@@ -346,7 +352,7 @@ def impression_figures(labels, t_start, n, keys, ties, kinds, ks, discount, idea
         group_clicked = 0
         j = i
         while j < n and keys[order[j]] == value:
-            group_clicked += labels[t_start + order[j]]
+            group_clicked += label(labels, t_start + order[j])
             j += 1
         group_unclicked = (j - i) - group_clicked
         pairs2 += 2 * group_clicked * below + group_clicked * group_unclicked
@@ -354,7 +360,7 @@ def impression_figures(labels, t_start, n, keys, ties, kinds, ks, discount, idea
         clicked += group_clicked
         i = j
     for p in range(n):
-        placed[p] = labels[t_start + order[n - 1 - p]]
+        placed[p] = label(labels, t_start + order[n - 1 - p])
     placed_figures(placed, n, clicked, pairs2, kinds, ks, discount, ideal, dcg_upto, out)
 
 
@@ -382,9 +388,9 @@ def plain_line(buf, pos, n, expected, labels, t_start, size, placed):
             p += 1
         if p == digits or p - digits > 9 or buf[digits] == 48 or rank > size or placed[rank - 1] != 255 or p >= n:
             return np.int64(-1), 0
-        label = labels[t_start + i]
-        placed[rank - 1] = label
-        clicked += label
+        clicked_here = label(labels, t_start + i)
+        placed[rank - 1] = clicked_here
+        clicked += clicked_here
         if buf[p] != (93 if i == size - 1 else 44):
             return np.int64(-1), 0
         p += 1
@@ -592,8 +598,8 @@ def count_lines(buf, pos, n):
 @njit(cache=True)
 def read_impression_truth(buf, n, ids, indptr, labels, bounds):
     """Read a truth file's lines `ImpId [l1,l2,...]` (labels 0 or 1; an empty list masks the impression) into ids,
-    indptr (offsets into labels) and labels. Returns (impressions, labels, error, line, column): error TRUTH_OK or
-    the first TRUTH_* problem, at that line and (1-based) column."""
+    indptr (offsets into the labels) and labels (bits, 8 to a byte: `label`; zeros on entry). Returns (impressions,
+    labels, error, line, column): error TRUTH_OK or the first TRUTH_* problem, at that line and (1-based) column."""
     pos = 0
     line = 0
     rows = 0
@@ -622,7 +628,8 @@ def read_impression_truth(buf, n, ids, indptr, labels, bounds):
             c = buf[i]
             if (c != 48 and c != 49) or (buf[i + 1] != 44 and i + 1 != list_end - 1) or (buf[i + 1] == 44 and i + 2 == list_end - 1):
                 return rows, total, TRUTH_LABELS, line, i - start + 1
-            labels[total] = c - 48
+            if c == 49:
+                labels[total >> 3] |= np.uint8(1 << (total & 7))
             clicked += c - 48
             total += 1
             i += 2

@@ -43,12 +43,18 @@ TRUTH_PROBLEMS = {
 
 @dataclass(frozen=True, eq=False)
 class ImpressionTruth(Truth):
-    """A Truth whose sessions are the impressions in order (sessions: their ids), items their labels (uint8 0/1, the
-    candidates in the order shown), one type."""
+    """A Truth whose sessions are the impressions in order (sessions: their ids), items their labels (the candidates
+    in the order shown) packed 8 to a byte (np.packbits, bitorder little: at EB-NeRD's size 24 MB, not 190), one type.
+    indptr counts labels, not bytes."""
+
+    @property
+    def bits(self) -> np.ndarray:
+        return self.items
 
     @property
     def labels(self) -> np.ndarray:
-        return self.items
+        """The labels one to a byte (for tests and checks)."""
+        return np.unpackbits(self.items, count=int(self.indptr[-1]), bitorder="little")
 
     @property
     def id_base(self) -> int:
@@ -84,14 +90,20 @@ def check_impressions(truth: ImpressionTruth, path, full: bool = True) -> None:
 
     require(truth.sessions.dtype == np.int64 and truth.indptr.dtype == INDPTR_DTYPE and truth.items.dtype == np.uint8, "array types")
     indptr = truth.indptr
-    require(len(indptr) == len(truth.sessions) + 1 and indptr[0] == 0 and indptr[-1] == len(truth.items), "offsets out of range")
+    require(len(indptr) == len(truth.sessions) + 1 and indptr[0] == 0 and (int(indptr[-1]) + 7) // 8 == len(truth.items),
+            "offsets out of range")
     require(not (indptr[1:] < indptr[:-1]).any(), "offsets decrease")
     if full:
-        require(not (truth.items > 1).any(), "a label is not 0 or 1")
         require(not len(truth.sessions) or truth.sessions.min() >= 0, "an impression id is negative")
-        sizes = np.diff(indptr)
-        clicked = np.add.reduceat(truth.items.astype(np.int64), indptr[:-1][sizes > 0]) if len(truth.items) else np.empty(0, np.int64)
-        require(not ((clicked == 0) | (clicked == sizes[sizes > 0])).any(), "an impression's labels are all 0 or all 1")
+        require(not one_class(truth.labels, indptr).size, "an impression's labels are all 0 or all 1")
+
+
+def one_class(labels: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """The impressions with labels that are all 0 or all 1 (labels one to a byte)."""
+    sizes = np.diff(indptr)
+    listed = np.flatnonzero(sizes > 0)
+    clicked = np.add.reduceat(labels.astype(np.int64), indptr[:-1][listed]) if len(listed) else np.empty(0, np.int64)
+    return listed[(clicked == 0) | (clicked == sizes[listed])]
 
 
 def read_compiled_impressions(path: Path, shape: str | None = None, source: str | None = None, opened=None,
@@ -119,7 +131,7 @@ def read_impression_truth(path: str | Path, use_cache: bool = True) -> Impressio
     with read_errors(path):
         if path.name.endswith(IMPRESSIONS_SUFFIX):
             return read_compiled_impressions(path, use_memo=use_cache)
-        what = ["impressions"]
+        what = ["impressions", "bits"]
         cached = cache_path(path, what, IMPRESSIONS_SUFFIX) if use_cache else None
         hit = cached_copy(cached, read_compiled_impressions, None, source=str(path))
         if hit is not None:
@@ -137,12 +149,12 @@ def read_lines(path: Path) -> ImpressionTruth:
     size = len(data) - 8
     lines = door.kernel("count_byte")(data, size, 10) + 1
     labels = door.kernel("count_byte")(data, size, 44) + lines
-    ids, indptr, items = np.empty(lines, np.int64), np.empty(lines + 1, np.int64), np.empty(labels, np.uint8)
+    ids, indptr, items = np.empty(lines, np.int64), np.empty(lines + 1, np.int64), np.zeros((labels + 7) // 8, np.uint8)
     rows, total, error, line, column = door.kernel("read_impression_truth")(data, size, ids, indptr, items, np.zeros(6, np.int64))
     if error:
         raise TruthError(f"truth file {path}, line {line}, column {column}: {TRUTH_PROBLEMS[error]}")
     check_label_count(total, str(path))
-    return ImpressionTruth((TYPE,), ids[:rows].copy(), indptr[: rows + 1].astype(INDPTR_DTYPE), items[:total].copy(), str(path))
+    return ImpressionTruth((TYPE,), ids[:rows].copy(), indptr[: rows + 1].astype(INDPTR_DTYPE), items[: (total + 7) // 8].copy(), str(path))
 
 
 def _file_bytes(path: Path) -> np.ndarray:
@@ -204,12 +216,11 @@ def read_behaviors(path: Path) -> ImpressionTruth:
     indptr = np.zeros(len(ids) + 1, np.int64)
     np.cumsum(sizes, out=indptr[1:])
     check_label_count(int(indptr[-1]), str(path))
-    clicked_per_row = np.add.reduceat(labels.astype(np.int64), indptr[:-1][sizes > 0]) if len(labels) else np.empty(0, np.int64)
-    one_class = np.flatnonzero(sizes > 0)[(clicked_per_row == 0) | (clicked_per_row == sizes[sizes > 0])]
-    if len(one_class):
-        row = int(one_class[0])
+    single = one_class(labels, indptr)
+    if len(single):
+        row = int(single[0])
         raise TruthError(f"truth file {path}, row {row:,} (impression_id {int(ids[row])}): {TRUTH_PROBLEMS[TRUTH_ONE_CLASS]}")
-    return ImpressionTruth((TYPE,), ids.astype(np.int64), indptr.astype(INDPTR_DTYPE), labels, str(path))
+    return ImpressionTruth((TYPE,), ids.astype(np.int64), indptr.astype(INDPTR_DTYPE), np.packbits(labels, bitorder="little"), str(path))
 
 
 ROWS_AT_ONCE = 1 << 20  # rows of a behaviors table labelled at a time: the temporary arrays stay small
