@@ -10,7 +10,10 @@ that nobody else who may enter their folder can write (scorer.private_files). A 
 A folder that fails is not used: numba gets a private one and one stderr line says why. Where no folder is
 writable (a read-only root file system), numba gets the private one too, with a copy of the read-only cache's
 checked files. The private folder is $SCORER_CACHE_DIR/numba (0700; compiled into once), else a temporary one
-removed at exit. Where the system has no file owners (Windows) numba is left as it is.
+removed at exit. Where none can be made either (a read-only root without a writable /tmp, as another user than the
+image's), nothing fails yet: a run on the ahead-of-time modules never imports numba. numba's import, if one comes,
+stops with a ConfigError (exit 2) that says what to give it. Where the system has no file owners (Windows) numba is
+left as it is.
 """
 
 from __future__ import annotations
@@ -51,17 +54,41 @@ def prepare() -> None:
         _prepared = True
         return
     root = _private_root()
+    where = f"numba's cache {used[1]}" if used else "numba's cache"
+    if root is None:  # numba could neither load nor compile here: refused when (if ever) it is imported
+        why = f"{where} is not used ({refusal})" if refusal is not None else "no folder numba's kernels could be compiled into is writable here"
+        error = ConfigError(f"{why} and no private folder can be made for it (a read-only file system without a writable "
+                            "/tmp?): point $NUMBA_CACHE_DIR at a folder of your own, or give the process a writable /tmp "
+                            "(docker run --tmpfs /tmp)")
+        if "numba" in sys.modules:  # loaded before the scorer: it would read that cache now
+            raise error
+        _refuse_import("numba", error)
+        _prepared = True
+        return
     if refusal is not None:
-        where = f"numba's cache {used[1]}" if used else "numba's cache"
-        if root is None:
-            raise ConfigError(f"{where} is not used ({refusal}) and no private folder can be made for it: "
-                              "point $NUMBA_CACHE_DIR at a folder of your own")
         print(f"scorer: warning: {where} is not used: {refusal}; the kernels are compiled into {root} instead. "
               "Point $NUMBA_CACHE_DIR at a folder of your own, or remove that one.", file=sys.stderr)
-    if root is not None:
-        _copy(used[1] if used else "", names, os.path.join(root, _SUBPATH))
-        _point_numba_at(root)
+    _copy(used[1] if used else "", names, os.path.join(root, _SUBPATH))
+    _point_numba_at(root)
     _prepared = True
+
+
+def _refuse_import(name: str, error: Exception) -> None:
+    """Make every later import of the module `name` raise `error` (before any of its code runs)."""
+    if not any(isinstance(finder, _Refused) and finder.name == name for finder in sys.meta_path):
+        sys.meta_path.insert(0, _Refused(name, error))
+
+
+class _Refused:
+    """A meta path finder that raises its error for one module: numba, where no cache folder can serve it."""
+
+    def __init__(self, name: str, error: Exception):
+        self.name, self.error = name, error
+
+    def find_spec(self, name, path, target=None):
+        if name == self.name:
+            raise self.error
+        return None
 
 
 def _tolerate_failed_writes() -> None:
@@ -146,7 +173,10 @@ def _checked(root: str, folder: str) -> list[str]:
         try:
             status = os.lstat(path)
         except FileNotFoundError:
-            os.makedirs(path, 0o700, exist_ok=True)
+            try:
+                os.makedirs(path, 0o700, exist_ok=True)
+            except OSError:  # where it cannot be made (a read-only root), nothing is cached to load, nor can be
+                return []
             status = os.lstat(path)
         private_files.check(status, f"the folder {path}", folder=True, root_too=True)
     others = (stat.S_IMODE(status.st_mode) & 0o011) << 1  # the write bits of those who may enter the folder

@@ -148,3 +148,62 @@ def test_install_and_warmup_steps_in_a_fresh_venv(tmp_path):
             assert checked.returncode == 1 and name[:4] in checked.stdout
     compiled = sorted(path.name for path in cache.rglob("*") if path.is_file())
     assert compiled == [], "a command after the warm-up compiled kernels with numba, not the package's modules: " + ", ".join(compiled)
+
+
+# -- the build context ---------------------------------------------------------------------------------------------
+def _ignore_rules(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _pattern(rule: str) -> re.Pattern:
+    """A .dockerignore pattern as Docker matches it: `*` and `?` within a path element, `**` any number of elements."""
+    text = re.escape(rule.strip("/")).replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*").replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
+    return re.compile(text)
+
+
+def context_files(root: Path, rules: list[str]) -> list[Path]:
+    """The files `docker build` sends from `root` under those rules: the last rule that matches a file or one of its
+    folders decides, `!` sending it again."""
+    compiled = [(rule.startswith("!"), _pattern(rule.lstrip("!"))) for rule in rules]
+    exceptions = [rule.lstrip("!").strip("/") for rule in rules if rule.startswith("!")]
+
+    def excluded(relative: str) -> bool:
+        parts = relative.split("/")
+        verdict = False
+        for negated, pattern in compiled:
+            if any(pattern.fullmatch("/".join(parts[:n])) for n in range(1, len(parts) + 1)):
+                verdict = not negated
+        return verdict
+
+    sent = []
+    for folder, folders, names in os.walk(root):
+        here = Path(folder).relative_to(root).as_posix()
+        here = "" if here == "." else here + "/"
+        folders[:] = [name for name in folders if name != ".git" and not (
+            excluded(here + name) and not any(rule.startswith(here + name + "/") or (here + name).startswith(rule) for rule in exceptions))]
+        sent += [Path(folder) / name for name in names if not excluded(here + name)]
+    return sent
+
+
+def test_the_root_dockerignore_keeps_the_context_to_the_package_for_either_builder():
+    """The legacy builder (no buildx) reads the context's .dockerignore; BuildKit docker/Dockerfile.dockerignore: the
+    same rules, which send what the Dockerfile copies and leave out the venv, caches and the host's compiled modules."""
+    rules = _ignore_rules(ROOT / ".dockerignore")
+    assert rules == _ignore_rules(ROOT / "docker" / "Dockerfile.dockerignore")
+    sent = {path.relative_to(ROOT).as_posix() for path in context_files(ROOT, rules)}
+    copied = [source for step, rest in instructions() if step == "COPY" and "--from=" not in rest for source in rest.split()[:-1]]
+    assert copied and all(any(name == source or name.startswith(source + "/") for name in sent) for source in copied), copied
+    assert {"scorer/__init__.py", "scorer/kernels/parse.py", "scorer/spec/configs/otto.toml"} <= sent
+    assert not [name for name in sent if name.startswith((".venv/", "build/", "dist/", "scorer/kernels/prebuilt/", "fixtures/"))
+                or "__pycache__" in name.split("/")]
+    assert sum((ROOT / name).stat().st_size for name in sent) < 32 * 2**20, "the context is the package, a few MB"
+
+
+def test_the_context_rules_are_read_as_docker_reads_them(tmp_path):
+    """The checker of the rules above, on a tree made for it."""
+    for name in ("a.txt", ".venv/lib/x.py", "scorer/x.py", "scorer/__pycache__/x.pyc", "scorer/k/__pycache__/y.pyc",
+                 "scorer/kernels/prebuilt/m.so", "docker/wheelhouse/w.whl", "docker/Dockerfile", "docker/constraints.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    sent = {path.relative_to(tmp_path).as_posix() for path in context_files(tmp_path, _ignore_rules(ROOT / ".dockerignore"))}
+    assert sent == {"scorer/x.py", "docker/wheelhouse/w.whl", "docker/constraints.txt"}

@@ -54,6 +54,7 @@ CAP_DROP = {"CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "F
             "SETUID": 7, "NET_BIND_SERVICE": 10, "NET_RAW": 13, "SYS_CHROOT": 18, "MKNOD": 27, "AUDIT_WRITE": 29,
             "SETFCAP": 31, "SETPCAP": 8}
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+FOREIGN_UID = 4321  # a user who is not this process's
 
 
 def _load_build():
@@ -556,6 +557,47 @@ def test_without_numba_cache_dir_a_read_only_package_and_home_get_a_temporary_ca
                               preexec_fn=_as_container)  # the same, now that the package's folder is writable again
     assert writable.stdout.strip() == "None", "a writable cache folder is left to numba"
 
+
+
+def test_a_read_only_root_as_another_user_without_a_writable_tmp_scores_on_the_modules(tmp_path):
+    """`docker run --user 1000 --read-only` with no `--tmpfs /tmp`: nothing the process may write, not even /tmp, and
+    the image's numba cache folder and scorer cache are not its own. The ahead-of-time modules serve, numba is never
+    imported, so no cache folder is asked for (it stopped with exit 2 asking for one); a run that does need numba's
+    kernels stops with exit 2 saying what to give it."""
+    from scorer.kernels import aot
+
+    missing = [stage for stage in ("score",) if not any(path.is_file() for path in aot.prebuilt_paths(stage))]
+    if missing:
+        pytest.skip(f"no module compiled with the package for {', '.join(missing)} (installed without a C compiler?)")
+    frozen = tmp_path / "ro"
+    shutil.copytree(ROOT / "scorer", frozen / "site" / "scorer", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("home", "numba-cache", "scorer-cache", "tmp"):  # the image's folders, none writable by this user
+        (frozen / name).mkdir()
+    if os.geteuid() == 0:  # the image's scorer cache is another user's than 1000 (root's, 0700): one this run cannot take
+        os.chown(frozen / "scorer-cache", FOREIGN_UID, -1)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "SCORER_AOT")}
+    env.update(PYTHONPATH=str(frozen / "site"), HOME=str(frozen / "home"), NUMBA_CACHE_DIR=str(frozen / "numba-cache"),
+               SCORER_CACHE_DIR=str(frozen / "scorer-cache"), TMPDIR=str(frozen / "tmp"))
+    probe = ("import os, tempfile\ntempfile.tempdir = os.environ['TMPDIR']\n"  # as on a read-only root: no other /tmp to fall back on
+             "import sys, json, io, contextlib\nfrom scorer.cli.main import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out:\n    code = main(sys.argv[1:])\n"
+             "print(json.dumps({'exit': code, 'out': out.getvalue(), 'numba': 'numba' in sys.modules}))")
+    argv = ["score", str(SUBMISSION), "--truth", str(TRUTH), "--strict", "--format", "json"]
+    subprocess.run(["chmod", "-R", "a-w", str(frozen)], check=True)
+    try:
+        runs = [subprocess.run([sys.executable, "-c", probe, *argv], env={**env, **extra}, cwd=frozen, preexec_fn=_as_container,
+                               capture_output=True, text=True, timeout=600) for extra in ({}, {"SCORER_AOT": "0"})]
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(frozen)], check=True)
+    on_modules = json.loads(runs[0].stdout.strip().splitlines()[-1])
+    assert on_modules["exit"] == 0 and not on_modules["numba"], runs[0].stderr
+    assert json.loads(on_modules["out"])["score"] == pytest.approx(strict_scores(SUBMISSION, TRUTH)["score"], abs=1e-12)
+    assert "numba" not in runs[0].stderr, runs[0].stderr
+    if os.geteuid() != 0:
+        return  # a folder of this user's could be made private again (chmod), and numba would have it
+    on_numba = json.loads(runs[1].stdout.strip().splitlines()[-1])
+    assert on_numba["exit"] == 2 and "no folder numba's kernels could be compiled into is writable here" in runs[1].stderr
+    assert "--tmpfs /tmp" in runs[1].stderr and "Traceback" not in runs[1].stderr
 
 # -- bundles of another competition (issue 25) ---------------------------------------------------------------
 def test_a_bundle_scores_the_competition_it_names_with_its_leaderboard_columns(tmp_path):
