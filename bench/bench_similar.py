@@ -143,12 +143,14 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--otto", nargs="*", type=Path, default=[], help="OTTO-size submissions to sketch (read only)")
     parser.add_argument("--make", type=int, default=2, help="OTTO-size files to write with make_otto (default 2)")
-    parser.add_argument("--small", type=int, default=5, help="1%%-size files to write and sketch (default 5)")
+    parser.add_argument("--small", type=int, default=5, help="1%%-size files to write and sketch (default 5; at least 2, a pair)")
     parser.add_argument("--sketches", type=int, default=1000, help="sketches to compare (default 1000)")
     parser.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, help=f"sessions per sketch (default {DEFAULT_SAMPLE})")
     parser.add_argument("--hm", nargs="*", type=Path, default=[], help="H&M-size submissions to sketch as --competition hm")
     parser.add_argument("--pairs", type=int, default=20, help="pairs the straightforward comparison is timed on (default 20)")
     args = parser.parse_args(argv)
+    if args.small < 2:
+        parser.error(f"--small must be at least 2: the straightforward comparison is timed on pairs of them, got {args.small}")
     folder = Path(tempfile.mkdtemp(prefix="bench-similar-"))
     try:
         run(args, folder)
