@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bundles/build.py", description="Build a platform's competition zip.")
     parser.add_argument("platform", choices=sorted(PLATFORMS))
     parser.add_argument("out", type=Path, metavar="OUT.zip")
-    parser.add_argument("--image", help="the grader image, e.g. ghcr.io/you/scorer:0.1.0 (codabench, codalab)")
+    parser.add_argument("--image", help="the grader image, e.g. ghcr.io/you/scorer:TAG (codabench, codalab)")
     parser.add_argument("--truth", type=Path, help="the truth file for reference_data (codabench, codalab; default: the demo "
                         "truth); needs --competition or --config")
     which = parser.add_mutually_exclusive_group()

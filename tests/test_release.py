@@ -138,3 +138,47 @@ def test_warmup_says_setuptools_is_what_numba_pycc_lacks(monkeypatch):
     assert said.startswith("ImportError: The 'setuptools' package is required") and "pip install setuptools" in said
     monkeypatch.setattr(aot_build, "compile_stage", lambda stage, throwaway=False: (_ for _ in ()).throw(OSError("disk full")))
     assert aot_build._compiled_or_error("score") == "OSError: disk full"
+
+
+def test_ci_leaves_the_release_files_in_dist():
+    """The one recipe (tools/release.sh) writes into dist/ unless DIST says otherwise; CI runs it so and nothing after it
+    in .ci/run removes what it wrote (docs/install.md, Release files)."""
+    script = (ROOT / "tools" / "release.sh").read_text()
+    assert 'DIST=${DIST:-$ROOT/dist}' in script and 'the files are in $DIST' in script
+    ci = (ROOT / ".ci" / "run").read_text()
+    steps = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    release = next(n for n, line in enumerate(steps) if line.startswith("tools/release.sh"))
+    assert "DIST=" not in steps[release]
+    assert not [line for line in steps[release + 1:] if re.search(r"\brm\b|rmtree|git clean", line) or "dist" in line.split("#")[0]]
+    install = (ROOT / "docs" / "install.md").read_text()
+    assert "## Release files" in install and "leaves them in `dist/`" in install
+
+
+def test_the_organiser_s_page_builds_pushes_and_names_the_image_of_this_version():
+    """docs/start-organiser.md: the grader image built and pushed before the bundle names it, every image tag and
+    receipt version in the docs the package's own, and the Ladder among the organiser's steps."""
+    page = (ROOT / "docs" / "start-organiser.md").read_text()
+    tags = re.findall(r"scorer:(\d+\.\d+\.\d+)", page)
+    assert tags and set(tags) == {scorer.__version__}, tags
+    build, push, bundle = (page.index(text) for text in ("docker build -f docker/Dockerfile -t registry.example.com/scorer:",
+                                                          "docker push registry.example.com/scorer:", "bundles/build.py codabench otto.zip --image registry"))
+    assert build < push < bundle
+    assert "scorer ladder --teams" in page
+    docs = "".join(path.read_text() for path in (ROOT / "docs").glob("*.md"))
+    versions = set(re.findall(r'scorer:(\d+\.\d+\.\d+)', docs)) | set(re.findall(r'"version": "(\d+\.\d+\.\d+)"', docs))
+    assert versions == {scorer.__version__}, versions
+
+
+def test_the_kaggle_offline_route_is_on_the_pages_of_both_roles():
+    """docs/install.md says which files, which Python tag, how they become a Kaggle dataset and the offline dependency
+    set; the participant's page and hosting.md point to it."""
+    install = (ROOT / "docs" / "install.md").read_text()
+    section = install.split("### Kaggle notebooks without internet", 1)[1].split("\n## ", 1)[0]
+    for needed in ("!python --version", "cp311", "pure wheel", "kaggle datasets create", "/kaggle/input/",
+                   "!pip install --no-index --find-links /kaggle/input/"):
+        assert needed in section, needed
+    offline = install.split("### Without the package index", 1)[1].split("###", 1)[0]
+    assert "pip download --only-binary :all: -d scorer-wheels dist/recsys_scorer-" in offline
+    assert "pip install --no-index --find-links scorer-wheels recsys-scorer" in offline
+    for page in ("start-participant.md", "hosting.md"):
+        assert "install.md#kaggle-notebooks-without-internet" in (ROOT / "docs" / page).read_text(), page

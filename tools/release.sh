@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the release into dist/ (emptied first), each file from the sdist as an installer would, with no pip cache:
+# Builds the release into dist/ (emptied first; left there, CI's too), each file from the sdist as an installer would, with no pip cache:
 #   recsys_scorer-V.tar.gz                                the sdist (the tracked files, as the work tree has them)
 #   recsys_scorer-V-cpXY-cpXY-manylinux_2_NN_x86_64.whl   per Python: every stage's kernels compiled ahead of time for
 #                                                         any x86-64 CPU (NUMBA_CPU_NAME=generic), repaired by auditwheel
@@ -82,3 +82,4 @@ echo "release: checks"
 "$TOOLS/bin/python" tools/check_wheel.py "$DIST"/*
 twine check --strict "$DIST"/*
 ls -l "$DIST"
+echo "release: the files are in $DIST: take the one for the target's Python to it (docs/install.md, Release files)"

@@ -1,6 +1,7 @@
 """A Kaggle metric notebook's code (OTTO's weighted recall@20).
 
-Attach the scorer's wheel (``recsys_scorer-*.whl``, from ``python -m build``) to the metric notebook as a
+Attach the scorer's wheel (``recsys_scorer-*.whl``: the release's wheel of the notebook's Python, which
+``tools/release.sh`` writes to ``dist/``; docs/install.md, Release files) to the metric notebook as a
 dataset: the first ``score`` call installs it from ``/kaggle/input`` when ``scorer`` cannot be imported (numpy,
 numba, pandas and pyarrow are already in Kaggle's image), so nothing here imports scorer when the notebook
 is loaded (the same by hand: ``!pip install --no-index --no-deps /kaggle/input/scorer-wheel/recsys_scorer-*.whl``).
