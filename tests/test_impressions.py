@@ -315,7 +315,7 @@ def test_compile_truth_writes_the_impressions_and_they_score_the_same(tmp_path, 
 def test_auc_and_mrr_without_a_cut_off_are_the_impression_shapes():
     assert parse_metric("auc").family == parse_metric("mrr").family == "impression"
     assert parse_metric("mrr@12").kind.name == "mrr@k" and parse_metric("auc@20").family == "beyond"
-    with pytest.raises(ConfigError, match="shape 'impression' takes auc, mrr and ndcg@K"):
+    with pytest.raises(ConfigError, match="shape .impression. takes auc, mrr, mrr@K"):
         competition_from_dict(dict(tomllib_load("mind"), scoring={"k": 10, "metric": "recall@10"}))
     with pytest.raises(ConfigError, match="does not go with shape 'list'"):
         competition_from_dict(dict(tomllib_load("hm"), scoring={"k": 12, "metric": "auc"}))
@@ -357,3 +357,23 @@ def test_a_frames_problems_name_the_row_and_column(tmp_path):
     assert [(p.code, p.row, p.field) for p in result.problems] == [("S033", 1, "impression_id"), ("S034", 2, "scores"),
                                                                  ("S035", 0, "scores")]
     assert "score nan is not a finite number" in result.problems[2].message
+
+
+# -- scorer explain: the conventions turned one at a time ---------------------------------------------------------------
+def test_explain_turns_each_convention_and_names_the_impressions_it_moves(tmp_path, capsys):
+    from scorer.analytics.impression_explain import TURNS
+    from scorer.cli.explain import IMPRESSION_CONVENTIONS
+
+    assert IMPRESSION_CONVENTIONS == tuple(turn.name for turn in TURNS)
+    truth = write(tmp_path / "truth.txt", ["1 [0,1,0,0]", "2 []", "3 [1,0,0,1]", "4 " + str([0, 1] + [0] * 18).replace(" ", ""), "5 [0,1]"])
+    sub = write(tmp_path / "prediction.txt", ["1 [1,2,3,4]", "2 [1]", "3 [2,1,3,4]", "4 [" + ",".join(["1"] * 20) + "]"])
+    assert main(["explain", sub, "--truth", truth, "--competition", "mind", "--format", "json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["conventions"]}
+    # AUC per impression: 2/3, (masked), 1/4 (clicks at positions 2 and 4 of 4), 1/2 (all tied), 1/2 (filled)
+    assert rows["gauc"]["ours"] == pytest.approx((2 / 3 + 1 / 4 + 1 / 2 + 1 / 2) / 4)
+    assert rows["gauc"]["value"] == pytest.approx((4 * (2 / 3) + 4 * (1 / 4) + 20 * 0.5 + 2 * 0.5) / 30)
+    assert rows["first-click-mrr"]["gap"] == pytest.approx((1 / 2 - (1 / 2 + 1 / 4) / 2) / 4)  # impression 3 alone moves
+    assert rows["first-click-mrr"]["moved"] == 1 and rows["first-click-mrr"]["first"] == ["line 3 (impression 3)"]
+    assert rows["ties-later-first"]["moved"] == 1 and rows["ties-later-first"]["first"] == ["line 4 (impression 4)"]
+    assert rows["missing-zero"]["value"] == pytest.approx((2 / 3 + 1 / 4 + 1 / 2 + 0) / 4) and rows["missing-zero"]["moved"] == 1
+    assert rows["masked-zero"]["value"] == pytest.approx((2 / 3 + 0 + 1 / 4 + 1 / 2 + 1 / 2) / 5) and rows["masked-zero"]["moved"] == 1

@@ -7,12 +7,15 @@ from scorer.cli.common import add_competition
 USAGE = "scorer explain SUBMISSION --truth TRUTH [--competition NAME] [--against NAMES] [--format text|json]"
 EXAMPLES = ("scorer explain submission.csv --truth test_labels.jsonl",
             "scorer explain submission.csv --truth test_labels.jsonl --against otto-official,ranx --format json")
-HELP = "score a submission under other evaluators' conventions (OTTO's evaluate.py, apk, trec_eval, ranx, ...) and show what makes each gap"
+HELP = ("score a submission under other evaluators' conventions (OTTO's evaluate.py, apk, trec_eval, ranx, ...; for MIND and "
+        "EB-NeRD gauc, first-click MRR, tie order, fill) and show what makes each gap")
 
 
 # Named here, not imported: building the parser must not import the kernels (numba's cache check runs on their import,
 # outside main's error handling). tests/test_explain.py holds this list to scorer.analytics.conventions.CONVENTIONS.
 CONVENTION_NAMES = ("otto-official", "otto-official-2022", "kaggle-apk", "trec_eval", "recommenders-map", "recommenders-map_at_k", "ranx", "implicit")
+# the impression shape's (scorer.analytics.impression_explain.TURNS, held to it by tests/test_impressions.py)
+IMPRESSION_CONVENTIONS = ("gauc", "first-click-mrr", "ties-later-first", "missing-zero", "masked-zero")
 
 
 def add_arguments(parser) -> None:
@@ -32,7 +35,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.analytics.explain import explain
+    from scorer.api import resolve_competition
+
+    if resolve_competition(args.competition, args.config).shape == "impression":
+        from scorer.analytics.impression_explain import explain_impressions as explain
+    else:
+        from scorer.analytics.explain import explain
 
     explanation = explain(args.submission, args.truth, args.competition, config=args.config, against=args.against,
                           threads=args.threads, untrusted=args.untrusted, shown=args.show)

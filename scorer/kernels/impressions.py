@@ -20,7 +20,7 @@ from numba import njit
 
 from scorer.kernels import codes
 from scorer.kernels.impression_layout import TRUTH_FIELDS, TRUTH_ID, TRUTH_LABELS, TRUTH_OK, TRUTH_ONE_CLASS
-from scorer.kernels.kinds import ROW_AUC, ROW_MRR_MEAN, TIES_NUMPY, VALUES_RANK
+from scorer.kernels.kinds import ROW_AUC, ROW_MRR_MEAN, ROW_RR, TIES_NUMPY, VALUES_RANK
 from scorer.kernels.parse import _problem
 
 SMALL_SORT = 15  # numpy's SMALL_QUICKSORT: a part of at most 16 is sorted by insertion
@@ -309,11 +309,14 @@ def placed_figures(placed, n, clicked, pairs2, kinds, ks, discount, ideal, dcg_u
     kmax = ideal.shape[0] - 1
     seen_clicked = np.int64(0)
     right2 = np.int64(0)
+    first = n  # the position of the first click
     rr = 0.0
     dcg = 0.0
     dcg_upto[0] = 0.0
     for p in range(n):
         if placed[p]:
+            if seen_clicked == 0:
+                first = p
             seen_clicked += 1
             rr += 1.0 / (p + 1)
             if p < kmax:
@@ -330,6 +333,8 @@ def placed_figures(placed, n, clicked, pairs2, kinds, ks, discount, ideal, dcg_u
             out[j] = pairs2 / (2.0 * clicked * (n - clicked))
         elif kind == ROW_MRR_MEAN:
             out[j] = rr / clicked
+        elif kind == ROW_RR:  # mrr@k: the first click alone
+            out[j] = 1.0 / (first + 1) if first < ks[j] else 0.0
         else:  # ndcg@k, gain 2^label - 1: 1 for a click
             k = min(ks[j], n)
             out[j] = dcg_upto[k] / ideal[min(k, clicked)]

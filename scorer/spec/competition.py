@@ -294,10 +294,11 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
         if parsed.family == "catalog" and shape not in ("list", "long"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")
-        impression_metric = parsed.family == "impression" or parsed.name == "ndcg"
+        impression_metric = parsed.family == "impression" or parsed.name in ("ndcg", "mrr")
         if (shape == "impression" and not impression_metric) or (shape != "impression" and parsed.family == "impression"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: shape 'impression' takes auc, "
-                              "mrr and ndcg@K, and auc and mrr without a cut-off are the impression shape's")
+                              "mrr, mrr@K (the first click alone) and ndcg@K, and auc and mrr without a cut-off are the impression "
+                              "shape's")
 
     limit_values = {}
     for field_name, default in Limits.__dataclass_fields__.items():
