@@ -19,12 +19,14 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import parse_qsl
 
 import yaml
+
+from loopback import LoopbackServer
 
 
 @dataclass
@@ -46,7 +48,7 @@ class Challenge:
         return cls(pk, {phase["id"]: phase["codename"] for phase in spec["challenge_phases"]}, phase_splits)
 
 
-class EvalAIStandIn:
+class EvalAIStandIn(LoopbackServer):
     """`with EvalAIStandIn(challenge, token, queue, update) as api:` serves at api.address; api.submit(phase_pk, name,
     data) queues an upload and returns its pk."""
 
@@ -55,18 +57,7 @@ class EvalAIStandIn:
         self.messages: list[dict] = []
         self.media: dict[str, bytes] = {}
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.address = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> EvalAIStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._serve()
 
     def submit(self, phase_pk: int, name: str, data: bytes) -> int:
         with self._lock:

@@ -11,35 +11,26 @@ X-Error-Code EntryNotFound, and a request without the repository's token is 401.
 from __future__ import annotations
 
 import hashlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote
+
+from loopback import LoopbackServer
 
 
 def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-class HubStandIn:
+class HubStandIn(LoopbackServer):
     """`with HubStandIn(folder, "org/name", "hf_token") as hub:` serves `folder` at hub.endpoint; hub.downloads lists
     the paths whose bytes were sent, in order."""
 
     def __init__(self, folder: Path, repo_id: str, token: str):
         self.folder, self.repo_id, self.token = Path(folder), repo_id, token
         self.downloads: list[str] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> HubStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._serve()
+        self.endpoint = self.address
 
     def commit(self) -> str:
         listing = sorted((str(p.relative_to(self.folder)), git_blob_sha1(p.read_bytes())) for p in self.folder.rglob("*") if p.is_file())

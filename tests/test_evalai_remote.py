@@ -22,7 +22,6 @@ import ast
 import importlib.util
 import json
 import os
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlencode
@@ -31,6 +30,7 @@ import pytest
 import requests
 
 from evalai_standin import Challenge, EvalAIStandIn
+from loopback import repository_file
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "bundles" / "evalai"
@@ -169,14 +169,7 @@ def test_the_hosted_workers_result_form_is_refused_by_the_remote_route(tmp_path,
 
 # -- EvalAI's own view -----------------------------------------------------------------------------------------------
 def _evalai_file(path: str) -> str | None:
-    """A file of EvalAI: from a checkout, or from the fetched repository's git."""
-    if (EVALAI / path).is_file():
-        return (EVALAI / path).read_text()
-    if (EVALAI / "HEAD").is_file() or (EVALAI / ".git").exists():
-        shown = subprocess.run(["git", "-C", str(EVALAI), "show", f"HEAD:{path}"], capture_output=True, text=True)
-        if shown.returncode == 0:
-            return shown.stdout
-    return None
+    return repository_file(EVALAI, path)
 
 
 def _in_memory_models(challenge: Challenge, model_source: str) -> dict:

@@ -32,6 +32,7 @@ import pytest
 
 from conftest import run_cli, run_main
 from hub_standin import HubStandIn, git_blob_sha1
+from loopback import repository_file
 
 ROOT = Path(__file__).resolve().parent.parent
 METRIC = ROOT / "bundles" / "hf" / "metric.py"
@@ -239,14 +240,7 @@ def test_any_other_link_is_refused_as_an_upload_s_link(tmp_path, case):
 
 
 def _platform_source(path: str = "competitions/compute_metrics.py") -> str | None:
-    """A file of the platform: from a checkout, or from the fetched repository's git."""
-    if (PLATFORM / path).is_file():
-        return (PLATFORM / path).read_text()
-    if (PLATFORM / "HEAD").is_file() or (PLATFORM / ".git").exists():
-        shown = subprocess.run(["git", "-C", str(PLATFORM), "show", f"HEAD:{path}"], capture_output=True, text=True)
-        if shown.returncode == 0:
-            return shown.stdout
-    return None
+    return repository_file(PLATFORM, path)
 
 
 def _platform_package(tmp_path) -> Path | None:
