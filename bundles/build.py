@@ -48,16 +48,17 @@ def _zipped(entries: list[tuple[Path, str]]) -> bytes:
     return _zipped_files([(name, path.read_bytes()) for path, name in entries])
 
 
-COMPILED = (".truth.npz", ".strings.npz")
+COMPILED = {"id_type": ".truth.npz", "impression": ".impressions.npz"}  # by shape; the string shapes' is .strings.npz
+STRINGS = ".strings.npz"
 
 
 def reference_files(truth: Path | None, work: Path, chosen: Chosen) -> list[tuple[Path, str]]:
     """(file, name inside reference_data): the truth given, else the demo truth, compiled for the chosen competition
     into the folder work."""
     source = truth if truth is not None else HERE / "codabench" / "reference_data" / "test_labels.jsonl"
-    if source.name.endswith(COMPILED):
+    if source.name.endswith((*COMPILED.values(), STRINGS)):
         return [(source, source.name)]
-    compiled = work / (source.name.split(".", 1)[0] + COMPILED[chosen.load().shape != "id_type"])
+    compiled = work / (source.name.split(".", 1)[0] + COMPILED.get(chosen.load().shape, STRINGS))
     which = ["--config", str(chosen.config)] if chosen.config is not None else ["--competition", chosen.name]
     done = subprocess.run([sys.executable, "-m", "scorer", "compile-truth", str(source), "-o", str(compiled), *which],
                           capture_output=True, text=True)
@@ -122,6 +123,9 @@ def _described(text: str, competition) -> str:
     lines = {"title:": f"title: {competition.title}",
              "description:": f"description: Scored by {competition.metric}{per_type}, strictly.",
              "upload:": f"One CSV (plain, .gz or .zip) with the header {','.join(competition.header)}."}
+    if competition.shape == "impression":  # no header: a line per impression, in the truth's order
+        lines["upload:"] = ("One prediction.txt (or a zip holding it), a line `ImpId [r1,r2,...]` per impression in the "
+                            "truth's order, with the rank of each candidate.")
     if competition.name != "otto":  # the bundled text describes OTTO in words of its own
         text = re.sub(r"(?m)^title: .*$", lambda _: lines["title:"], text, count=1)
         text = re.sub(r"(?m)^description: .*$", lambda _: lines["description:"], text, count=1)
@@ -236,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = Chosen(args.competition or "otto", args.config)
     try:
         competition = chosen.load()
+        if competition.shape == "impression" and args.truth is None and args.platform != "evalai":
+            parser.error(f"{competition.name} needs --truth: its truth.txt (or behaviors.parquet); the demo truth is OTTO's")
         if args.truth is not None:
             import scorer
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,9 +148,8 @@ def test_lines_past_the_truth_are_ignored_with_one_warning(tmp_path):
 
 
 def tomllib_load(name: str) -> dict:
-    from importlib import resources
-
     import tomllib
+    from importlib import resources
 
     return tomllib.loads((resources.files("scorer.spec") / "configs" / f"{name}.toml").read_text())
 
@@ -377,3 +377,53 @@ def test_explain_turns_each_convention_and_names_the_impressions_it_moves(tmp_pa
     assert rows["ties-later-first"]["moved"] == 1 and rows["ties-later-first"]["first"] == ["line 4 (impression 4)"]
     assert rows["missing-zero"]["value"] == pytest.approx((2 / 3 + 1 / 4 + 1 / 2 + 0) / 4) and rows["missing-zero"]["moved"] == 1
     assert rows["masked-zero"]["value"] == pytest.approx((2 / 3 + 0 + 1 / 4 + 1 / 2 + 1 / 2) / 5) and rows["masked-zero"]["moved"] == 1
+
+
+# -- a CodaLab / Codabench bundle for MIND --------------------------------------------------------------------------
+@pytest.mark.parametrize("platform", ["codabench", "codalab"])
+def test_a_mind_bundle_scores_prediction_txt_as_the_worker_runs_it(tmp_path, platform):
+    """The bundle's truth is MIND's truth.txt compiled; the scoring program's command, run as the platform's worker runs
+    it (tests/test_hosting.py's emulations of compute_worker.py and worker.py), scores prediction.txt."""
+    import shlex
+    import zipfile
+
+    import yaml
+
+    from test_hosting import IMAGE, build, codabench_command, codabench_run, push_output, unzip_into
+
+    mind = os.path.join(os.path.dirname(__file__), "..", "fixtures", "mind")
+    truth, prediction = os.path.join(mind, "truth.txt"), os.path.join(mind, "prediction.txt")
+    out = tmp_path / f"mind-{platform}.zip"
+    assert build.main([platform, str(out), "--image", IMAGE, "--competition", "mind", "--truth", truth]) == 0
+    expected = scorer.score(prediction, truth, "mind", strict=True).score
+    if platform == "codabench":
+        root = codabench_run(tmp_path, out, Path(prediction))
+        assert [p.name for p in (root / "input" / "ref").iterdir()] == ["truth.impressions.npz"]
+        spec = yaml.safe_load((tmp_path / "bundle" / "competition.yaml").read_text())
+        assert spec["title"] == "MIND News Recommendation" and "prediction.txt" in (tmp_path / "bundle" / "competition.yaml").read_text()
+        assert main(codabench_command(root)) == 0
+        assert push_output(root)["score"] == pytest.approx(expected, abs=1e-12)
+        return
+    bundle = tmp_path / "bundle"
+    unzip_into(out, bundle)
+    spec = yaml.safe_load((bundle / "competition.yaml").read_text())
+    run = tmp_path / "run"
+    phase = spec["phases"][1]
+    unzip_into((bundle / phase["scoring_program"]).read_bytes(), run / "program")
+    unzip_into((bundle / phase["reference_data"]).read_bytes(), run / "input" / "ref")
+    (run / "input" / "res").mkdir(parents=True)
+    with zipfile.ZipFile(run / "input" / "res" / "prediction.zip", "w") as archive:  # MIND's upload: a zip of prediction.txt
+        archive.write(prediction, "prediction.txt")
+    (run / "output").mkdir()
+    command = yaml.safe_load((run / "program" / "metadata").read_text())["command"]
+    command = command.replace("$program", str(run / "program")).replace("$input", str(run / "input")).replace("$output", str(run / "output"))
+    assert main(shlex.split(command)) == 0
+    assert yaml.safe_load((run / "output" / "scores.txt").read_text())["score"] == pytest.approx(expected, abs=1e-9)  # 10 digits
+
+
+def test_a_mind_bundle_needs_its_truth(tmp_path, capsys):
+    from test_hosting import IMAGE, build
+
+    with pytest.raises(SystemExit) as stop:
+        build.main(["codabench", str(tmp_path / "a.zip"), "--image", IMAGE, "--competition", "mind"])
+    assert stop.value.code == 2 and "mind needs --truth" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from scorer.engine.receipt import make_receipt, write_receipt
 from scorer.engine.result import Result
 from scorer.errors import SubmissionError, TruthError, UsageError
 from scorer.file_formats import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES, FolderTooDeep, entries_below
+from scorer.truth.impressions import IMPRESSIONS_SUFFIX
 from scorer.truth.npz import COMPILED_SUFFIX
 from scorer.truth.strings import STRINGS_SUFFIX
 from scorer.wording import fixed
@@ -58,14 +59,15 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def find_truth(ref: Path) -> Path:
-    """The one truth file under ref/ (a compiled .truth.npz or .strings.npz wins over the source it came from)."""
+    """The one truth file under ref/ (a compiled .truth.npz, .strings.npz or .impressions.npz wins over the source it came
+    from)."""
     if not ref.is_dir():
         raise TruthError(f"no reference folder {ref} (the truth goes in the task's reference data)")
     try:
         files = files_under(ref)
     except FolderTooDeep as error:
         raise TruthError(f"the reference folder {ref} has {error}") from None
-    for kind in ((COMPILED_SUFFIX, STRINGS_SUFFIX), TRUTH_SUFFIXES):
+    for kind in ((COMPILED_SUFFIX, STRINGS_SUFFIX, IMPRESSIONS_SUFFIX), TRUTH_SUFFIXES):
         matches = [path for path in files if path.name.lower().endswith(kind)]
         if len(matches) == 1:
             if not _inside(matches[0], ref):
@@ -73,7 +75,8 @@ def find_truth(ref: Path) -> Path:
             return matches[0]
         if matches:
             raise TruthError(f"several truth files under {ref}: {', '.join(str(m.relative_to(ref)) for m in matches)}; keep one")
-    raise TruthError(f"no truth file under {ref} (expected {COMPILED_SUFFIX}, {STRINGS_SUFFIX} or one of {', '.join(TRUTH_SUFFIXES)})")
+    raise TruthError(f"no truth file under {ref} (expected {COMPILED_SUFFIX}, {STRINGS_SUFFIX}, {IMPRESSIONS_SUFFIX} or one of "
+                     f"{', '.join(TRUTH_SUFFIXES)})")
 
 
 def _not_a_plain_upload(path: Path, res: Path) -> str | None:
