@@ -427,3 +427,39 @@ def test_a_mind_bundle_needs_its_truth(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         build.main(["codabench", str(tmp_path / "a.zip"), "--image", IMAGE, "--competition", "mind"])
     assert stop.value.code == 2 and "mind needs --truth" in capsys.readouterr().err
+
+
+# -- the hostile-input contract: a sentence and exit 1 (the submission) or 2 (the truth), never a traceback ------------
+def hostile_files(folder):
+    import gzip
+    import zipfile
+
+    with gzip.open(folder / "bomb.gz", "wb", compresslevel=9) as bomb:  # 640 MB of zeros in 0.6 MB
+        for _ in range(40):
+            bomb.write(bytes(1 << 24))
+    with zipfile.ZipFile(folder / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("prediction.txt", b"1 [" + b"1," * 5_000_000 + b"1]\n")
+    (folder / "utf16.txt").write_bytes("1 [2,1,3]\n".encode("utf-16"))
+    (folder / "latin1.txt").write_bytes(b"1 [2,1,3]\n\xe9 [1,2]\n")
+    (folder / "long.txt").write_bytes(b"1 [" + b"1," * 100_000 + b"1]\n")
+    (folder / "nul.txt").write_bytes(b"1 [2,1,3]\n2 [1\x00,2]\n")
+    (folder / "cut.gz").write_bytes(gzip.compress(b"1 [0,1,0]\n" * 1000)[:60])
+    os.mkfifo(folder / "fifo")
+    return ["bomb.gz", "bomb.zip", "utf16.txt", "latin1.txt", "long.txt", "nul.txt", "cut.gz", "fifo"]
+
+
+def test_hostile_submissions_get_a_sentence_and_exit_1(tmp_path, capsys):
+    truth = write(tmp_path / "truth.txt", ["1 [0,1,0]", "2 [1,0]"])
+    for name in hostile_files(tmp_path):
+        code = main(["score", str(tmp_path / name), "--truth", truth, "--competition", "mind", "--strict"])
+        out = capsys.readouterr()
+        assert code == 1, (name, out)
+        assert "Traceback" not in out.out + out.err and "error" in out.out + out.err, name
+
+
+def test_hostile_truths_get_a_sentence_and_exit_2(tmp_path, capsys):
+    sub = write(tmp_path / "prediction.txt", ["1 [2,1,3]"])
+    for name in hostile_files(tmp_path):
+        code = main(["score", sub, "--truth", str(tmp_path / name), "--competition", "mind"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("scorer: error: truth file") and "Traceback" not in err, (name, err)
