@@ -5,12 +5,14 @@ hf_hub_download (huggingface_hub, pointed here by HF_ENDPOINT) asks `HEAD {endpo
 lays the bytes out in its cache as on the Hub: blobs/<etag>, and snapshots/<commit>/<path> linking to it. This serves
 those two requests from a folder, as the Hub answers them: the etag is the file's git blob SHA-1 (a file kept in git),
 the commit a hash of every file's path and etag (a changed file makes a new commit), a missing file is 404 with
-X-Error-Code EntryNotFound, and a request without the repository's token is 401. Nothing else of the Hub is served.
+X-Error-Code EntryNotFound, and a request without the repository's token is 401. `GET {endpoint}/api/datasets/{repo}/
+tree/{revision}/{folder}` lists a folder's entries (HfApi.list_repo_tree), in one page. Nothing else of the Hub is served.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote
@@ -48,7 +50,28 @@ class HubStandIn(LoopbackServer):
                 self._answer(send_body=False)
 
             def do_GET(self):
+                if self.path.startswith(f"/api/datasets/{hub.repo_id}/tree/"):
+                    return self._tree()
                 self._answer(send_body=True)
+
+            def _tree(self) -> None:
+                """A folder's entries, as the Hub's tree API lists them (one page: no Link header)."""
+                if self.headers.get("Authorization") != f"Bearer {hub.token}":
+                    return self._error(401, "RepoNotFound")
+                rest = unquote(self.path.split("?", 1)[0][len(f"/api/datasets/{hub.repo_id}/tree/"):])
+                folder = hub.folder / rest.split("/", 1)[1] if "/" in rest else hub.folder
+                if ".." in Path(rest).parts or not folder.is_dir():
+                    return self._error(404, "EntryNotFound")
+                entries = [{"type": "file", "oid": git_blob_sha1(p.read_bytes()), "size": p.stat().st_size,
+                            "path": str(p.relative_to(hub.folder))} if p.is_file() else
+                           {"type": "directory", "oid": "0" * 40, "size": 0, "path": str(p.relative_to(hub.folder))}
+                           for p in sorted(folder.iterdir())]
+                data = json.dumps(entries).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _answer(self, send_body: bool) -> None:
                 path = unquote(self.path.split("?", 1)[0])

@@ -17,6 +17,7 @@ there (CI has no network to GitHub) that one test says so and skips. The others 
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import math
@@ -339,6 +340,10 @@ def test_the_scorer_installs_and_grades_on_the_platform_s_python_3_10(hub, tmp_p
     bad.write_text(bad.read_text().replace("1_carts", "1_cart", 1))
     outcome = hub.evaluate(python=str(venv / "bin" / "python"))
     assert outcome.get("raised") == "SubmissionRejected" and outcome["message"].startswith("Submission rejected: S005 line 3"), outcome
+    bad.with_suffix(".gz").write_bytes(gzip.compress(bad.read_bytes()))  # found by the platform's huggingface_hub's listing
+    bad.unlink()
+    outcome = hub.evaluate(python=str(venv / "bin" / "python"))
+    assert outcome.get("raised") == "SubmissionRejected" and outcome["message"].startswith("Submission rejected: S005 line 3"), outcome
 
 
 # -- the shapes the metric reads -------------------------------------------------------------------------------------------
@@ -376,3 +381,27 @@ def test_a_type_without_truth_on_a_side_is_nan_there_where_score_gives_null(hub)
     assert math.isnan(evaluation["public_score"]["orders"]) and math.isnan(evaluation["private_score"]["carts"])
     assert evaluation["public_score"]["carts"] == 1.0 and evaluation["private_score"]["orders"] == 2 / 3
 
+
+
+@pytest.mark.parametrize("extension", ["gz", "zip"])
+def test_an_upload_kept_under_the_participant_s_extension_is_found_and_read(hub, extension):
+    """The platform stores an upload as submissions/{team}-{submission}.{the participant's file's extension}
+    (competitions/submissions.py, new_submission): a .csv.gz becomes .gz. The metric finds it through the Hub's tree
+    listing and reads it by its bytes."""
+    import zipfile
+
+    csv = hub.hub / "submissions" / "team-1-sub-1.csv"
+    expected = _split_scores(hub)
+    kept = csv.with_suffix("." + extension)
+    if extension == "gz":
+        kept.write_bytes(gzip.compress(csv.read_bytes()))
+    else:
+        with zipfile.ZipFile(kept, "w") as archive:
+            archive.writestr("submission.csv", csv.read_bytes())
+    csv.unlink()
+    outcome = hub.evaluate()
+    assert _same(outcome.get("evaluation"), expected), outcome
+    assert hub.server.downloads[-1] == f"submissions/team-1-sub-1.{extension}"
+    (hub.hub / "submissions" / "team-1-sub-1.txt").write_text("session_type,labels\n")  # two of that name: which?
+    outcome = hub.evaluate()
+    assert outcome.get("raised") == "EvaluationFailed" and "2 files named submissions/team-1-sub-1." in outcome["stderr"], outcome

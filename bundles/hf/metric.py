@@ -19,7 +19,7 @@ the platform marks it FAILED and logs the sentence (code, line, what is wrong) f
 the solution. The platform's downloader hands back a link of its cache; only that link is followed (docs/hosting.md).
 """
 
-from huggingface_hub import hf_hub_download
+from huggingface_hub import HfApi, hf_hub_download
 
 from scorer.adapters import hf_competitions
 
@@ -31,4 +31,4 @@ EvaluationFailed = hf_competitions.EvaluationFailed
 
 
 def compute(params):
-    return hf_competitions.compute(params, hf_hub_download, competition=COMPETITION, config=CONFIG)
+    return hf_competitions.compute(params, hf_hub_download, competition=COMPETITION, config=CONFIG, listing=HfApi().list_repo_tree)

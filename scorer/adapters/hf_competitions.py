@@ -53,16 +53,17 @@ class EvaluationFailed(Exception):
     """Not the participant's fault (the solution, the config, a bug); the detail went to stderr, not into the text."""
 
 
-def compute(params, download, competition: str = "otto", config: str | None = None) -> dict:
+def compute(params, download, competition: str = "otto", config: str | None = None, listing=None) -> dict:
     """The public and private figures of the submission `params` names (see the module docstring).
 
-    `download` is huggingface_hub.hf_hub_download (the platform's own downloader; a test points it at local files).
+    `download` is huggingface_hub.hf_hub_download (the platform's own downloader), `listing` HfApi().list_repo_tree
+    (finds an upload whose name does not end in .csv; without it, only .csv is looked for).
     """
     try:
         comp = resolve_competition(competition, config)
         truth = solution_truth(_fetch(download, params, SOLUTION), comp)
-        upload = f"submissions/{params.team_id}-{params.submission_id}.csv"
-        submission = cached_blob(_fetch(download, params, upload), params.competition_id, upload)
+        upload, path = _upload(download, listing, params)
+        submission = cached_blob(path, params.competition_id, upload)
     except Exception as error:  # the solution, the config or the hub: the organisers' business
         _host_log(error)
         raise EvaluationFailed(HOST_SIDE) from None
@@ -84,6 +85,23 @@ def compute(params, download, competition: str = "otto", config: str | None = No
 
 def _fetch(download, params, filename: str) -> str:
     return download(repo_id=params.competition_id, filename=filename, token=params.token, repo_type="dataset")
+
+
+def _upload(download, listing, params) -> tuple[str, str]:
+    """(its name in the dataset, the downloaded path) of the submission. The platform stores an upload as
+    submissions/{team_id}-{submission_id}.{the extension of the participant's file} (competitions/submissions.py), so
+    .csv is looked for first, then, with `listing`, the one file of that name with any other extension (.gz, .zip)."""
+    stem = f"submissions/{params.team_id}-{params.submission_id}."
+    try:
+        return stem + "csv", _fetch(download, params, stem + "csv")
+    except Exception:
+        if listing is None:
+            raise
+    found = [entry.path for entry in listing(params.competition_id, path_in_repo="submissions", repo_type="dataset", token=params.token)
+             if entry.path.startswith(stem) and "/" not in entry.path[len(stem):]]
+    if len(found) != 1:
+        raise ScorerError(f"the dataset holds {len(found)} files named {stem}*, not one")
+    return found[0], _fetch(download, params, found[0])
 
 
 def cached_blob(path: str, repo_id: str, filename: str) -> str:
