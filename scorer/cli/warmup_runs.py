@@ -250,11 +250,53 @@ def run_solution(folder: Path) -> list:
     return [truth.sessions.tolist(), truth.indptr.tolist(), truth.items.tolist(), score(solution, submission, "session_type")]
 
 
+IMPRESSION_TRUTH = "1 [0,1,0]\n2 []\n3 [1,0,0,1]\n4 [" + ",".join(["0", "1"] + ["0"] * 18) + "]\n5 [0,1]\n6 [1,0]\n"
+# a clean file, and one with every problem and odd form: CRLF, tabs, decimals, 20 equal ranks, a bad rank, a count,
+# an id out of order; it ends before the last impression (filled) and the one before
+IMPRESSION_FILES = ("1 [2,1,3]\n2 [1]\n3 [1,3,2,4]\n4 [" + ",".join(map(str, range(20, 0, -1))) + "]\n5 [2,1]\n6 [1,2]\n",
+                    "1\t[2.0,1e0,3]\r\n2 x\r\n3 [1,1,2,2]\r\n4 [" + ",".join(["1"] * 20) + "]\r\n9 [1,2]\n")
+
+
+def run_impressions(folder: Path) -> list:
+    """The impression shape (MIND's config): files plain, gzip and zip against the truth's text, object and compiled
+    form, both modes and thread counts; frames of ranks and of scores; validate without truth; explain."""
+    import pyarrow as pa
+
+    from scorer import api
+    from scorer.truth.impressions import read_impression_truth
+
+    truth_path = folder / "mind_truth.txt"
+    truth_path.write_text(IMPRESSION_TRUTH)
+    compiled = folder / "mind.impressions.npz"
+    read_impression_truth(truth_path, use_cache=False).save(compiled)
+    truths = [truth_path, api.resolve_truth(truth_path, api.resolve_competition("mind")), compiled]
+    found = []
+    for n, text in enumerate(IMPRESSION_FILES):
+        plain = folder / f"prediction{n}.txt"
+        plain.write_bytes(text.encode())
+        packed = folder / f"prediction{n}.txt.gz"
+        packed.write_bytes(gzip.compress(text.encode()))
+        archive = folder / f"prediction{n}.zip"
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
+            handle.write(plain, "prediction.txt")
+        for submission in (plain, packed, archive):
+            for truth in truths:
+                for strict in (False, True):
+                    for threads in (1, 2):
+                        found.append(api.score(submission, truth, "mind", strict=strict, threads=threads).to_dict())
+            found.append(api.validate(submission, None, "mind").to_dict())
+        found.append(_command("explain", plain, "--truth", truth_path, "--competition", "mind"))
+    frames = ({"impression_id": [1, 2, 3], "ranks": [[2, 1, 3], [1], [1, 3, 2, 4]]},
+              {"impression_id": [1, 3, 3], "scores": [[0.1, 0.9, float("nan")], [0.5, 0.5, 0.2, 0.1], [0.3]]})
+    found += [api.score(pa.table(frame), truths[1], "mind").to_dict() for frame in frames]
+    return found
+
+
 def runs(names) -> dict:
     """Per stage, the run that covers its kernels (names: the competitions whose examples score and strings score)."""
     return {"score": lambda folder: run_score(names, folder), "strings": lambda folder: run_score(names, folder, ("list", "long", "value")),
             "explain": run_explain, "candidates": run_candidates, "resample": run_resample, "prepare": run_prepare, "audit": run_audit,
-            "partitions": run_partitions, "solution": run_solution}
+            "partitions": run_partitions, "solution": run_solution, "impressions": run_impressions}
 
 
 def run(stage: str, folder: Path, names=("otto", "hm", "instacart", "airbnb", "ratings")) -> list:
