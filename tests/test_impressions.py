@@ -463,3 +463,25 @@ def test_hostile_truths_get_a_sentence_and_exit_2(tmp_path, capsys):
         code = main(["score", sub, "--truth", str(tmp_path / name), "--competition", "mind"])
         err = capsys.readouterr().err
         assert code == 2 and err.startswith("scorer: error: truth file") and "Traceback" not in err, (name, err)
+
+
+# -- everything around a score: compare, leaderboard (intervals over impressions), receipts ---------------------------
+def test_compare_leaderboard_and_verify_read_the_impression_shape(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    truth_rows = [(i + 1, [1] + [0] * int(rng.integers(1, 9))) for i in range(300)]
+    truth = write(tmp_path / "truth.txt", as_lines(truth_rows))
+    good = write(tmp_path / "good.txt", as_lines([(i, [1] + list(range(2, len(labels) + 1))) for i, labels in truth_rows]))
+    noisy = write(tmp_path / "noisy.txt", as_lines([(i, (rng.permutation(len(labels)) + 1).tolist()) for i, labels in truth_rows]))
+    assert main(["compare", good, noisy, "--truth", truth, "--competition", "mind", "--format", "json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["a"]["score"] == scorer.score(good, truth, "mind").score == 1.0 and compared["comparison"]
+    assert main(["leaderboard", good, noisy, "--truth", truth, "--competition", "mind", "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["sessions"] == 300 and board["metric"] == "auc"  # resampled over the impressions
+    first = board["submissions"][0]
+    assert first["name"] == good and first["rank"] == first["rank_low"] == first["rank_high"] == 1
+    assert main(["score", good, "--truth", truth, "--competition", "mind", "--format", "json"]) == 0
+    receipt = tmp_path / "receipt.json"
+    receipt.write_text(json.dumps(json.loads(capsys.readouterr().out)["receipt"]))
+    assert main(["verify", str(receipt), good, "--truth", truth]) == 0
+    assert "5 of 5 checks passed" in capsys.readouterr().out
