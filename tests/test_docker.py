@@ -112,7 +112,8 @@ def test_install_and_warmup_steps_in_a_fresh_venv(tmp_path):
     # the Dockerfile's install step, offline: the package's wheel built (its kernels compiled into it), then installed,
     # with no dependencies and no isolated build environment fetched
     install = next(rest for step, rest in steps if step == "RUN" and "pip wheel" in rest)
-    assert "-w /opt/scorer/dist /opt/scorer/src" in install and "pip install --no-cache-dir /opt/scorer/dist/*.whl" in install
+    assert "-w /opt/scorer/dist /opt/scorer/src" in install and "wheel=$(echo /opt/scorer/dist/*.whl)" in install
+    assert 'pip install --no-cache-dir "${wheel}[evalai]"' in install  # the wheel with the evalai extra (requests)
     dist = tmp_path / "dist"
     built = subprocess.run([str(python), "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(source)],
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
