@@ -6,8 +6,8 @@ default, and each command page is the parser's (slow: conf.py needs the docs ext
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import html
+import importlib.util
 import re
 import shutil
 import subprocess
