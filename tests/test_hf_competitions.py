@@ -332,6 +332,9 @@ def test_the_scorer_installs_and_grades_on_the_platform_s_python_3_10(hub, tmp_p
 
     outcome = hub.evaluate(python=str(venv / "bin" / "python"))
     assert _same(outcome.get("evaluation"), _split_scores(hub)), outcome
+    zulu = subprocess.run([str(venv / "bin" / "python"), "-c", "from scorer.analytics.teams_file import _seconds\n"
+                           "print(_seconds('2024-03-01T12:00:00Z', 'row 2', 'teams.csv'))"], capture_output=True, text=True)
+    assert zulu.stdout.split() == ["1709294400.0"], zulu.stderr  # a teams file's times as 3.11 reads them (3.10 reads no Z)
     platform = _platform_package(tmp_path)
     if platform is not None:  # and through the platform's own compute_metrics, where a checkout is here
         outcome = hub.evaluate(platform=platform, python=str(venv / "bin" / "python"))

@@ -144,7 +144,8 @@ def _seconds(value, where: str, path) -> float:
             raise UsageError(f"the {WHAT} {path}: {where} has the time {value!r}: seconds since 1970 go from 0 to {LATEST:g}")
         return float(value)
     try:
-        moment = datetime.fromisoformat(str(value).strip())
+        text = str(value).strip()
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)  # Python 3.10 reads no Z
     except ValueError:
         raise UsageError(f"the {WHAT} {path}: {where} has the time {str(value)[:40]!r}, not an ISO 8601 date and time "
                          "(such as 2024-03-01T12:00:00Z) or a number of seconds") from None
