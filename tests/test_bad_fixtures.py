@@ -18,11 +18,17 @@ from scorer.engine.reader import BlockReader, LimitExceeded
 BAD = Path(__file__).parent.parent / "fixtures" / "bad"
 TRUTH = BAD.parent / "otto_truth.jsonl"
 TABLE = tomllib.loads((BAD / "expected.toml").read_text())["fixture"]
-HELPERS = {"expected.toml", "make_binaries.py"}
+HELPERS = {"expected.toml", "make_binaries.py", "impressions_truth.txt"}
+
+
+def truth_of(entry: dict) -> Path | None:
+    """The entry's truth: `truth = true` is OTTO's fixture, a text names a file of fixtures/bad (another shape's)."""
+    truth = entry.get("truth")
+    return BAD / truth if isinstance(truth, str) else TRUTH if truth else None
 
 
 def _run(entry: dict):
-    truth = TRUTH if entry.get("truth") else None
+    truth = truth_of(entry)
     config = BAD / entry["config"] if "config" in entry else None
     return scorer.validate(BAD / entry["file"], truth, config=config)
 
@@ -45,7 +51,7 @@ def test_fixture_gives_exactly_the_declared_problems(entry):
 def test_cli_json_agrees_and_exit_code_says_valid(entry, capsys):
     argv = ["validate", str(BAD / entry["file"]), "--format", "json", "--no-progress"]
     if entry.get("truth"):
-        argv += ["--truth", str(TRUTH)]
+        argv += ["--truth", str(truth_of(entry))]
     if "config" in entry:
         argv += ["--config", str(BAD / entry["config"])]
     code = main(argv)
