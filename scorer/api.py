@@ -38,6 +38,9 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
 
             raise TruthError(f"the truth has types {list(truth.types)}, the competition {list(competition.types)}")
         return truth
+    from scorer.frames import check_source, is_frame
+
+    check_source(truth, "the truth", ", or a truth scorer.load_truth read")
     if competition.shape == "impression":
         from scorer.truth.impressions import read_impression_truth
 
@@ -46,8 +49,6 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
         from scorer.truth.strings import read_string_truth
 
         return read_string_truth(truth, competition.shape, competition.types[0])
-    from scorer.frames import is_frame
-
     if is_frame(truth):
         from scorer.truth.frames import truth_from_frame
 
@@ -101,13 +102,14 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     deadline: a scorer.engine.reader.Deadline this file's reading shares with other work (the parts of one partitioned
     submission: one time limit for them all); default: the config's max_seconds from now.
     """
+    from scorer.frames import check_source, is_frame
+
     started = time.monotonic()
     _check_options(max_per_code, threads, block_bytes)
+    check_source(submission)
     competition = resolve_competition(competition, config)
     truth = resolve_truth(truth, competition)
     report = Report(strict=strict, max_per_code=max_per_code)
-    from scorer.frames import is_frame
-
     if is_frame(submission):
         if items is not None or any(metric.family == "beyond" for metric in competition.metrics):
             raise UsageError("beyond-accuracy metrics are computed for file submissions only, not yet for data frames")
@@ -133,11 +135,11 @@ def score(submission, truth, competition: str | Competition = "otto", *,
 
 def _score_frame(frame, competition: Competition, truth: Truth, report: Report, strict: bool, threads: int, started: float) -> Result:
     from scorer.engine.frame_pass import FramePass
-    from scorer.frames import as_arrow, describe
+    from scorer.frames import Batches, describe
 
-    table = as_arrow(frame)
-    outcome = FramePass(competition, truth, report, threads=threads, progress=False).run_frame(table)
-    return _result(competition, truth, report, outcome, describe(frame, table), strict, time.monotonic() - started)
+    rows = Batches(frame)
+    outcome = FramePass(competition, truth, report, threads=threads, progress=False).run_frame(rows)
+    return _result(competition, truth, report, outcome, describe(frame, rows), strict, time.monotonic() - started)
 
 
 def load_truth(source, types=None, use_cache: bool = True, *, competition: str | Competition = "otto",
@@ -145,8 +147,9 @@ def load_truth(source, types=None, use_cache: bool = True, *, competition: str |
     """Ground truth from a file (JSONL, Parquet, CSV, compiled) or a data frame, for a competition (types default
     to the competition's)."""
     competition = resolve_competition(competition, config)
-    from scorer.frames import is_frame
+    from scorer.frames import check_source, is_frame
 
+    check_source(source, "the truth")
     if is_frame(source):
         from scorer.truth.frames import truth_from_frame
 
@@ -235,10 +238,11 @@ def candidates(source, truth, competition: str | Competition = "otto", *, config
     """
     from scorer.engine.candidate_pass import CandidatePass, FileSource, FrameSource
     from scorer.engine.candidate_result import CandidateFigures, CandidateResult
-    from scorer.frames import is_frame
+    from scorer.frames import check_source, is_frame
 
     started = time.monotonic()
     _check_options(max_per_code, threads, DEFAULT_BLOCK_BYTES)
+    check_source(source, "the candidate table")
     ks = _check_ks(k)
     competition = resolve_competition(competition, config)
     truth = resolve_truth(truth, competition)

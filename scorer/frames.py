@@ -1,30 +1,94 @@
 """Data frames as submissions and truth: pandas, polars and pyarrow objects turned into Arrow, and the form
-of a frame told from its column names.
+of a frame told from its column names; the one door that says what a source may be (a path or a frame).
 
 pandas and polars are imported only when the object is one of theirs (told by its class's module), so
-neither is needed to use the scorer. Arrow arrays stay as they are: the kernels read their buffers.
+neither is needed to use the scorer. Arrow arrays stay as they are: the kernels read their buffers. A polars
+LazyFrame and a pyarrow RecordBatchReader are streams: read a batch at a time (Batches), never held whole by
+the submission's pass.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 from scorer.errors import UsageError
 
 FRAME_MODULES = ("pandas", "polars", "pyarrow")
+FRAME_NAMES = ("DataFrame", "LazyFrame", "Table", "RecordBatch", "RecordBatchReader")
+ACCEPTED = ("a file path (str or pathlib.Path) or a data frame: a pandas or polars DataFrame, a polars LazyFrame, "
+            "a pyarrow Table, RecordBatch or RecordBatchReader")
+STREAM_ROWS = 1 << 16  # rows a polars LazyFrame hands over at a time (its streaming engine's chunks)
 
 
 def is_frame(obj) -> bool:
-    """Is obj a pandas or polars DataFrame, or a pyarrow Table, RecordBatch or RecordBatchReader?"""
+    """Is obj a pandas or polars DataFrame, a polars LazyFrame, or a pyarrow Table, RecordBatch or RecordBatchReader?"""
     module = type(obj).__module__.split(".")[0]
-    return module in FRAME_MODULES and type(obj).__name__ in ("DataFrame", "Table", "RecordBatch", "RecordBatchReader")
+    return module in FRAME_MODULES and type(obj).__name__ in FRAME_NAMES
+
+
+def is_stream(obj) -> bool:
+    """Is obj a frame read a batch at a time (a polars LazyFrame, a pyarrow RecordBatchReader)?"""
+    return is_frame(obj) and type(obj).__name__ in ("LazyFrame", "RecordBatchReader")
+
+
+def check_source(obj, what: str = "the submission", more: str = "") -> None:
+    """UsageError unless obj is a path (str, os.PathLike) or a frame: the sentence names what is accepted (and `more`)."""
+    if isinstance(obj, (str, os.PathLike)) or is_frame(obj):
+        return
+    kind = type(obj)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    raise UsageError(f"{what} is of type {name}: give {ACCEPTED}{more}")
+
+
+class Batches:
+    """A frame's rows as Arrow record batches, in order, read once: a stream's a batch at a time (a polars LazyFrame
+    through its streaming engine, STREAM_ROWS rows a chunk), a held frame's as they are. schema: the batches' schema,
+    known before any row is read; rows: the rows handed out so far."""
+
+    def __init__(self, obj):
+        import pyarrow as pa
+
+        self.obj, self.rows = obj, 0
+        if type(obj).__name__ == "LazyFrame":
+            import polars
+
+            empty = polars.DataFrame(schema=obj.collect_schema())  # the plan's schema: no row is read
+            self.schema = as_arrow(empty).schema
+            self._source = (as_arrow(chunk) for chunk in obj.collect_batches(chunk_size=STREAM_ROWS, lazy=True, engine="streaming"))
+        elif isinstance(obj, pa.RecordBatchReader):
+            self.schema, self._source = obj.schema, iter(obj)
+        else:
+            table = as_arrow(obj)
+            self.schema, self._source = table.schema, iter([table])
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.schema.names)
+
+    def __iter__(self):
+        for part in self._source:
+            for batch in part.to_batches() if hasattr(part, "to_batches") else [part]:
+                if batch.num_rows:
+                    self.rows += batch.num_rows
+                    yield batch
+
+    def read_all(self):
+        """Every row as one Table (the forms whose rows are grouped or aligned across the whole frame)."""
+        import pyarrow as pa
+
+        return pa.Table.from_batches(list(self), schema=self.schema)
 
 
 def as_arrow(obj):
-    """The frame as a pyarrow Table (no copy for polars and pyarrow; pandas through Table.from_pandas)."""
+    """The frame as a pyarrow Table (no copy for polars and pyarrow; pandas through Table.from_pandas; a polars
+    LazyFrame collected, for what is held whole anyway: a truth, a candidate table)."""
     import pyarrow as pa
 
     module = type(obj).__module__.split(".")[0]
+    if type(obj).__name__ == "LazyFrame":
+        obj = obj.collect()
     if module == "pandas":
         try:
             return pa.Table.from_pandas(obj, preserve_index=False)
@@ -42,9 +106,10 @@ def as_arrow(obj):
 
 
 def describe(obj, table) -> str:
-    """What a Result names as its submission: the frame's kind and size."""
+    """What a Result names as its submission: the frame's kind and size (table: the Table or the Batches read)."""
     module = type(obj).__module__.split(".")[0]
-    return f"<{module} {type(obj).__name__}: {table.num_rows:,} rows, columns {', '.join(table.column_names)}>"
+    rows = table.rows if isinstance(table, Batches) else table.num_rows
+    return f"<{module} {type(obj).__name__}: {rows:,} rows, columns {', '.join(table.column_names)}>"
 
 
 def pick_form(columns: list[str], competition) -> str:

@@ -53,22 +53,24 @@ class _Job:
 
 
 class FramePass(Pass):
-    """Pass over a frame (see the module docstring); run_frame takes a pyarrow Table."""
+    """Pass over a frame (see the module docstring); run_frame takes its rows as scorer.frames.Batches. The wide forms
+    are read a record batch at a time (a stream is never held whole); the long form and the impression shape, whose
+    rows are grouped or aligned across the frame, read every batch first."""
 
-    def run_frame(self, table) -> PassResult:
+    def run_frame(self, rows: frames.Batches) -> PassResult:
         if self.competition.shape == "impression":
-            self._run_impressions(table)
+            self._run_impressions(rows.read_all())
             return self._finish()
         try:
-            form = frames.pick_form(table.column_names, self.competition)
+            form = frames.pick_form(rows.column_names, self.competition)
         except UsageError as error:
-            raise UsageError(f"{error}{other_competition_hint(table.column_names, self.competition)}") from None
+            raise UsageError(f"{error}{other_competition_hint(rows.column_names, self.competition)}") from None
         self.fields = self._field_names(form)
-        labels = table.column(self.fields[2])
+        labels = rows.schema.field(self.fields[2])
         if self.competition.shape != "id_type" or (form == "id_labels" and not frames.is_list(labels.type)):
-            self._run_text(table, form)
+            self._run_text(rows, form)
         else:
-            self._run_lists(table, form)
+            self._run_lists(rows, form)
         outcome = self._finish()
         self._name_rows()
         return outcome
@@ -120,13 +122,13 @@ class FramePass(Pass):
             self.report.count_only(int(code), int(counts[code] - kept[code]))
 
     # -- integer lists: the frame kernel ------------------------------------------------------
-    def _run_lists(self, table, form: str) -> None:
+    def _run_lists(self, rows: frames.Batches, form: str) -> None:
         from scorer.kernels.rows import scratch_for
 
         frame_rows = door.kernel("frame_rows")
         kernel = self.kernel
-        # made as they are submitted, so the first pieces run while later batches are still being viewed
-        jobs = iter([self._long_job(table)]) if form == "long" else (self._wide_job(batch, form, start) for batch, start in _batches(table))
+        # made as they are submitted, so the first pieces run while later batches are still being read
+        jobs = iter([self._long_job(rows.read_all())]) if form == "long" else (self._wide_job(batch, form, start) for batch, start in _batches(rows))
 
         def run(piece):
             job, first, last = piece
@@ -264,17 +266,18 @@ class FramePass(Pass):
                     (table.column("session").combine_chunks(), type_column), row_index=heads)
 
     # -- text columns: the file's kernel ------------------------------------------------------
-    def _run_text(self, table, form: str) -> None:
+    def _run_text(self, rows: frames.Batches, form: str) -> None:
         """Text columns, TEXT_ROWS rows at a time: their lines joined by Arrow compute into one zero-padded buffer,
         parsed by the file's kernel on the pass's threads and absorbed in row order (memory: the pieces in flight)."""
+        import pyarrow as pa
+
         if form != "id_labels":
             raise UsageError(f"the labels of the form {', '.join(self.fields)} must be a list column")
         id_name, labels_name = self.competition.header
-        ids, labels = table.column(id_name), table.column(labels_name)
-        for name, column in ((id_name, ids), (labels_name, labels)):  # refused before any piece is made
-            _as_text(column.slice(0, 0).combine_chunks(), name)
-        pieces = (self._text_piece(ids.slice(start, TEXT_ROWS), labels.slice(start, TEXT_ROWS), id_name, labels_name)
-                  for start in range(0, table.num_rows, TEXT_ROWS))
+        for name in (id_name, labels_name):  # refused before any piece is made
+            _as_text(pa.array([], rows.schema.field(name).type), name)
+        pieces = (self._text_piece(piece.column(id_name), piece.column(labels_name), id_name, labels_name)
+                  for piece in _pieces(rows, TEXT_ROWS))
         lines_before = 0
         pending: deque = deque()
         with ThreadPoolExecutor(self.threads) as pool:
@@ -352,11 +355,30 @@ def _impression_columns(table, id_name: str, list_name: str) -> tuple[np.ndarray
     return frozen(ids), frozen(offsets), frozen(values)
 
 
-def _batches(table):
+def _batches(rows: frames.Batches):
+    """(record batch, its first row) of each batch, in order."""
     start = 0
-    for batch in table.to_batches():
+    for batch in rows:
         yield batch, start
         start += batch.num_rows
+
+
+def _pieces(rows: frames.Batches, size: int):
+    """The rows as Tables of `size` rows (the last one shorter), cut from and joined across the batches as they come."""
+    import pyarrow as pa
+
+    held, count = [], 0
+    for batch in rows:
+        while batch.num_rows:
+            take = min(size - count, batch.num_rows)
+            held.append(batch.slice(0, take))
+            count += take
+            batch = batch.slice(take)
+            if count == size:
+                yield pa.Table.from_batches(held)
+                held, count = [], 0
+    if held:
+        yield pa.Table.from_batches(held)
 
 
 def _offsets(array) -> np.ndarray:
