@@ -85,7 +85,7 @@ def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
 def score(submission, truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
           block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False,
-          untrusted: bool = False, items=None, deadline: Deadline | None = None) -> Result:
+          untrusted: bool = False, items=None, deadline: Deadline | None = None, per_session: bool = False) -> Result:
     """Score a submission against ground truth.
 
     The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
@@ -101,6 +101,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     items: a scorer.truth.items.ItemSide for the beyond-accuracy metrics (file submissions).
     deadline: a scorer.engine.reader.Deadline this file's reading shares with other work (the parts of one partitioned
     submission: one time limit for them all); default: the config's max_seconds from now.
+    per_session: keep the per-session figures, result.sessions (a pyarrow Table, one row per truth session and type).
     """
     from scorer.frames import check_source, is_frame
 
@@ -113,7 +114,7 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     if is_frame(submission):
         if items is not None or any(metric.family == "beyond" for metric in competition.metrics):
             raise UsageError("beyond-accuracy metrics are computed for file submissions only, not yet for data frames")
-        return _score_frame(submission, competition, truth, report, strict, threads, started)
+        return _score_frame(submission, competition, truth, report, strict, threads, started, per_session)
     engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress, items=items)
     try:
         outcome = engine.run(submission, untrusted, deadline)
@@ -130,16 +131,17 @@ def score(submission, truth, competition: str | Competition = "otto", *,
                                     "process may use (an allocation failed): check it with scorer validate")
         report.fatal = True
         outcome = None
-    return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started)
+    return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started, per_session)
 
 
-def _score_frame(frame, competition: Competition, truth: Truth, report: Report, strict: bool, threads: int, started: float) -> Result:
+def _score_frame(frame, competition: Competition, truth: Truth, report: Report, strict: bool, threads: int, started: float,
+                 per_session: bool) -> Result:
     from scorer.engine.frame_pass import FramePass
     from scorer.frames import Batches, describe
 
     rows = Batches(frame)
     outcome = FramePass(competition, truth, report, threads=threads, progress=False).run_frame(rows)
-    return _result(competition, truth, report, outcome, describe(frame, rows), strict, time.monotonic() - started)
+    return _result(competition, truth, report, outcome, describe(frame, rows), strict, time.monotonic() - started, per_session)
 
 
 def load_truth(source, types=None, use_cache: bool = True, *, competition: str | Competition = "otto",
@@ -181,7 +183,8 @@ def validate(submission, truth: str | Path | Truth | None = None, competition: s
     return score(submission, truth, competition, strict=strict, **options)
 
 
-def _result(competition: Competition, truth: Truth, report: Report, outcome, submission: str, strict: bool, seconds: float) -> Result:
+def _result(competition: Competition, truth: Truth, report: Report, outcome, submission: str, strict: bool, seconds: float,
+            per_session: bool = False) -> Result:
     metrics: dict[str, dict[str, float | None]] = {}
     truth_sessions = {}
     weighted = 0.0
@@ -190,13 +193,18 @@ def _result(competition: Competition, truth: Truth, report: Report, outcome, sub
         scored = metrics[type_name][str(competition.metric)]
         weighted += competition.weights[t] * (scored or 0.0)
     give_score = outcome is not None and not report.fatal and not (strict and report.has_errors())
+    sessions = None
+    if per_session and outcome is not None:
+        from scorer.engine.session_table import session_table
+
+        sessions = session_table(competition, truth, outcome)
     return Result(
         competition=competition.name, submission=submission, strict=strict,
         score=float(weighted) if give_score else None, metrics=metrics,
         weights=dict(zip(competition.types, competition.weights)), scored_metric=str(competition.metric),
         counts=outcome.counts if outcome else {}, report=report,
         truth_sessions=truth_sessions, outcome=outcome, truth=truth,
-        seconds=seconds,
+        seconds=seconds, per_session=sessions,
     )
 
 

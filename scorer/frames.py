@@ -105,6 +105,32 @@ def as_arrow(obj):
     return obj
 
 
+def frame_of(table, library: str, owner: str):
+    """An Arrow table as a pandas or polars DataFrame; a UsageError naming what to install when the library is not."""
+    import importlib
+
+    try:
+        module = importlib.import_module(library)
+    except ModuleNotFoundError:
+        raise UsageError(f"{owner}.to_{library}() needs {library}, which is not installed here: pip install {library}") from None
+    return table.to_pandas() if library == "pandas" else module.from_arrow(table)
+
+
+class Tabular:
+    """to_pandas() and to_polars() of what an object's to_arrow() gives (pandas and polars stay optional)."""
+
+    def to_arrow(self):
+        raise NotImplementedError
+
+    def to_pandas(self):
+        """The object's table as a pandas DataFrame (needs pandas)."""
+        return frame_of(self.to_arrow(), "pandas", type(self).__name__)
+
+    def to_polars(self):
+        """The object's table as a polars DataFrame (needs polars)."""
+        return frame_of(self.to_arrow(), "polars", type(self).__name__)
+
+
 def describe(obj, table) -> str:
     """What a Result names as its submission: the frame's kind and size (table: the Table or the Batches read)."""
     module = type(obj).__module__.split(".")[0]

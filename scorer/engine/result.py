@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.engine.problems import Problem, Report
+from scorer.errors import UsageError
+from scorer.frames import Tabular
 from scorer.wording import fixed, printable
 
 
@@ -21,14 +23,15 @@ def finite_or_none(value) -> float | None:
 
 
 @dataclass
-class Result:
+class Result(Tabular):
     """What scoring or validating a submission gives (scorer.score, scorer.validate).
 
     score: the weighted score, None when there is none (strict mode with an error, or an unreadable file); metrics:
     {type: {metric text: value}}, a value None where no session has truth of the type; counts: the row counts of the
     text's last line (rows expected, read, scored, missing, ...); valid: no error-severity problem; problems: the
     problems kept (each with its code, severity, line, column and message); to_dict(), to_json() and to_text(): the
-    command's JSON and text output.
+    command's JSON and text output; to_pandas(), to_polars() and to_arrow(): one row per type (its weight, its
+    metrics, its sessions with truth); sessions: the per-session figures (scored with per_session=True).
     """
 
     competition: str
@@ -44,6 +47,18 @@ class Result:
     outcome: object = field(default=None, repr=False)  # the pass's per-slot arrays (scorer.engine.file_pass.PassResult), None if unscored
     truth: object = field(default=None, repr=False)  # the scorer.truth.ids.Truth scored against
     seconds: float = 0.0
+    per_session: object = field(default=None, repr=False)  # pyarrow Table of scorer.engine.session_table, when asked for
+
+    @property
+    def sessions(self):
+        """A pyarrow Table, one row per truth session and type: session, type, line, truth, hits, denominator and a
+        column per metric (scorer.engine.session_table; docs/api.md says how each metric's total sums its column).
+        Kept by scorer.score(..., per_session=True)."""
+        if self.per_session is None:
+            why = ("the submission could not be read" if self.outcome is None
+                   else "score with per_session=True to keep them (scorer.score(..., per_session=True))")
+            raise UsageError(f"no per-session figures: {why}")
+        return self.per_session
 
     @property
     def slot_line(self) -> np.ndarray | None:
@@ -104,6 +119,33 @@ class Result:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+    def to_arrow(self):
+        """One row per type: type, weight, every metric (null where undefined), sessions (those with truth of the type)."""
+        import pyarrow as pa
+
+        names = list(next(iter(self.metrics.values())).keys()) if self.metrics else []
+        types = list(self.metrics)
+        columns = {"type": pa.array(types, pa.string()), "weight": pa.array([self.weights.get(t) for t in types], pa.float64())}
+        for name in names:
+            columns[name] = pa.array([finite_or_none(self.metrics[t][name]) for t in types], pa.float64())
+        columns["sessions"] = pa.array([self.truth_sessions.get(t, 0) for t in types], pa.int64())
+        return pa.table(columns)
+
+    def _repr_html_(self) -> str:
+        from scorer.engine import display
+
+        if self.unread is not None:
+            return display.block(display.heading("score none:", self.unread))
+        title = f"score {fixed(self.score)}" if self.score is not None else "score none"
+        detail = (f"({self.scored_metric}, weighted {', '.join(f'{t} {w:g}' for t, w in self.weights.items())})" if self.score is not None
+                  else "the submission is not valid" + (" (strict mode)" if self.strict else ""))
+        table = self.to_arrow()
+        rows = [[row[name] for name in table.column_names if name != "weight"] for row in table.to_pylist()]
+        counts = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in self.counts.items())
+        return display.block(display.heading(title, detail), display.paragraph(f"{self.competition}: {self.submission}"),
+                             display.table([name for name in table.column_names if name != "weight"], rows),
+                             display.paragraph(counts) if counts else "", display.problems(self.report))
 
     def to_text(self, warning_examples: int | None = None) -> str:
         """The score, the metrics table, the counts and the problems (with warning_examples, at most that many examples
