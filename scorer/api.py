@@ -48,7 +48,7 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
     if competition.shape != "id_type":
         from scorer.truth.strings import read_string_truth
 
-        return read_string_truth(truth, competition.shape, competition.types[0])
+        return read_string_truth(truth, competition.shape, competition.types[0], competition=competition)
     if is_frame(truth):
         from scorer.truth.frames import truth_from_frame
 
@@ -163,7 +163,7 @@ def load_truth(source, types=None, use_cache: bool = True, *, competition: str |
     if competition.shape != "id_type":
         from scorer.truth.strings import read_string_truth
 
-        return read_string_truth(source, competition.shape, competition.types[0], use_cache=use_cache)
+        return read_string_truth(source, competition.shape, competition.types[0], use_cache=use_cache, competition=competition)
     return read_truth_file(source, tuple(types) if types is not None else competition.types, use_cache)
 
 

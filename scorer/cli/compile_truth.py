@@ -46,7 +46,7 @@ def run(args) -> int:
     elif competition.shape == "impression":
         truth = read_impression_truth(args.truth, use_cache=False)
     else:
-        truth = read_string_truth(args.truth, competition.shape, competition.types[0], use_cache=False)
+        truth = read_string_truth(args.truth, competition.shape, competition.types[0], use_cache=False, competition=competition)
     try:
         truth.save(args.output)
     except OSError as error:

@@ -47,6 +47,9 @@ class PassResult:
     counts: dict = field(default_factory=dict)
     coverage: dict = field(default_factory=dict)  # per coverage@K (string shapes): share of the truth's items in some row's top K
     side: object = None  # scorer.engine.beyond.SideFigures of the beyond-accuracy metrics, None without them
+    weights: np.ndarray | None = None  # per slot, how many times its row counts in a mean (rules that weigh rows), None: once
+    labels: np.ndarray | None = None  # value shape: per slot, the truth's value (the totals over all rows read them)
+    metadata: str | None = None  # the file's metadata line (Spotify's team_info), as written
 
     @property
     def slot_values(self) -> np.ndarray:
@@ -100,9 +103,12 @@ class Pass:
         self.n_unknown = 0
         self.rows_read = 0
         self.rows_with_errors = 0  # rows of the truth read with an error: they hold their slot and score 0
+        self.metadata = None  # the file's metadata line (first_line = "metadata"), as written
+        self.headerless = False  # the file's lines have no header line (a Parquet file's rows, read as lines)
         self.kmax_items = competition.k
         self.format_keys = {
             "expected": "",
+            "fields": len(getattr(self.kernel, "names", competition.header)),  # a row's fields: the table reader's, as its file has them
             "hint": "",
             "k": competition.k,
             "max_line_bytes": competition.limits.max_line_bytes,
@@ -112,11 +118,15 @@ class Pass:
     def _header(self, data: memoryview) -> tuple[int, int]:
         """Check the first line; return (offset where data rows start, their first line number)."""
         offset = 0
+        if self.headerless:  # a Parquet file's rows, made lines: no header
+            return 0, 1
         if bytes(data[:3]) == BOM:
             self.report.add(Code.BYTE_ORDER_MARK, line=1, column=1)
             offset = 3
         if self.competition.first_line == "row":  # no header line: the first line is a row
             return offset, 1
+        if self.competition.first_line == "metadata":
+            return self._metadata(data, offset)
         if offset == len(data):  # a byte-order mark and nothing else
             self.report.add(Code.EMPTY_FILE, expected=repr(",".join(self.competition.header)))
             return offset, 1
@@ -132,7 +142,8 @@ class Pass:
         if first.endswith(b"\r"):
             first = first[:-1]
             self.report.add(Code.CRLF, line=1, column=len(first) + 1)
-        problem = header_problem(first, self.competition)
+        read_header = getattr(self.kernel, "read_header", None)  # the table reader finds its columns by name
+        problem = header_problem(first, self.competition) if read_header is None else read_header(first)
         if problem is None:
             if b'"' in first:
                 quoted = first[first.index(b'"') : first.index(b'"', first.index(b'"') + 1) + 1] if first.count(b'"') > 1 else first
@@ -143,6 +154,30 @@ class Pass:
             raise LimitExceeded(Code.BAD_HEADER, sentence, line=1, column=1)
         self.report.add(Code.BAD_HEADER, sentence, line=1, column=1, **_context(first, 0, len(first)))
         return (offset, 1) if missing else (end + 1, 2)
+
+    def _metadata(self, data: memoryview, offset: int) -> tuple[int, int]:
+        """The first line that is neither blank nor a comment is the file's metadata (Spotify's team_info line): kept when it
+        starts with the config's text; else a problem, and that line is read as a row. Returns (where rows start, their
+        first line number)."""
+        competition, line, max_line = self.competition, 1, self.competition.limits.max_line_bytes
+        while True:
+            window = bytes(data[offset : offset + max_line + 2])
+            end = window.find(b"\n")
+            text = window if end < 0 else window[:end]
+            if end < 0 and len(window) > max_line + 1:
+                raise LimitExceeded(Code.LINE_TOO_LONG, f"the first line is over {max_line:,} bytes", line=line, column=max_line + 1)
+            stripped = text.rstrip(b"\r").strip()
+            if end >= 0 and (not stripped or (competition.comment and stripped.startswith(competition.comment.encode()))):
+                offset, line = offset + end + 1, line + 1
+                continue
+            break
+        if stripped.startswith(competition.metadata.encode()):
+            self.metadata = text.rstrip(b"\r").decode("utf-8", "replace")
+            return (offset + len(text) + 1, line + 1)
+        self.report.add(Code.BAD_HEADER, f"line {line} is not the metadata line: expected a line that starts with "
+                                         f"{competition.metadata!r} (such as {competition.metadata},main,team name,email) before the rows",
+                        line=line, column=1, **_context(text, 0, len(text)))
+        return offset, line
 
     def _swapped(self) -> str:
         return swapped(self.competition)
@@ -170,7 +205,8 @@ class Pass:
                 words["hint"] = " (items must be separated by a single space, not ',')"
             if not words["hint"] and end == start and b"\t" in text:
                 words["hint"] = f" ({TAB_SEPARATED})"
-            words["expected"] = ",".join(self.competition.header)
+            words["expected"] = self.competition.field_separator.join(getattr(self.kernel, "names", self.competition.header))
+            words["fields"] = len(getattr(self.kernel, "names", self.competition.header))
         elif code == codes.MALFORMED_ID:
             words["expected"] = repr(self.competition.id_pattern)
             if self._looks_like_row(text.decode("utf-8", "replace").split(",")[::-1]):
@@ -204,12 +240,16 @@ class Pass:
         """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
         rows of unknown sessions noted)."""
         merge_rows = hits_kernel("merge_rows", self.slot_hits)
+        merge = getattr(self.kernel, "merge", None)  # the table reader's: a key given twice as the rules say
         for row_ints, row_values, n_rows in chunks:
             if n_rows:
                 check_line_count(int(row_ints[n_rows - 1, 3]) + line_offset)  # rows come in line order: the last is the highest
             self.rows_read += n_rows
             if self.keep_row_keys:
                 self.row_keys.add(row_ints[:n_rows, 1], row_ints[:n_rows, 2], row_ints[:n_rows, 3], line_offset)
+            if merge is not None:
+                self.n_duplicates, self.n_unknown = merge((row_ints, row_values, n_rows), line_offset, self)
+                continue
             self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values,
                                                            self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
 
@@ -239,14 +279,29 @@ class Pass:
         for code in np.flatnonzero(parsed.counts[: codes.ROWS_WITH_ERRORS]):
             self.report.count_only(int(code), int(parsed.counts[code] - kept[code]))
 
+    def _reader(self, path, deadline: Deadline, untrusted: bool):
+        """The file's blocks of lines: a text file's (plain, gzip, zip), or a Parquet file's rows as lines (the table
+        reader's; a key of row positions, `__index__`, needs one)."""
+        from scorer.engine.parquet_rows import ParquetBlocks, is_parquet_file
+        from scorer.spec.competition import ROW_INDEX
+
+        limits = self.competition.limits
+        self.headerless = self.competition.table_reader and is_parquet_file(path)
+        if self.headerless:
+            return ParquetBlocks(path, self.competition, limits.max_file_bytes, limits.max_decompressed_bytes, deadline, untrusted)
+        if ROW_INDEX in self.competition.key:
+            raise LimitExceeded(Code.UNKNOWN_COMPRESSION, f"the submission must be a Parquet file: its rows' positions ({ROW_INDEX}, "
+                                                          f"its pandas index) name the rows, which a text file's lines do not")
+        return BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,
+                           untrusted=untrusted)
+
     def run(self, path, untrusted: bool = False, deadline: Deadline | None = None) -> PassResult:
         """Score the file; `deadline` (default: the config's max_seconds from now) is checked between blocks and
         inside decompression."""
         bound_heap()
         limits = self.competition.limits
         deadline = deadline or Deadline(limits.max_seconds, time.monotonic())
-        reader = BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,
-                             untrusted=untrusted)
+        reader = self._reader(path, deadline, untrusted)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -306,7 +361,12 @@ class Pass:
                 bar.close()
         if first and not self.positional:  # an empty file of impressions misses them all: the rules' `missing` says how they score
             self.report.add(Code.EMPTY_FILE, expected=repr(",".join(self.competition.header)))
-        return self._finish()
+        outcome = self._finish()
+        if self.headerless:
+            from scorer.engine.parquet_rows import name_rows
+
+            name_rows(self.report, self.competition)
+        return outcome
 
     # -- rows that are missing, repeated or unknown -------------------------------------------
     def _repeated_rows_by_key(self) -> None:
@@ -324,7 +384,7 @@ class Pass:
             give_back(self.truth.items)
         repeats = self.duplicates[: min(self.n_duplicates, report.max_per_code)].tolist()  # slot, line, previous line
         report_repeated_rows(report, ((self.kernel.slot_name(slot), line, f"line {previous}") for slot, line, previous in repeats),
-                             self.n_duplicates)
+                             self.n_duplicates, kept=self.competition.rules.repeated_key)
         if not self.has_truth:
             self._repeated_rows_by_key()
         elif self.n_unknown:
@@ -340,7 +400,8 @@ class Pass:
             missing = np.flatnonzero(self.slot_line == 0)
         if len(missing):
             shown = ", ".join(self.kernel.slot_name(int(slot)) for slot in missing[:SHOWN_IDS])
-            report_missing_rows(report, len(missing), shown)
+            left_out = self.competition.rules.missing == "skip"  # the value shape's, always; the others' by their config
+            report_missing_rows(report, len(missing), shown, left_out=left_out, accepted=left_out and self.competition.shape != "value")
         counts = {
             "sessions_in_truth": self.truth.n_sessions,
             "rows_expected": len(self.slot_line),
@@ -357,7 +418,9 @@ class Pass:
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
         if any(metric.sums_suffice for metric in self.competition.metrics):  # the totals will ask for them
             figures.start_sums(len(self.competition.types))  # under way while the caller reads the truth's sizes
-        return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures())
+        weights = self.kernel.weights(self.slot_line) if hasattr(self.kernel, "weights") else None
+        return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures(), weights,
+                          getattr(self.kernel, "labels", None), self.metadata)
 
 
 def check_line_count(last_line: int) -> None:
@@ -375,6 +438,10 @@ def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=
         from scorer.engine.impression_kernel import ImpressionKernel
 
         return ImpressionKernel(competition, truth, max_per_code)
+    if competition.table_reader:
+        from scorer.engine.table_kernel import TableKernel
+
+        return TableKernel(competition, truth, max_per_code)
     from scorer.engine.string_kernel import ShapeKernel
 
     return ShapeKernel(competition, truth, max_per_code)

@@ -25,8 +25,7 @@ def header_fields(first: bytes) -> list[str]:
 
 
 def swapped(competition: Competition) -> str:
-    id_name, labels_name = competition.header
-    return f"write {id_name} first, then {labels_name}"
+    return f"write {competition.header[0]} first, then {competition.header[-1]}"
 
 
 def looks_like_row(fields: list[str], competition: Competition) -> bool:

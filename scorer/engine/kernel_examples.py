@@ -98,6 +98,38 @@ def _shape_kernel(shape: str = "long"):
     return ShapeKernel(load_competition(competition), truth, 1), names
 
 
+def _table_kernel(name: str):
+    """The table reader's kernel (scorer.engine.table_kernel) of a bundled config over a tiny truth."""
+    from scorer.engine.table_kernel import TableKernel
+    from scorer.spec.competition import load_competition
+
+    _, names = _shape_kernel()
+    from scorer.truth.strings import StringTruth
+
+    truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], INDPTR_DTYPE), np.array([0, 1], np.int64),
+                        ids=names, item_names=names)
+    return TableKernel(load_competition(name), truth, 1)
+
+
+def _table() -> dict[str, tuple]:
+    """The table reader's kernels: a list row of several key columns, the merge of a repeated key, the long shape's finish."""
+    listed, long = _table_kernel("trivago19"), _table_kernel("dressipi22")
+    counts, found = _problems(listed)
+    row_ints, row_values = listed.rows()
+    n_slots = 2
+    slot_line, slot_values, slot_hits = np.zeros(n_slots, LINE_DTYPE), np.zeros((n_slots, listed.stored_metrics)), np.zeros(n_slots, np.int64)
+    kept = np.zeros(listed.max_per_code, np.int64)
+    return {
+        "parse_table_block": (frozen(np.zeros(16, np.uint8)), 0, 1, 0, listed.layout, listed.tables, listed.truth, listed.metric,
+                              listed.limits, listed.scratch(), row_ints, row_values, np.zeros((1, 4), np.int64), counts, found, 0),
+        "merge_table_rows": (row_ints, row_values, 0, 0, listed.keep, slot_line, slot_values, slot_hits, np.zeros(n_slots, np.int32),
+                             found, 0, found, 0),
+        "finish_table_long": (np.zeros(n_slots + 1, np.int64), np.zeros(_ROWS, np.int64), np.zeros(_ROWS, np.int64), long.repeat, long.truth,
+                              long.metric, long.scratch(), slot_line, np.zeros((n_slots, long.stored_metrics)), slot_hits, kept, kept,
+                              np.zeros(2, np.int64)),
+    }
+
+
 def _strings() -> dict[str, tuple]:
     """The string shapes' pass (list, long, value) and their truth's tables."""
     from scorer.kernels.rows import long_state
@@ -125,6 +157,7 @@ def _strings() -> dict[str, tuple]:
         "count_byte": (block, 16, 10),
         "read_rows": (block, 0, 8, *(np.zeros(_ROWS, np.int64) for _ in range(2)), table, *(np.zeros(_ROWS, np.int64) for _ in range(2)),
                       table, np.zeros(_ROWS, np.int64), np.zeros(_ROWS, np.int64)),
+        **_table(),
     }
 
 

@@ -40,7 +40,17 @@ class MetricRows:
 
     def present(self) -> np.ndarray:
         """The rows the submission has."""
-        return self.outcome.slot_line[self.t :: self.n_types] > 0
+        return self._pick(self.outcome.slot_line[self.t :: self.n_types] > 0)
+
+    def weights(self) -> np.ndarray | None:
+        """How many times each row counts in a mean where the rules weigh rows (missing = skip, repeated_key = all);
+        None where each counts once."""
+        weights = getattr(self.outcome, "weights", None)
+        return None if weights is None else self._pick(weights[self.t :: self.n_types])
+
+    def labels(self) -> np.ndarray:
+        """The value shape's true value of each row."""
+        return self._pick(self.outcome.labels[self.t :: self.n_types])
 
     @property
     def coverage(self) -> float:

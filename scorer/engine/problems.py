@@ -79,7 +79,7 @@ CATALOGUE: dict[Code, ProblemKind] = {
     for kind in (
         ProblemKind(Code.EMPTY_FILE, ERROR, "empty file", "the submission is empty: expected the header {expected} and one row per session and type"),
         ProblemKind(Code.BAD_HEADER, ERROR, "header missing or wrong", "{value}"),
-        ProblemKind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected 2 fields ({expected}), {value}{hint}"),
+        ProblemKind(Code.WRONG_FIELD_COUNT, ERROR, "wrong number of fields", "expected {fields} fields ({expected}), {value}{hint}"),
         ProblemKind(Code.MALFORMED_ID, ERROR, "malformed id", "malformed id {value}: expected the form {expected}{hint}"),
         ProblemKind(Code.UNKNOWN_TYPE, ERROR, "unknown type", "unknown type {value} (expected {expected})"),
         ProblemKind(Code.SESSION_NOT_INTEGER, ERROR, "session id not an integer", "session id {value} is not an integer"),
@@ -190,9 +190,10 @@ class Report:
 
     def add(self, number: Code, value: str = "", line: int | None = None, column: int | None = None,
             context: str | None = None, caret: tuple[int, int] | None = None, count: int = 1, stopped: bool = False,
-            row: int | None = None, field: str | None = None, **words) -> None:
+            row: int | None = None, field: str | None = None, severity: str | None = None, **words) -> None:
         """Record `count` occurrences of a problem, keeping this one if the code has room; `stopped`: reading stopped there;
-        row and field: a frame's row and column (instead of line and column)."""
+        row and field: a frame's row and column (instead of line and column); severity: instead of the code's (a row the
+        competition's rules accept, such as a missing row under missing = skip, is a warning in strict mode too)."""
         entry = CATALOGUE[number]
         self.counts[entry.code] = self.counts.get(entry.code, 0) + count
         kept = self.kept.setdefault(entry.code, [])
@@ -203,7 +204,7 @@ class Report:
             elif self.strict:
                 template = STRICT_TEMPLATES.get(number, template)
             message = template.format(value=value, **words)
-            kept.append(Problem(entry.code, self.severity(number), message, line, column, context, caret, row, field))
+            kept.append(Problem(entry.code, severity or self.severity(number), message, line, column, context, caret, row, field))
             self.covered[entry.code] = self.covered.get(entry.code, 0) + count
 
     def has_room(self, number: Code) -> bool:
@@ -238,11 +239,15 @@ class Report:
         return sorted(rows, key=lambda row: (SEVERITY_RANK[row["severity"]], row["code"]))
 
 
-def report_missing_rows(report: Report, count: int, shown: str, where: str = "") -> None:
-    """Report `count` rows of the truth that no line gave (S011); shown: the first of them, named."""
-    why = "every row of the truth must be there" if report.strict else ("it scores 0" if count == 1 else "they score 0")
+def report_missing_rows(report: Report, count: int, shown: str, where: str = "", left_out: bool = False, accepted: bool = False) -> None:
+    """Report `count` rows of the truth that no line gave (S011); shown: the first of them, named; left_out: such a row is
+    left out of the mean instead of scoring 0; accepted: the competition's rules say so (missing = skip), a warning in
+    strict mode too."""
+    scored = ("it is left out of the mean" if count == 1 else "they are left out of the mean") if left_out else (
+        "it scores 0" if count == 1 else "they score 0")
+    why = "every row of the truth must be there" if report.strict and not accepted else scored
     report.add(Code.MISSING_ROWS, f"{counted(count, 'row')} {'is' if count == 1 else 'are'} missing{where} ({why}); first: {shown}",
-               count=count)
+               count=count, severity=WARNING if accepted else None)
 
 
 def report_unknown_rows(report: Report, count: int, shown: str, line: int | None = None) -> None:
@@ -253,12 +258,17 @@ def report_unknown_rows(report: Report, count: int, shown: str, line: int | None
                line=line, column=None if line is None else 1, count=count)
 
 
-def report_repeated_rows(report: Report, shown: Iterable[tuple[str, int, str]], total: int, prefix: str = "") -> None:
+KEPT_ROWS = {"last": "the last one counts", "first": "the first one counts", "all": "each counts"}  # rules.repeated_key
+
+
+def report_repeated_rows(report: Report, shown: Iterable[tuple[str, int, str]], total: int, prefix: str = "", kept: str = "last") -> None:
     """Report `total` repeated rows (S010): one problem per row of `shown` (the row's id, its line, where the row it
-    repeats is, such as "line 3"), the others counted only."""
-    keep = "each row may appear once" if report.strict else "the last one counts"
+    repeats is, such as "line 3"), the others counted only; kept: which of them count (rules.repeated_key)."""
+    ruled = kept != "last"  # the competition's rules say which rows count: a warning in strict mode too
+    keep = "each row may appear once" if report.strict and not ruled else KEPT_ROWS[kept]
     n_shown = 0
     for name, line, earlier in shown:
-        report.add(Code.DUPLICATE_ROW, f"{prefix}row {name!r} repeats {earlier} ({keep})", line=line, column=1)
+        report.add(Code.DUPLICATE_ROW, f"{prefix}row {name!r} repeats {earlier} ({keep})", line=line, column=1,
+                   severity=WARNING if ruled else None)
         n_shown += 1
     report.count_only(Code.DUPLICATE_ROW, total - n_shown)

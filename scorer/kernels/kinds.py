@@ -14,7 +14,11 @@ ROW_RR = 4  # 1 / rank of the first hit within k, else 0          (mrr)
 ROW_SET_F1 = 5  # 2·hits / (distinct predictions + |T|)           (f1)
 ROW_NONE = 6  # no per-row figure (coverage is counted over the whole file)
 ROW_AUC = 7  # impression: (pairs (clicked, not clicked) ranked right + ½ tied) / (clicked · not clicked)   (auc)
-ROW_MRR_MEAN = 8  # impression: Σ over the clicked of 1 / rank, ÷ clicked      (mrr)
+ROW_MRR_MEAN = 8  # impression: Σ over the clicked of 1 / rank, ÷ clicked; list shapes: 1 / rank of the first hit, no cut-off   (mrr)
+ROW_RPREC = 9  # hits among the first |T| (distinct truth items) ÷ |T|       (r_precision)
+ROW_CLICKS = 10  # ⌊(rank of the first hit − 1) / 10⌋ within k, k / 10 + 1 without a hit    (clicks)
+ROW_JACCARD = 11  # hits ÷ (distinct predictions + |T| − hits)               (jaccard, signed_jaccard)
+ROW_VALUE = 12  # value shape: the row's prediction itself, for the totals over all rows (roc_auc, pr_auc, ..., rce)
 
 
 def discounts(k: int) -> np.ndarray:

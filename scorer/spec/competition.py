@@ -31,14 +31,30 @@ class Limits:
 
 RULES: dict[str, dict[str, str]] = {  # [rules]: how the evaluator of a competition treats the edges, each named
     "missing": {"zero": "a row of the truth that the file does not give scores 0 in every metric (and still counts)",
+                "skip": "a row of the truth that the file does not give is left out of the mean (trivago's inner join; "
+                        "the value shape's rmse and mae: only rows in both files)",
                 "fill": "impression shape: an impression the file ends before is scored as if every candidate had rank 1 "
                         "(MIND's evaluate.py)"},
     "ties": {"numpy": "impression shape: equal ranks in the order of np.argsort(1 / rank)[::-1], numpy's own introsort "
                       "(the later candidate first within lists of up to 16)",
              "later_first": "impression shape: equal ranks, the later candidate first at every list length (a stable sort)"},
+    "repeated_key": {"last": "a key the file gives twice: its last row counts (a repeat is reported)",
+                     "first": "a key the file gives twice: its first row counts (a repeat is reported)",
+                     "all": "a key the file gives twice: every row counts, each in the mean (trivago's join counts it twice)"},
+    "repeated_item": {"first": "an item a row lists twice counts once, at its first rank, and its repeat keeps a slot",
+                      "zero": "a row that lists a truth item twice scores as a row without a hit (trivago's: the clicked item "
+                              "listed twice scores 0)",
+                      "collapse": "repeats are dropped after the cut: the items after one move up a rank (Spotify's NDCG: cut, "
+                                  "then de-duplicated)"},
+    "truth": {"set": "an item the truth repeats for a row counts once: |T| is the number of distinct items",
+              "multiset": "an item the truth repeats for a row counts each time in |T| (Kaggle's apk: len(actual) with the repeats)"},
 }
-SHAPE_RULES = {"impression": {"missing": ("fill", "zero"), "ties": ("numpy", "later_first")}}  # allowed values, default first
-OTHER_SHAPES_RULES = {"missing": ("zero",), "ties": ()}
+_STRING_RULES = {"missing": ("zero", "skip"), "repeated_key": ("last", "first", "all"), "repeated_item": ("first", "zero", "collapse"),
+                 "truth": ("set", "multiset")}
+SHAPE_RULES = {"impression": {"missing": ("fill", "zero"), "ties": ("numpy", "later_first")},  # allowed values, default first
+               "list": _STRING_RULES, "long": _STRING_RULES,
+               "value": {"missing": ("skip",), "repeated_key": ("last", "first")}}
+OTHER_SHAPES_RULES = {"missing": ("zero",)}
 
 
 @dataclass(frozen=True)
@@ -47,12 +63,45 @@ class Rules:
 
     missing: str = "zero"
     ties: str = "numpy"
+    repeated_key: str = "last"
+    repeated_item: str = "first"
+    truth: str = "set"
 
     def turned(self, **changes) -> "Rules":
         """These rules with some turned (scorer explain scores a file under each)."""
         from dataclasses import replace
 
         return replace(self, **changes)
+
+    def plain(self, shape: str) -> bool:
+        """The rules at the edges of the string shapes' two-column reader: a missing row scores 0 (the value shape's is
+        left out), the last of a repeated key counts, a repeated item counts at its first rank."""
+        return (self.missing == ("skip" if shape == "value" else "zero") and self.repeated_key == "last"
+                and self.repeated_item == "first")
+
+
+ROW_INDEX = "__index__"  # a key part that is the row's position (a frame's pandas index), not a column of the file
+
+
+@dataclass(frozen=True)
+class TruthSpec:
+    """[truth]: how the competition's published truth file is read (scorer.truth.published)."""
+
+    format: str = "table"  # "table": CSV (plain or .gz) or Parquet; "playlists": the MPD's JSON of playlists and their tracks
+    first_line: str = "header"  # "header": line 1 names the columns; "row": no header (columns gives the names)
+    columns: tuple[str, ...] = ()  # first_line "row": the columns in order
+    field_separator: str = ","
+    key: tuple[str, ...] = ()  # the columns that name a row (ROW_INDEX: its position), as the submission's key
+    item: str = ""  # list and long shapes: the column of the truth's item (or items, split by item_separator)
+    item_separator: str = ""  # "": one item per field
+    value: str = ""  # value shape: the column of the true value
+    grade: tuple[tuple[str, float], ...] = ()  # graded truth: a row's grade is the largest weight whose column holds 1
+    where: tuple[tuple[str, str], ...] = ()  # only the rows whose columns hold these values
+
+    def describe(self) -> list:
+        """What the cache key of a truth read by this spec names (another spec reads the same file into another truth)."""
+        return [self.format, self.first_line, list(self.columns), self.field_separator, list(self.key), self.item, self.item_separator,
+                self.value, [list(pair) for pair in self.grade], [list(pair) for pair in self.where]]
 
 
 @dataclass(frozen=True)
@@ -71,9 +120,28 @@ class Competition:
     source: str = ""
     shape: str = "id_type"  # see SHAPES
     empty_token: str = ""  # list shape: the token that stands for "nothing" (Instacart's None), an item of its own
-    first_line: str = "header"  # "header": the file's first line names the columns; "row": files have no header line
+    first_line: str = "header"  # "header": the file's first line names the columns; "row": files have no header line;
+    # "metadata": the first line is the file's metadata (Spotify's team_info), kept, not a row
     values: str = "rank"  # impression shape: the lists hold ranks (1 = first; score 1/rank) or scores (higher first)
     rules: Rules = Rules()
+    key: tuple[str, ...] = ()  # the columns that name a row (default: the header's first); ROW_INDEX: the row's position
+    prediction: str = ""  # the column of the items (list), the item (long) or the value (value); default: the header's last
+    rank: str = ""  # long shape: the column of each row's rank ("": the rows' order)
+    field_separator: str = ","
+    metadata: str = ""  # first_line "metadata": the text that line starts with
+    comment: str = ""  # a line that starts with this is skipped (Spotify's verify_submission.py skips '#' lines)
+    truth_spec: TruthSpec | None = None  # [truth]: the published truth's form; None: the shape's own truth files
+
+    @property
+    def table_reader(self) -> bool:
+        """Do files of this competition need the table reader (scorer.kernels.table_rows: several key columns, other
+        separators, more columns, a rank column, a first line that is not the header, the rules at the edges beyond the
+        house's, or a metric only it computes), rather than the two-column reader of the string shapes?"""
+        if self.shape not in ("list", "long", "value"):
+            return False
+        plain = (len(self.header) == 2 and self.key == self.header[:1] and self.prediction == self.header[1] and not self.rank
+                 and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment)
+        return not plain or not self.rules.plain(self.shape) or any(metric.kind.table_only for metric in self.metrics)
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
@@ -100,7 +168,8 @@ SHAPES = {
     "impression": "one line per impression in the truth's order: its id and a JSON list of its candidates' ranks "
                   "(MIND: 1 [3,1,2]); the truth is aligned by position, not by id",
 }
-FIRST_LINES = ("header", "row")
+FIRST_LINES = ("header", "row", "metadata")
+SEPARATORS = ",;|\t "  # field and item separators a config may name
 VALUES = ("rank", "score")
 
 
@@ -216,24 +285,27 @@ def _string_list(table: dict[str, Any], key: str, source: str, section: str, def
 
 def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Competition:
     """Check every key of a parsed config; a bad one raises ConfigError naming key and value."""
-    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits", "rules"), source)
+    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits", "rules", "truth"), source)
     name = _get(data, "name", str, source)
     title = _get(data, "title", str, source, default=name)
     submission = _get(data, "submission", dict, source)
     scoring = _get(data, "scoring", dict, source)
     limits_table = _get(data, "limits", dict, source, default={})
     rules_table = _get(data, "rules", dict, source, default={})
+    truth_table = _get(data, "truth", dict, source, default={})
 
-    _refuse_unknown(submission, ("header", "shape", "id_pattern", "item_separator", "empty_token", "first_line", "values"), source,
-                    "submission")
+    _refuse_unknown(submission, SUBMISSION_KEYS, source, "submission")
     _refuse_unknown(scoring, ("types", "weights", "k", "metric", "diagnostics"), source, "scoring")
     _refuse_unknown(limits_table, tuple(Limits.__dataclass_fields__), source, "limits")
-    header = _string_list(submission, "header", source, "submission")
-    if len(header) != 2:
-        raise ConfigError(f"{source}: key 'submission.header' must name 2 columns (id, items), got {list(header)!r}")
     shape = _get(submission, "shape", str, source, default="id_type", section="submission")
     if shape not in SHAPES:
         raise ConfigError(f"{source}: key 'submission.shape' must be one of {', '.join(SHAPES)}, got {shape!r}")
+    header = _string_list(submission, "header", source, "submission")
+    if len(header) != 2 and shape in ("id_type", "impression") or len(header) < 2:
+        raise ConfigError(f"{source}: key 'submission.header' must name 2 columns (id, items){'' if shape in ('id_type', 'impression') else ' or more'}, "
+                          f"got {list(header)!r}")
+    if len(set(header)) != len(header):
+        raise ConfigError(f"{source}: key 'submission.header' names a column twice: {list(header)!r}")
     id_pattern = _get(submission, "id_pattern", str, source, default="{session}" if shape != "id_type" else None, section="submission")
     if shape != "id_type" and id_pattern != "{session}":
         raise ConfigError(f"{source}: key 'submission.id_pattern' is for shape 'id_type'; shape {shape!r} reads the id field as written")
@@ -244,16 +316,15 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         raise ConfigError(f"{source}: key 'submission.id_pattern' must hold {{session}} once and {{type}} at most once, got {id_pattern!r}")
     _check_id_fields(id_pattern, source)
     first_line = _get(submission, "first_line", str, source, default="row" if shape == "impression" else "header", section="submission")
-    if first_line not in FIRST_LINES or (first_line == "header") == (shape == "impression"):
+    allowed_first = {"impression": ("row",), "id_type": ("header",)}.get(shape, FIRST_LINES)
+    if first_line not in allowed_first:
         raise ConfigError(f"{source}: key 'submission.first_line' must be 'row' for shape 'impression' (its files have no header "
-                          f"line) and 'header' for the others, got {first_line!r}")
+                          f"line), 'header', 'row' or 'metadata' for the string shapes and 'header' for 'id_type', got {first_line!r}")
     values = _get(submission, "values", str, source, default="rank", section="submission")
     if values not in VALUES or (values != "rank" and shape != "impression"):
         raise ConfigError(f"{source}: key 'submission.values' must be one of {', '.join(VALUES)}, and is for shape 'impression', got {values!r}")
     rules = _rules(rules_table, shape, source)
-    separator = _get(submission, "item_separator", str, source, default=" ", section="submission")
-    if separator != " ":
-        raise ConfigError(f"{source}: key 'submission.item_separator' supports only ' ' for now, got {separator!r}")
+    layout = _layout(submission, header, shape, first_line, source)
 
     types = _string_list(scoring, "types", source, "scoring", default=["all"] if shape != "id_type" else None)
     if len(set(types)) != len(types):
@@ -288,17 +359,20 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
     diagnostics = tuple(metric(text, "diagnostics") for text in _string_list(scoring, "diagnostics", source, "scoring", default=[]))
     for parsed in (scored, *diagnostics):
         if (parsed.family == "value") != (shape == "value"):
-            raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: "
-                              "rmse and mae need shape 'value', and shape 'value' takes only rmse and mae")
+            raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: rmse, mae, roc_auc, pr_auc, "
+                              "average_precision, log_loss and rce need shape 'value', and shape 'value' takes only those")
+        if parsed.kind.table_only and parsed.family != "impression" and shape not in ("list", "long", "value"):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} needs a string shape (list, long or value), not {shape!r}")
         if parsed.family == "beyond" and (shape != "id_type" or parsed.cutoff > 63):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
         if parsed.family == "catalog" and shape not in ("list", "long"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")
         impression_metric = parsed.family == "impression" or parsed.name in ("ndcg", "mrr")
-        if (shape == "impression" and not impression_metric) or (shape != "impression" and parsed.family == "impression"):
+        list_mrr = parsed.name == "mrr" and parsed.k is None and shape in ("list", "long")  # the whole row's first hit
+        if (shape == "impression" and not impression_metric) or (shape != "impression" and parsed.family == "impression" and not list_mrr):
             raise ConfigError(f"{source}: metric {str(parsed)!r} does not go with shape {shape!r}: shape 'impression' takes auc, "
-                              "mrr, mrr@K (the first click alone) and ndcg@K, and auc and mrr without a cut-off are the impression "
-                              "shape's")
+                              "mrr, mrr@K (the first click alone) and ndcg@K; auc without a cut-off is the impression shape's, and "
+                              "mrr without one the impression, list and long shapes'")
 
     limit_values = {}
     for field_name, default in Limits.__dataclass_fields__.items():
@@ -309,19 +383,117 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         limit_values[field_name] = value
 
     return Competition(
-        name=name, title=title, header=header, id_pattern=id_pattern, item_separator=separator,
+        name=name, title=title, header=header, id_pattern=id_pattern,
         types=types, weights=tuple(float(w) for w in weights), k=k, metric=scored,
         diagnostics=diagnostics, limits=Limits(**limit_values), source=source, shape=shape, empty_token=empty_token,
-        first_line=first_line, values=values, rules=rules,
+        first_line=first_line, values=values, rules=rules, **layout,
+        truth_spec=_truth_spec(truth_table, shape, layout["key"], source) if truth_table else None,
     )
 
 
+SUBMISSION_KEYS = ("header", "shape", "id_pattern", "item_separator", "empty_token", "first_line", "values", "key", "prediction", "rank",
+                   "field_separator", "metadata", "comment")
+TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment")  # the table reader's (string shapes)
+
+
+def _separator(table: dict[str, Any], key: str, default: str, source: str, section: str) -> str:
+    value = _get(table, key, str, source, default=default, section=section)
+    if len(value) != 1 or value not in SEPARATORS:
+        raise ConfigError(f"{source}: key '{section}.{key}' must be one of {', '.join(map(repr, SEPARATORS))}, got {value!r}")
+    return value
+
+
+def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, first_line: str, source: str) -> dict[str, Any]:
+    """The columns and separators of the [submission] section: which columns name a row, which holds the prediction and
+    the rank, how fields and items are separated, and what the first line is (Competition's fields of those names)."""
+    strings = shape in ("list", "long", "value")
+    for key in TABLE_KEYS:
+        if key in submission and not strings:
+            raise ConfigError(f"{source}: key 'submission.{key}' is for the string shapes (list, long, value), not {shape!r}")
+    key = _string_list(submission, "key", source, "submission", default=list(header[:1]))
+    prediction = _get(submission, "prediction", str, source, default=header[-1], section="submission")
+    rank = _get(submission, "rank", str, source, default="", section="submission")
+    named = set(header) | {ROW_INDEX}
+    for what, columns in (("key", key), ("prediction", (prediction,)), ("rank", (rank,) if rank else ())):
+        unknown = [column for column in columns if column not in named or (column == ROW_INDEX and what != "key")]
+        if unknown:
+            raise ConfigError(f"{source}: key 'submission.{what}' names {unknown[0]!r}, which is not a column of 'submission.header' "
+                              f"({', '.join(header)}){' (' + ROW_INDEX + ': a row position, for keys)' if what == 'key' else ''}")
+    if len(set(key)) != len(key) or prediction in key or rank in key or rank == prediction:
+        raise ConfigError(f"{source}: keys 'submission.key', 'prediction' and 'rank' must name different columns, got "
+                          f"{list(key)!r}, {prediction!r}, {rank!r}")
+    if rank and shape != "long":
+        raise ConfigError(f"{source}: key 'submission.rank' is for shape 'long' (a row per prediction), not {shape!r}")
+    if shape in ("id_type", "impression"):
+        separator = _get(submission, "item_separator", str, source, default=" ", section="submission")
+        if separator != " ":
+            raise ConfigError(f"{source}: key 'submission.item_separator' is ' ' for shape {shape!r}, got {separator!r}")
+        return {"key": tuple(key), "prediction": prediction, "item_separator": separator}
+    field_separator = _separator(submission, "field_separator", ",", source, "submission")
+    item_separator = _separator(submission, "item_separator", " ", source, "submission")
+    if item_separator == field_separator and header[-1] != prediction:
+        raise ConfigError(f"{source}: key 'submission.item_separator' is the field separator {field_separator!r}: the items are "
+                          f"then the rest of the line, so 'submission.prediction' must be the header's last column, got {prediction!r}")
+    metadata = _get(submission, "metadata", str, source, default="", section="submission")
+    if (first_line == "metadata") != bool(metadata):
+        raise ConfigError(f"{source}: key 'submission.metadata' (the text the metadata line starts with, such as 'team_info') "
+                          f"goes with first_line = 'metadata', and only with it")
+    comment = _get(submission, "comment", str, source, default="", section="submission")
+    if len(comment) > 1 or comment in (field_separator, item_separator, '"'):
+        raise ConfigError(f"{source}: key 'submission.comment' must be one character other than the separators and '\"', got {comment!r}")
+    return {"key": tuple(key), "prediction": prediction, "rank": rank, "field_separator": field_separator,
+            "item_separator": item_separator, "metadata": metadata, "comment": comment}
+
+
+TRUTH_KEYS = ("format", "first_line", "columns", "field_separator", "key", "item", "item_separator", "value", "grade", "where")
+
+
+def _truth_spec(table: dict[str, Any], shape: str, key: tuple[str, ...], source: str) -> TruthSpec:
+    """The [truth] section: how the competition's published truth is read (its columns by name)."""
+    _refuse_unknown(table, TRUTH_KEYS, source, "truth")
+    if shape not in ("list", "long", "value"):
+        raise ConfigError(f"{source}: section [truth] is for the string shapes (list, long, value), not {shape!r}")
+    form = _get(table, "format", str, source, default="table", section="truth")
+    if form not in ("table", "playlists"):
+        raise ConfigError(f"{source}: key 'truth.format' must be 'table' (CSV or Parquet) or 'playlists' (the MPD's JSON), got {form!r}")
+    first_line = _get(table, "first_line", str, source, default="header", section="truth")
+    columns = _string_list(table, "columns", source, "truth", default=[])
+    if first_line not in ("header", "row") or (first_line == "row") != bool(columns):
+        raise ConfigError(f"{source}: key 'truth.first_line' must be 'header' or 'row', and 'row' needs 'truth.columns' (their names "
+                          f"in order), got {first_line!r}")
+    truth_key = _string_list(table, "key", source, "truth", default=list(key))
+    if len(truth_key) != len(key):
+        raise ConfigError(f"{source}: key 'truth.key' must name as many columns as 'submission.key' ({len(key)}), got {list(truth_key)!r}")
+    item = _get(table, "item", str, source, default="", section="truth")
+    value = _get(table, "value", str, source, default="", section="truth")
+    if (shape == "value") != bool(value) or (shape != "value") != bool(item):
+        needed = "'truth.value' (the column of the true value)" if shape == "value" else "'truth.item' (the column of the truth's items)"
+        raise ConfigError(f"{source}: shape {shape!r} reads its truth's {needed}, and only that")
+    item_separator = _get(table, "item_separator", str, source, default="", section="truth")
+    if item_separator and (len(item_separator) != 1 or item_separator not in SEPARATORS):
+        raise ConfigError(f"{source}: key 'truth.item_separator' must be one of {', '.join(map(repr, SEPARATORS))}, got {item_separator!r}")
+    grade = _get(table, "grade", dict, source, default={}, section="truth")
+    for column, weight in grade.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
+            raise ConfigError(f"{source}: key 'truth.grade.{column}' must be a finite positive grade, got {weight!r}")
+    where = _get(table, "where", dict, source, default={}, section="truth")
+    for column, wanted in where.items():
+        if not isinstance(wanted, str):
+            raise ConfigError(f"{source}: key 'truth.where.{column}' must be the text the column holds, got {wanted!r}")
+    return TruthSpec(format=form, first_line=first_line, columns=tuple(columns),
+                     field_separator=_separator(table, "field_separator", ",", source, "truth"), key=tuple(truth_key), item=item,
+                     item_separator=item_separator, value=value, grade=tuple((str(c), float(w)) for c, w in grade.items()),
+                     where=tuple(where.items()))
+
+
 def _rules(table: dict[str, Any], shape: str, source: str) -> Rules:
-    """The [rules] of a config: each rule one of the values its shape has (the first is the default)."""
+    """The [rules] of a config: each rule one of the values its shape has (the first is the default); a rule the shape does
+    not have is refused."""
     allowed = SHAPE_RULES.get(shape, OTHER_SHAPES_RULES)
     _refuse_unknown(table, tuple(RULES), source, "rules")
     chosen = {}
-    for rule, values in allowed.items():
+    for rule in RULES:
+        values = allowed.get(rule, ())
         value = _get(table, rule, str, source, default=values[0] if values else "", section="rules")
         if rule in table and value not in values:
             which = f"one of {', '.join(values)}" if values else "not set"

@@ -21,13 +21,17 @@ import numpy as np
 from scorer.kernels.kinds import (
     ROW_AP,
     ROW_AUC,
+    ROW_CLICKS,
     ROW_HITS,
+    ROW_JACCARD,
     ROW_MRR_MEAN,
     ROW_NDCG,
     ROW_NDCG_EXP,
     ROW_NONE,
+    ROW_RPREC,
     ROW_RR,
     ROW_SET_F1,
+    ROW_VALUE,
     SIDE_DIVERSITY_CATEGORY,
     SIDE_DIVERSITY_EMBEDDING,
     SIDE_EXPOSURE,
@@ -37,6 +41,7 @@ from scorer.kernels.kinds import (
     SIDE_POPULARITY,
     SIDE_SERENDIPITY,
 )
+from scorer.spec import curves
 from scorer.spec.totals import (
     AveragePrecision,
     CatalogueCoverage,
@@ -51,7 +56,9 @@ from scorer.spec.totals import (
     Recall,
     RowRatio,
     Serendipity,
+    SignedJaccard,
     Total,
+    ValueCurve,
 )
 
 RANKING, SET, VALUE, CATALOG, BEYOND, IMPRESSION = "ranking", "set", "value", "catalog", "beyond", "impression"
@@ -70,6 +77,8 @@ class MetricKind:
     side: int = 0  # beyond: the side figure the kernel adds per row (SIDE_*), 0 for none
     needs_items: bool = False  # beyond: needs --items or --train
     total: Total = MEAN_OF_ROWS  # how the per-row figures become the total (scorer.spec.totals)
+    table_only: bool = False  # computed by the table reader alone (scorer.kernels.table_rows), not the two-column one
+    lower_is_better: bool = False  # a smaller figure is a better one (rmse, mae, log_loss, clicks): rankings sort it ascending
 
     @property
     def takes_k(self) -> bool:
@@ -133,11 +142,35 @@ REGISTRY: dict[str, MetricKind] = {
                    "mean_N (pairs (clicked, not clicked) with the clicked ranked first + ½ tied pairs) / (c·(n − c)) "
                    "(scikit-learn's roc_auc_score per impression); weight=candidates: Σ n·AUC / Σ n (the gauc convention)",
                    family=IMPRESSION, options=(("weight", ("impressions", "candidates")), ("empty", EMPTY)), total=ImpressionMean()),
-        MetricKind("mrr", ROW_MRR_MEAN, "mean_N (1/c) Σ over the clicked of 1 / position (MIND's and ebrec's mrr_score)",
-                   family=IMPRESSION),
-        MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=(), total=RatingMean(root=True)),
+        MetricKind("mrr", ROW_MRR_MEAN, "impression shape: mean_N (1/c) Σ over the clicked of 1 / position (MIND's and ebrec's "
+                   "mrr_score); list and long shapes: mean_N 1 / rank of the first hit in the whole row (no cut-off: trivago's)",
+                   family=IMPRESSION, table_only=True),
+        # The table reader's (scorer.kernels.table_rows): P = the row's distinct predictions, h = hits, |T| = distinct truth items.
+        MetricKind("r_precision", ROW_RPREC, "mean_N |first |T| predictions ∩ T| / |T| (R-precision, the cut at |T|: Spotify's "
+                   "metrics.py, track-only)", family=SET, table_only=True),
+        MetricKind("clicks@k", ROW_CLICKS, "mean_N ⌊(rank of the first hit − 1) / 10⌋ within k, k/10 + 1 without one (Spotify's "
+                   "recommended-songs clicks: pages of 10 a listener clicks through; lower is better)", table_only=True,
+                   lower_is_better=True),
+        MetricKind("jaccard", ROW_JACCARD, "mean_N h / (|P| + |T| − h)", family=SET, table_only=True),
+        MetricKind("signed_jaccard", ROW_JACCARD, "Σ over the rows given: b + h / (|P| + |T| − h) where T is not empty, −b where it "
+                   "is; b = rows with truth / rows (YooChoose's score, RecSys Challenge 2015: a sum, not a mean)",
+                   family=SET, options=(), total=SignedJaccard(), table_only=True),
+        MetricKind("rmse", ROW_NONE, "sqrt(mean over rows with truth and a prediction of (ŷ − y)²)", family=VALUE, options=(), total=RatingMean(root=True),
+                   lower_is_better=True),
         MetricKind("mae", ROW_NONE, "mean over rows with truth and a prediction of |ŷ − y|", family=VALUE, options=(),
-                   total=RatingMean(root=False)),
+                   total=RatingMean(root=False), lower_is_better=True),
+        # The value shape's classification figures over all rows with a label 0/1 and a prediction (scorer.spec.curves).
+        MetricKind("roc_auc", ROW_VALUE, "area under the ROC curve of the predictions, ties one half (roc_auc_score)", family=VALUE,
+                   options=(), total=ValueCurve(curves.roc_auc), table_only=True),
+        MetricKind("pr_auc", ROW_VALUE, "trapezoids under the precision-recall curve, auc(recall, precision) (Twitter's compute_prauc)",
+                   family=VALUE, options=(), total=ValueCurve(curves.pr_auc), table_only=True),
+        MetricKind("average_precision", ROW_VALUE, "Σ (R_n − R_{n−1}) P_n over the thresholds (average_precision_score)",
+                   family=VALUE, options=(), total=ValueCurve(curves.average_precision), table_only=True),
+        MetricKind("log_loss", ROW_VALUE, "mean −ln of the probability given the true label, clipped to [1e-15, 1 − 1e-15] "
+                   "(scikit-learn's log_loss of 2020; lower is better)", family=VALUE, options=(), total=ValueCurve(curves.log_loss),
+                   table_only=True, lower_is_better=True),
+        MetricKind("rce", ROW_VALUE, "(1 − log_loss / log_loss of the positive rate for every row) · 100 (Twitter's compute_rce)",
+                   family=VALUE, options=(), total=ValueCurve(curves.rce), table_only=True),
     )
 }
 
@@ -219,10 +252,15 @@ class Metric:
         """The aggregate from Σ row figures (for metrics whose sums suffice), NaN when no row counts."""
         return self.kind.total.from_sum(self, total, truth_sizes)
 
-    def ratio_parts(self, values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def ratio_parts(self, values: np.ndarray, sizes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """Per row (numerator, denominator) with the total = Σ num / Σ den, or None when it is no such ratio
-        (rmse, coverage, the beyond-accuracy metrics): what a bootstrap resamples."""
-        return self.kind.total.ratio_parts(self, values, sizes)
+        (rmse, coverage, the beyond-accuracy metrics): what a bootstrap resamples. weights: how many times each row counts,
+        where the rules weigh rows (missing = skip, repeated_key = all)."""
+        return self.kind.total.ratio_parts(self, values, sizes, weights)
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.kind.lower_is_better
 
 
 def registry_key(name: str, has_k: bool) -> str:

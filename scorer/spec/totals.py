@@ -41,7 +41,8 @@ class Total:
     def from_rows(self, metric, values: np.ndarray, sizes: np.ndarray, present: np.ndarray | None = None) -> float:
         raise ValueError(f"{metric} is counted from the item side and the whole file, not from per-row figures")
 
-    def ratio_parts(self, metric, values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def ratio_parts(self, metric, values: np.ndarray, sizes: np.ndarray, weights: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
         return None
 
 
@@ -50,6 +51,11 @@ class RowRatio(Total):
     """mean_N of the row figure (map, ndcg, mrr, f1): Σ figure / N; subclasses change the figure or the denominator."""
 
     def of(self, metric, rows) -> float:
+        weights = rows.weights()
+        if weights is not None:  # rules that weigh rows (missing = skip, repeated_key = all): Σ num / Σ den·weight
+            numerators, denominators = self.ratio_parts(metric, rows.column(), rows.sizes, weights)
+            total = float(denominators.sum())
+            return NAN if total == 0 else exact_sum(numerators) / total
         total = rows.column_sum() if self.sums_suffice(metric) else None
         if total is not None:
             return self.from_sum(metric, float(total), rows.sizes)
@@ -72,12 +78,14 @@ class RowRatio(Total):
     def row_mean(self, metric, values: np.ndarray, sizes: np.ndarray, n: int) -> float:
         raise NotImplementedError  # only strategies whose sums do not suffice
 
-    def ratio_parts(self, metric, values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per row (numerator, denominator) with total = Σ num / Σ den: here (figure, [row ∈ N])."""
+    def ratio_parts(self, metric, values: np.ndarray, sizes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per row (numerator, denominator) with total = Σ num / Σ den: here (figure, [row ∈ N]). weights: how many times
+        each row counts (the rules missing = skip and repeated_key = all; its figure is then the sum of its rows')."""
         sizes = np.asarray(sizes, np.float64)
         values = np.asarray(values, np.float64)
         counted = np.ones_like(sizes) if metric.option("empty") == "zero" else (sizes > 0).astype(np.float64)
-        return self.parts(metric, values, sizes, counted)
+        numerators, denominators = self.parts(metric, values, sizes, counted)
+        return (numerators, denominators) if weights is None else (numerators, denominators * weights)
 
     def parts(self, metric, values: np.ndarray, sizes: np.ndarray, counted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return values, counted
@@ -202,6 +210,36 @@ class RatingMean(Total):
             return NAN
         mean = float(np.where(use, values, 0.0).sum() / n)
         return float(np.sqrt(mean)) if self.root else mean
+
+
+class SignedJaccard(Total):
+    """YooChoose's score (RecSys Challenge 2015), a sum and not a mean: Σ over the rows the file gives of b + J for a row
+    whose truth is not empty and −b for one whose truth is empty; b = (rows of the truth with items) / (rows of the truth),
+    J the row's Jaccard figure. A row the file does not give adds nothing."""
+
+    def of(self, metric, rows) -> float:
+        sizes = rows.sizes
+        if len(sizes) == 0:
+            return NAN
+        given = rows.weights()
+        given = rows.present().astype(np.float64) if given is None else given
+        buyers = sizes > 0
+        share = np.count_nonzero(buyers) / len(sizes)
+        jaccards = exact_sum(np.where(buyers, rows.column(), 0.0))  # the figure of a row is 0 where the file lacks it
+        return jaccards + share * float(given[buyers].sum() - given[~buyers].sum())
+
+
+class ValueCurve(Total):
+    """A figure of all the rows at once from their predictions and true labels (0/1), over the rows both files give:
+    scorer.spec.curves (roc_auc, pr_auc, average_precision, log_loss, rce); NaN where a label is not 0 or 1 or only one
+    label occurs."""
+
+    def __init__(self, figure):
+        self.figure = figure
+
+    def of(self, metric, rows) -> float:
+        use = rows.present() & (rows.sizes > 0)
+        return self.figure(rows.column()[use], rows.labels()[use])
 
 
 class CatalogueCoverage(Total):

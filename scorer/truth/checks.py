@@ -64,9 +64,10 @@ def declared_strings(shapes: dict[str, tuple[int, ...]]) -> None:
         raise ValueError(f"{_length(shapes, 'grades'):,} grades for {_length(shapes, 'items'):,} items")
 
 
-def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bool = True) -> None:
+def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bool = True, repeats: bool = False) -> None:
     """indptr: n_rows + 1 offsets from 0 to len(items), never decreasing; with full, items: >= 0, strictly increasing
-    within each row (the kernels' binary search; out of order they give a wrong score, never a read out of bounds)."""
+    within each row (the kernels' binary search; out of order they give a wrong score, never a read out of bounds), or
+    never decreasing where the truth keeps repeats (a multiset)."""
     _require(len(indptr) == n_rows + 1, path, f"indptr has {len(indptr):,} entries, {n_rows + 1:,} expected")
     _require(indptr[0] == 0 and indptr[-1] == len(items), path, f"indptr runs from {indptr[0]} to {indptr[-1]}, "
              f"not from 0 to the {len(items):,} items")
@@ -76,7 +77,10 @@ def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bo
     _require(not len(items) or items.min() >= 0, path, "an item id is negative")
     row_start = np.zeros(len(items) + 1, np.bool_)
     row_start[indptr] = True
-    _require(not ((items[1:] <= items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted and distinct within a row")
+    if repeats:
+        _require(not ((items[1:] < items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted within a row")
+    else:
+        _require(not ((items[1:] <= items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted and distinct within a row")
 
 
 def check_truth(truth, path, lookup=None, full: bool = True) -> None:
@@ -135,7 +139,8 @@ def check_string_truth(truth, path, full: bool = True) -> None:
     names = check_table(truth.item_names, "item", path, full)
     _require(np.array_equal(_vector(truth.sessions, "sessions", np.int64, path), np.arange(ids, dtype=np.int64)), path,
              "sessions are not 0 .. ids - 1")
-    check_csr(_vector(truth.indptr, "indptr", INDPTR_DTYPE, path), _vector(truth.items, "items", np.int64, path), ids, path, full)
+    check_csr(_vector(truth.indptr, "indptr", INDPTR_DTYPE, path), _vector(truth.items, "items", np.int64, path), ids, path, full,
+              repeats=truth.multiset)
     items = truth.items
     if names:
         _require(not len(items) or items.max() < names, path, "an item code is past the item names")

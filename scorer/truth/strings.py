@@ -70,6 +70,7 @@ class StringTruth(Truth):
     grades: np.ndarray | None = None  # float64 parallel to items: graded relevance, or the true value (shape 'value')
     ids: StringTable = field(kw_only=True)
     item_names: StringTable = field(kw_only=True)
+    multiset: bool = field(default=False, kw_only=True)  # rules.truth = "multiset": an item repeated for an id is kept each time
 
     @cached_property
     def sorted_grades(self) -> np.ndarray:
@@ -89,7 +90,10 @@ class StringTruth(Truth):
         extra = {} if self.grades is None else {"grades": self.grades}
         if not shared:
             extra["item_keys"] = self.item_names.keys
-        write_npz(path, {"version": CACHE_VERSION, "kind": "strings", "types": list(self.types), "source": self.source}, folder=folder,
+        meta = {"version": CACHE_VERSION, "kind": "strings", "types": list(self.types), "source": self.source}
+        if self.multiset:
+            meta["multiset"] = True
+        write_npz(path, meta, folder=folder,
                   sessions=self.sessions, indptr=self.indptr, items=self.items, id_keys=self.ids.keys, id_starts=self.ids.starts,
                   id_ends=self.ids.ends, id_table=self.ids.table, item_starts=self.item_names.starts, item_ends=self.item_names.ends,
                   item_table=self.item_names.table, **extra)
@@ -115,7 +119,8 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
         id_keys = data["id_keys"]
         truth = StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or str(meta["source"]),
                             grades=data.get("grades"), ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
-                            item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]))
+                            item_names=StringTable(data.get("item_keys", id_keys), data["item_starts"], data["item_ends"], data["item_table"]),
+                            multiset=meta.get("multiset") is True)
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
     check_compiled(mapped, "strings", lambda full: check_string_truth(truth, path, full=full), vouched=opened is not None, use_memo=use_memo)
@@ -136,7 +141,7 @@ def _read_frame(path: Path):
         raise TruthError(f"cannot read truth file {path}: {error}") from None
 
 
-def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
+def _read_plain_rows(path: Path, type_name: str, multiset: bool = False) -> StringTruth | None:
     """The two-column form of a plain CSV read by a numba kernel straight from the file's bytes (ids and
     items stay in that buffer: no Python strings); None when the file needs the general reader."""
     if format_of(path) != "csv":
@@ -162,7 +167,8 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
                                                        item_starts, item_ends, item_table, pair_row, pair_item)
     if bad:
         return None
-    key = np.unique(pair_row[:n_pairs] * max(n_items, 1) + pair_item[:n_pairs])
+    key = pair_row[:n_pairs] * max(n_items, 1) + pair_item[:n_pairs]
+    key = np.sort(key) if multiset else np.unique(key)  # a multiset keeps an item given twice for an id twice
     del pair_row, pair_item
     item_starts, item_ends = item_starts[:n_items].copy(), item_ends[:n_items].copy()
     item_table = np.full(table_size(n_items), -1, np.int64)  # sized for the items found, not the bound
@@ -171,33 +177,50 @@ def _read_plain_rows(path: Path, type_name: str) -> StringTruth | None:
     indptr = offsets(np.bincount(rows, minlength=n_ids), str(path))
     return StringTruth((type_name,), np.arange(n_ids, dtype=np.int64), indptr, items.astype(np.int64), str(path),
                        ids=StringTable(buf, id_starts[:n_ids].copy(), id_ends[:n_ids].copy(), id_table),
-                       item_names=StringTable(buf, item_starts, item_ends, item_table))
+                       item_names=StringTable(buf, item_starts, item_ends, item_table), multiset=multiset)
 
 
-def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_cache: bool = True) -> StringTruth:
+def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_cache: bool = True, competition=None) -> StringTruth:
     """Read a truth file for shape 'list', 'long' or 'value' (see the module docstring), through the
-    compiled cache (see scorer.truth.load.load_truth): the second load of the same file reads arrays only."""
+    compiled cache (see scorer.truth.load.load_truth): the second load of the same file reads arrays only.
+    competition: its [truth] section reads the competition's published truth (scorer.truth.published), its rules.truth
+    keeps repeated items (multiset)."""
     path = Path(path)
     check_truth_path(path)
+    spec = getattr(competition, "truth_spec", None)
+    multiset = competition is not None and competition.rules.truth == "multiset"
     with read_errors(path):
         if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
-            return read_compiled_strings(path, shape, use_memo=use_cache)
-        what = ["strings", shape, type_name]
+            truth = read_compiled_strings(path, shape, use_memo=use_cache)
+            if truth.multiset != multiset and shape != "value":
+                raise TruthError(f"compiled truth {path} holds the truth as a {'multiset' if truth.multiset else 'set'}, the competition "
+                                 f"reads it as a {'multiset' if multiset else 'set'} (rules.truth): compile it again with its config")
+            return truth
+        what = ["strings", shape, type_name] + (["multiset"] if multiset else [])
+        if spec is not None:
+            what += ["published", competition.field_separator, *spec.describe()]
         cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
         hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))
         if hit is not None:
             return hit
-        truth = _read_strings(path, shape, type_name)
+        if spec is not None:
+            from scorer.truth.published import read_published_rows
+
+            rows = read_published_rows(path, competition)
+            truth = (truth_of_values(path, type_name, rows.ids, rows.values) if rows.values is not None
+                     else truth_of_pairs(path, type_name, rows.ids, rows.rows, rows.items, rows.grades, multiset))
+        else:
+            truth = _read_strings(path, shape, type_name, multiset=multiset)
         save_to_cache(truth, cached, path, what, STRINGS_SUFFIX)
         return truth
 
 
-def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringTruth:
+def _read_strings(path: Path, shape: str, type_name: str, frame=None, multiset: bool = False) -> StringTruth:
     """The truth of a file, or of a pandas frame of strings read from elsewhere (frame given; path names it)."""
     if frame is None and format_of(path) == "csv" and (found := not_text(path)):
         raise TruthError(f"truth file {path} is {found}")
     if shape != "value" and frame is None:
-        fast = _read_plain_rows(path, type_name)
+        fast = _read_plain_rows(path, type_name, multiset)
         if fast is not None:
             return fast
     import pandas as pd
@@ -220,11 +243,7 @@ def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringT
         if n != len(ids):
             seen = pd.Series(ids).duplicated().to_numpy()
             raise TruthError(f"truth file {path}, row {int(np.flatnonzero(seen)[0]) + 2}: id {ids[np.flatnonzero(seen)[0]]!r} is given twice")
-        order = np.argsort(id_index, kind="stable")
-        check_label_count(n, str(path))
-        return StringTruth((type_name,), np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=INDPTR_DTYPE), np.zeros(n, np.int64),
-                           str(path), grades=values[order], ids=StringTable.of(np.asarray(id_names, dtype=object)),
-                           item_names=StringTable.of(np.empty(0, dtype=object)))
+        return truth_of_values(path, type_name, id_names, values[np.argsort(id_index, kind="stable")])
     if len(columns) == 2:
         tokens = frame[columns[1]].str.split()
         lengths = tokens.str.len().to_numpy(np.int64)
@@ -239,16 +258,39 @@ def _read_strings(path: Path, shape: str, type_name: str, frame=None) -> StringT
             raise TruthError(f"truth file {path}, row {int(bad[0]) + 2}: grade {frame[columns[2]].iloc[bad[0]]!r} is not a number >= 0")
         keep = items != ""  # an id with an empty item: in the truth, with nothing to predict
         row, items, grades = id_index[keep], items[keep], grades[keep]
+    return truth_of_pairs(path, type_name, id_names, row, items, grades, multiset)
+
+
+def truth_of_values(path, type_name: str, id_names, values: np.ndarray) -> StringTruth:
+    """The value shape's StringTruth of distinct ids and the value of each, in the same order."""
+    n = len(id_names)
+    check_label_count(n, str(path))
+    return StringTruth((type_name,), np.arange(n, dtype=np.int64), np.arange(n + 1, dtype=INDPTR_DTYPE), np.zeros(n, np.int64),
+                       str(path), grades=np.asarray(values, np.float64), ids=StringTable.of(np.asarray(id_names, dtype=object)),
+                       item_names=StringTable.of(np.empty(0, dtype=object)))
+
+
+def truth_of_pairs(path, type_name: str, id_names, row: np.ndarray, items: np.ndarray, grades: np.ndarray | None,
+                   multiset: bool = False) -> StringTruth:
+    """The StringTruth of ids (id_names, in their order) and (row, item) pairs, a grade each or none (binary truth): an
+    item given twice for an id is kept once at its best grade, or each time (multiset)."""
+    import pandas as pd
+
+    n = len(id_names)
     item_index, item_names = pd.factorize(items) if len(items) else (np.empty(0, np.int64), np.empty(0, dtype=object))
-    pairs = pd.DataFrame({"row": row.astype(np.int64), "item": np.asarray(item_index, np.int64),
+    pairs = pd.DataFrame({"row": np.asarray(row, np.int64), "item": np.asarray(item_index, np.int64),
                           "grade": grades if grades is not None else np.ones(len(row))})
-    merged = pairs.groupby(["row", "item"], sort=True)["grade"].max()
-    slot = merged.index.get_level_values(0).to_numpy(np.int64)
+    if multiset:
+        merged = pairs.sort_values(["row", "item"], kind="stable")
+        slot, item_codes, graded = merged["row"].to_numpy(np.int64), merged["item"].to_numpy(np.int64), merged["grade"]
+    else:
+        merged = pairs.groupby(["row", "item"], sort=True)["grade"].max()
+        slot, item_codes, graded = merged.index.get_level_values(0).to_numpy(np.int64), merged.index.get_level_values(1).to_numpy(np.int64), merged
     indptr = offsets(np.bincount(slot, minlength=n), str(path))
-    return StringTruth((type_name,), np.arange(n, dtype=np.int64), indptr,
-                       np.ascontiguousarray(merged.index.get_level_values(1).to_numpy(np.int64)), str(path),
-                       grades=None if grades is None else merged.to_numpy(np.float64),
-                       ids=StringTable.of(np.asarray(id_names, dtype=object)), item_names=StringTable.of(np.asarray(item_names, dtype=object)))
+    return StringTruth((type_name,), np.arange(n, dtype=np.int64), indptr, np.ascontiguousarray(item_codes), str(path),
+                       grades=None if grades is None else graded.to_numpy(np.float64),
+                       ids=StringTable.of(np.asarray(id_names, dtype=object)), item_names=StringTable.of(np.asarray(item_names, dtype=object)),
+                       multiset=multiset)
 
 
 def empty_string_truth(type_name: str = "all") -> StringTruth:

@@ -1,0 +1,551 @@
+"""Parse and score blocks of the table reader: the string shapes (list, long, value) as a competition's own files are
+laid out, one line per row, its fields split at the config's field separator.
+
+Which columns name the row (the key: one or several, in the config's order), which holds the prediction (the items of a
+list row, split at the item separator; the item of a long row; the value of a value row) and which the rank of a long
+row is the layout (scorer.engine.table_kernel resolves it from the header line); other columns are read past. A key of
+several columns is looked up as its fields joined by the field separator, as the truth's keys are written
+(scorer.truth.published). Items and keys become codes by the truth's hash tables (scorer.kernels.strings), an unknown
+item -1 - (hash >> 1), as the two-column reader does (scorer.kernels.string_ids); rows are written in its form, so the
+pass merges, reports and totals them the same way.
+
+The rules at the edges (scorer.spec.competition.RULES) that a row's figures follow are its repeat mode (REPEAT_*): a
+repeated item counts at its first rank, clears the row's hits when it repeats a truth item (zero), or leaves the
+ranks of the distinct items (collapse: cut, then de-duplicated). Keys given twice are merged by merge_table_rows
+(last, first or all).
+"""
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from scorer.kernels import codes
+from scorer.kernels.kinds import (
+    LONG,
+    ROW_AP,
+    ROW_CLICKS,
+    ROW_HITS,
+    ROW_JACCARD,
+    ROW_MRR_MEAN,
+    ROW_NDCG,
+    ROW_NDCG_EXP,
+    ROW_RPREC,
+    ROW_RR,
+    ROW_SET_F1,
+    VALUE,
+)
+from scorer.kernels.parse import _problem, _utf8_error, blank_lines
+from scorer.kernels.rank import locate
+from scorer.kernels.string_ids import parse_float
+from scorer.kernels.strings import HIGHS, byte_matches, lookup, same_bytes, word
+from scorer.kernels.table_layout import (
+    KEEP_ALL,
+    KEEP_FIRST,
+    REPEAT_COLLAPSE,
+    REPEAT_ZERO,
+    VALUE_ABSOLUTE,
+    VALUE_PREDICTION,
+    VALUE_SQUARED,
+)
+
+U = np.uint64
+NO_COLUMN = -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_end(buf, start, n):
+    """(offset of the line's newline, or n; odd): odd when the line holds a quote, CR, NUL or a byte of 0x80 or more,
+    which the careful checks then read. Eight bytes at a time."""
+    p = start
+    odd = U(0)
+    while p < n:
+        w = word(buf, p, n)
+        beyond = U(0) if n - p >= 8 else ~((U(1) << U(8 * (n - p))) - U(1))  # bytes past n: not NUL
+        flagged = (byte_matches(w, U(0x2222222222222222)) | byte_matches(w, U(0x0D0D0D0D0D0D0D0D)) | (w & HIGHS)
+                   | byte_matches(w | beyond, U(0)))
+        line_end = byte_matches(w, U(0x0A0A0A0A0A0A0A0A))
+        if line_end != U(0):
+            below = (line_end & (~line_end + U(1))) - U(1)
+            return p + (np.int64(trailing_zeros(line_end)) >> 3), (odd | (flagged & below)) != U(0)
+        odd |= flagged
+        p += 8
+    return n, odd != U(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_byte(buf, start, end, value):
+    """Offset of the first byte equal to value in buf[start:end], or end."""
+    for i in range(start, end):
+        if buf[i] == value:
+            return i
+    return end
+
+
+@njit(cache=True, nogil=True)
+def split_fields(buf, start, end, separator, n_columns, rest, bounds, line, max_per_code, counts, found, n_problems):
+    """Split the line buf[start:end] (no newline, no final CR) into its n_columns fields at `separator`; a field that opens
+    with a quote runs to the next quote (its quotes left out, a note). With `rest`, the last field is the rest of the
+    line. bounds[2c], bounds[2c + 1]: field c's start and end. Returns (ok, fields found, n_problems); a line that is not
+    ok has had its problem recorded."""
+    i = start
+    c = 0
+    while True:
+        if c == n_columns:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.WRONG_FIELD_COUNT, line, i - 1, end, start)
+            return False, c, n_problems
+        if rest and c == n_columns - 1:
+            bounds[2 * c] = i
+            bounds[2 * c + 1] = end
+            return True, c + 1, n_problems
+        if i < end and buf[i] == 34:
+            close = _next_byte(buf, i + 1, end, 34)
+            if close >= end or (close + 1 < end and buf[close + 1] != separator):
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.BAD_QUOTES, line, i, min(close + 1, end), start)
+                return False, c, n_problems
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.QUOTED_FIELD, line, i, close + 1, start)
+            bounds[2 * c] = i + 1
+            bounds[2 * c + 1] = close
+            after = close + 1
+        else:
+            after = _next_byte(buf, i, end, separator)
+            bounds[2 * c] = i
+            bounds[2 * c + 1] = after
+        c += 1
+        if after >= end:
+            break
+        i = after + 1
+        if i == end:  # a separator that ends the line: one more, empty field
+            if c == n_columns:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.WRONG_FIELD_COUNT, line, i - 1, end, start)
+                return False, c, n_problems
+            bounds[2 * c] = end
+            bounds[2 * c + 1] = end
+            c += 1
+            break
+    if c != n_columns:
+        n_problems = _problem(found, n_problems, counts, max_per_code, codes.WRONG_FIELD_COUNT, line, end, end, start)
+        return False, c, n_problems
+    return True, c, n_problems
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _trim(buf, start, end):
+    """[start, end) without the spaces and tabs around it."""
+    while start < end and (buf[start] == 32 or buf[start] == 9):
+        start += 1
+    while end > start and (buf[end - 1] == 32 or buf[end - 1] == 9):
+        end -= 1
+    return start, end
+
+
+@njit(cache=True, nogil=True)
+def join_key(buf, bounds, key_columns, separator, keybuf):
+    """The key's fields, in the key's order, joined by the separator into keybuf (as the truth writes a key of several
+    columns); returns its length, -1 when a field is empty."""
+    length = 0
+    for p in range(key_columns.shape[0]):
+        c = key_columns[p]
+        start, end = bounds[2 * c], bounds[2 * c + 1]
+        if end == start:
+            return -1
+        if p > 0:
+            keybuf[length] = separator
+            length += 1
+        for i in range(start, end):
+            keybuf[length] = buf[i]
+            length += 1
+    for i in range(length, length + 8):  # the loads of the hash read 8 bytes
+        keybuf[i] = 0
+    return length
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(code):
+    return (U(code) * U(0x9E3779B97F4A7C15)) >> U(40)
+
+
+@njit(cache=True, nogil=True)
+def first_time(code, stamp, at, buf, starts, ends, seen_stamp, seen_code, seen_at):
+    """Is the item `code` (its bytes buf[starts[at]:ends[at]]) new in the row stamped `stamp`? An open-addressing set of
+    the row's items (stamped, so it is never cleared): equal codes of items not in the truth (hashes) are compared on
+    their bytes, so a repeat is exact. Records it when new."""
+    mask = seen_stamp.shape[0] - 1
+    j = np.int64(_mix(code)) & mask
+    while seen_stamp[j] == stamp:
+        if seen_code[j] == code:
+            other = seen_at[j]
+            if code >= 0 or other < 0 or same_bytes(buf, starts[other], ends[other], buf, starts[at], ends[at]):
+                return False
+        j = (j + 1) & mask
+    seen_stamp[j] = stamp
+    seen_code[j] = code
+    seen_at[j] = at
+    return True
+
+
+@njit(cache=True, nogil=True)
+def score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks, discount, ideal,
+                repeat_mode, hits, gains, out):
+    """Each metric's figure of one row (items: codes in rank order, firsts: first occurrences) against the truth's CSR row
+    [t_start, t_end) (sorted codes, repeated where the truth is a multiset); returns the hit-rank mask (ranks below 63).
+
+    |T| counts the truth row's items with their repeats (the multiset rule's denominators), |T|set its distinct items
+    (R-precision's cut, Jaccard). A row with empty truth gets 0 for every figure."""
+    graded = truth_grades.shape[0] > 0
+    n_truth = t_end - t_start
+    n_set = n_truth
+    for t in range(t_start + 1, t_end):
+        if truth_items[t] == truth_items[t - 1]:
+            n_set -= 1
+    mask = np.int64(0)
+    n_distinct = 0
+    repeated_hit = False
+    for r in range(n_items):
+        hits[r] = False
+        if firsts[r]:
+            n_distinct += 1
+        if n_truth == 0 or not (firsts[r] or repeat_mode == REPEAT_ZERO):
+            continue
+        at = locate(truth_items, t_start, t_end, items[r])
+        if at < 0:
+            continue
+        if not firsts[r]:
+            repeated_hit = True
+            continue
+        hits[r] = True
+        if graded:
+            gains[r] = truth_grades[at]
+        if r < 63:
+            mask |= np.int64(1) << np.int64(r)
+    if repeated_hit and repeat_mode == REPEAT_ZERO:
+        for r in range(n_items):
+            hits[r] = False
+        mask = np.int64(0)
+    collapse = repeat_mode == REPEAT_COLLAPSE
+    for j in range(kinds.shape[0]):
+        kind, k = kinds[j], ks[j]
+        if n_truth == 0:
+            out[j] = 0.0
+            continue
+        cut = n_items if kind == ROW_MRR_MEAN or kind == ROW_SET_F1 or kind == ROW_JACCARD else min(k, n_items)
+        if kind == ROW_RPREC:
+            cut = min(n_set, n_items)
+        exponential = kind == ROW_NDCG_EXP
+        n_hits = 0
+        total = 0.0
+        first = -1
+        position = 0  # the rank the figure weighs a hit at, 0-based: its place, or among the distinct items (collapse)
+        for r in range(cut):
+            if r > 0 and (not collapse or firsts[r - 1]):
+                position += 1
+            if not hits[r]:
+                continue
+            n_hits += 1
+            if first < 0:
+                first = r if kind == ROW_CLICKS else position
+            if kind == ROW_AP:
+                total += n_hits / (position + 1.0)
+            elif kind == ROW_NDCG or kind == ROW_NDCG_EXP:
+                grade = gains[r] if graded else 1.0
+                total += (2.0**grade - 1.0 if exponential else grade) * discount[position]
+        if kind == ROW_HITS:
+            out[j] = n_hits
+        elif kind == ROW_AP:
+            out[j] = total / min(k, n_truth)
+        elif kind == ROW_NDCG or kind == ROW_NDCG_EXP:
+            if graded:
+                best = 0.0
+                for i in range(min(k, n_truth)):
+                    grade = sorted_grades[t_start + i]
+                    best += (2.0**grade - 1.0 if exponential else grade) * discount[i]
+                out[j] = total / best if best > 0.0 else 0.0
+            else:
+                out[j] = total / ideal[min(k, n_truth)]
+        elif kind == ROW_RR or kind == ROW_MRR_MEAN:
+            out[j] = 1.0 / (first + 1) if first >= 0 else 0.0
+        elif kind == ROW_RPREC:
+            out[j] = n_hits / n_set
+        elif kind == ROW_CLICKS:
+            out[j] = float(first // 10) if first >= 0 else k / 10.0 + 1.0
+        elif kind == ROW_SET_F1:
+            out[j] = 2.0 * n_hits / (n_distinct + n_truth)
+        elif kind == ROW_JACCARD:
+            out[j] = n_hits / (n_distinct + n_set - n_hits)
+        else:
+            out[j] = 0.0
+    return mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unknown_row(row_ints, row_values, n_rows, row_key, line):
+    row_ints[n_rows, 0] = -1
+    row_ints[n_rows, 1] = row_key
+    row_ints[n_rows, 2] = 0
+    row_ints[n_rows, 3] = line
+    row_ints[n_rows, 4] = 0
+    for j in range(row_values.shape[1]):
+        row_values[n_rows, j] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def parse_rank(buf, start, end):
+    """(rank, ok): a whole number from 1 to 2^31 - 1, as written (a sign, a decimal point or an exponent is not ok)."""
+    if start == end or end - start > 10:
+        return 0, False
+    value = np.int64(0)
+    for i in range(start, end):
+        if not 48 <= buf[i] <= 57:
+            return 0, False
+        value = value * 10 + (buf[i] - 48)
+    return value, 1 <= value <= 2147483647
+
+
+@njit(cache=True, nogil=True)
+def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, scratch, row_ints, row_values, preds, counts, found,
+                      n_problems):
+    """Parse lines of buf[pos:n] until it ends, row_ints is full or (long shape) preds is full.
+
+    Returns (pos, line, rows written, predictions written, problems kept). preds rows (long shape): slot, line, item
+    code, rank (its line where the file has no rank column), one per line of a known id; the rows of unknown ids go to
+    row_ints as the list and value shapes' rows do."""
+    shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode = layout
+    id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table = tables
+    indptr, truth_items, truth_grades, sorted_grades = truth
+    kinds, ks, kmax, discount, ideal, value_kinds = metric
+    max_line_bytes, max_per_code = limits
+    bounds, keybuf, items, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at = scratch
+    n_ids = id_starts.shape[0]
+    previous = -1  # rows usually come in the truth's order: try the next id before hashing
+    n_rows = 0
+    n_preds = 0
+    while pos < n and n_rows < row_ints.shape[0] and n_preds < preds.shape[0]:
+        if buf[pos] == 10:
+            pos, line, n_problems = blank_lines(buf, pos, n, line, max_per_code, counts, found, n_problems)
+            continue
+        line += 1
+        line_start = pos
+        end, odd = _line_end(buf, pos, n)
+        pos = end + 1
+        if comment >= 0 and buf[line_start] == comment:
+            continue
+        if odd:
+            if end > line_start and buf[end - 1] == 13:
+                end -= 1
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.CRLF, line, end, end + 1, line_start)
+            if end == line_start:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.BLANK_LINE, line, end, end, line_start)
+                continue
+        if end - line_start > max_line_bytes:
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.LINE_TOO_LONG, line, line_start + max_line_bytes, end,
+                                  line_start)
+            continue
+        if odd:
+            bad = -1
+            for i in range(line_start, end):
+                if buf[i] == 0:
+                    bad = i
+                    break
+            if bad >= 0:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.NUL_BYTE, line, bad, bad + 1, line_start)
+                continue
+            bad = _utf8_error(buf, line_start, end)
+            if bad >= 0:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.INVALID_UTF8, line, bad, bad + 1, line_start)
+                continue
+        ok, n_fields, n_problems = split_fields(buf, line_start, end, separator, n_columns, rest, bounds, line, max_per_code, counts,
+                                                found, n_problems)
+        if not ok:
+            continue
+        length = join_key(buf, bounds, key_columns, separator, keybuf)
+        if length < 0:
+            at = bounds[2 * key_columns[0]]
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, at, at, line_start)
+            continue
+        guess = previous + 1
+        if guess < n_ids and same_bytes(keybuf, 0, length, id_keys, id_starts[guess], id_ends[guess]):
+            index = guess
+            row_key = np.int64(guess)
+        else:
+            index, key_hash = lookup(keybuf, 0, length, id_keys, id_starts, id_ends, id_table)
+            row_key = np.int64(key_hash >> U(1))
+        if index >= 0:
+            previous = index
+        field_start, field_end = bounds[2 * prediction], bounds[2 * prediction + 1]
+        if shape == LONG:
+            item_start, item_end = _trim(buf, field_start, field_end)
+            if item_start == item_end:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.EMPTY_FIELD, line, field_start, field_end, line_start)
+                continue
+            rank = line
+            if rank_column != NO_COLUMN:
+                rank_start, rank_end = _trim(buf, bounds[2 * rank_column], bounds[2 * rank_column + 1])
+                rank, good = parse_rank(buf, rank_start, rank_end)
+                if not good:
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.BAD_RANK, line, rank_start, rank_end, line_start)
+                    continue
+            if index >= 0:
+                code, h = lookup(buf, item_start, item_end, item_keys, item_starts, item_ends, item_table)
+                preds[n_preds, 0] = index
+                preds[n_preds, 1] = line
+                preds[n_preds, 2] = code if code >= 0 else -1 - np.int64(h >> U(1))
+                preds[n_preds, 3] = rank
+                n_preds += 1
+                continue
+            _unknown_row(row_ints, row_values, n_rows, line, line)
+            n_rows += 1
+            continue
+        if shape == VALUE:
+            value_start, value_end = _trim(buf, field_start, field_end)
+            value, good = parse_float(buf, value_start, value_end)
+            if not good:
+                n_problems = _problem(found, n_problems, counts, max_per_code, codes.VALUE_NOT_NUMBER, line, value_start, value_end,
+                                      line_start)
+                continue
+            if index < 0:
+                _unknown_row(row_ints, row_values, n_rows, row_key, line)
+                n_rows += 1
+                continue
+            row_ints[n_rows, 0] = index
+            row_ints[n_rows, 1] = row_key
+            row_ints[n_rows, 2] = 0
+            row_ints[n_rows, 3] = line
+            row_ints[n_rows, 4] = 0
+            has_truth = indptr[index + 1] > indptr[index]
+            error = value - truth_grades[indptr[index]] if has_truth else 0.0
+            for j in range(value_kinds.shape[0]):
+                if value_kinds[j] == VALUE_SQUARED:
+                    row_values[n_rows, j] = error * error
+                elif value_kinds[j] == VALUE_ABSOLUTE:
+                    row_values[n_rows, j] = abs(error)
+                elif value_kinds[j] == VALUE_PREDICTION:
+                    row_values[n_rows, j] = value
+                else:
+                    row_values[n_rows, j] = 0.0
+            n_rows += 1
+            continue
+        # LIST: the items of the prediction field, split at the item separator (and, for a space, tabs)
+        n_items = 0
+        n_tokens = 0
+        reported = False
+        repeat_said = False
+        i = field_start
+        while i < field_end:
+            token_end = i
+            if item_separator == 32:
+                while token_end < field_end and buf[token_end] != 32 and buf[token_end] != 9:
+                    token_end += 1
+            else:
+                token_end = _next_byte(buf, i, field_end, item_separator)
+            token_start, token_stop = (i, token_end) if item_separator == 32 else _trim(buf, i, token_end)
+            if token_start == token_stop or (item_separator == 32 and token_end < field_end and buf[token_end] == 9):
+                if not reported:  # two separators in a row, one at an end, or a tab: read past, said once a line
+                    reported = True
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.BAD_SEPARATOR, line, token_start,
+                                          min(token_end + 1, field_end), line_start)
+            if token_start < token_stop:
+                n_tokens += 1
+                if n_tokens == kmax + 1:
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, line, token_start, field_end,
+                                          line_start)
+                if n_items < kmax and index >= 0:
+                    code, h = lookup(buf, token_start, token_stop, item_keys, item_starts, item_ends, item_table)
+                    if code < 0:
+                        code = -1 - np.int64(h >> U(1))
+                    items[n_items] = code
+                    starts[n_items] = token_start
+                    ends[n_items] = token_stop
+                    firsts[n_items] = first_time(code, line, n_items, buf, starts, ends, seen_stamp, seen_code, seen_at)
+                    if not firsts[n_items] and not repeat_said:  # said once a line, as the two-column reader says it
+                        repeat_said = True
+                        n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, line, token_start,
+                                              token_stop, line_start)
+                    n_items += 1
+                elif n_items < kmax:
+                    n_items += 1
+            i = token_end + 1
+        if index < 0:
+            _unknown_row(row_ints, row_values, n_rows, row_key, line)
+            n_rows += 1
+            continue
+        row_ints[n_rows, 0] = index
+        row_ints[n_rows, 1] = row_key
+        row_ints[n_rows, 2] = 0
+        row_ints[n_rows, 3] = line
+        t_start, t_end = np.int64(indptr[index]), np.int64(indptr[index + 1])
+        row_ints[n_rows, 4] = score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks,
+                                          discount, ideal, repeat_mode, hits, gains, row_values[n_rows])
+        n_rows += 1
+    return pos, line, n_rows, n_preds, n_problems
+
+
+@njit(cache=True, nogil=True)
+def merge_table_rows(row_ints, row_values, n_rows, line_offset, keep, slot_line, slot_values, slot_hits, slot_rows, dup, n_dup,
+                     unknown, n_unknown):
+    """Merge a call's rows into the per-slot arrays (lines offset by line_offset), a key given twice as `keep` says:
+    its last row (KEEP_LAST), its first (KEEP_FIRST), or every row (KEEP_ALL: figures added up, slot_rows counting
+    them). Repeats and unknown rows are noted as parse.merge_rows notes them. Returns (n_dup, n_unknown)."""
+    for r in range(n_rows):
+        slot = row_ints[r, 0]
+        line = row_ints[r, 3] + line_offset
+        if slot < 0:
+            if n_unknown < unknown.shape[0]:
+                unknown[n_unknown, 0] = row_ints[r, 1]
+                unknown[n_unknown, 1] = line
+            n_unknown += 1
+            continue
+        previous = slot_line[slot]
+        if previous != 0:
+            if n_dup < dup.shape[0]:
+                dup[n_dup, 0] = slot
+                dup[n_dup, 1] = line
+                dup[n_dup, 2] = previous
+            n_dup += 1
+            if keep == KEEP_FIRST:
+                continue
+            if keep == KEEP_ALL:
+                for j in range(row_values.shape[1]):
+                    slot_values[slot, j] += row_values[r, j]
+                slot_rows[slot] += 1
+                continue
+        slot_line[slot] = line
+        slot_hits[slot] = row_ints[r, 4]
+        for j in range(row_values.shape[1]):
+            slot_values[slot, j] = row_values[r, j]
+        if keep == KEEP_ALL:
+            slot_rows[slot] = 1
+    return n_dup, n_unknown
+
+
+@njit(cache=True)
+def finish_table_long(offsets, lines, item_codes, repeat_mode, truth, metric, scratch, slot_line, slot_values, slot_hits, too_many,
+                      duplicates, counters):
+    """Score the long shape: the rows of slot s, in rank order (then line order), are lines / item_codes[offsets[s]:
+    offsets[s + 1]]; only its first kmax count. too_many / duplicates receive the lines of the first rows past kmax and
+    of the first repeated items; counters[0], counters[1] count them all."""
+    indptr, truth_items, truth_grades, sorted_grades = truth
+    kinds, ks, kmax, discount, ideal, value_kinds = metric
+    bounds, keybuf, items, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at = scratch
+    for slot in range(offsets.shape[0] - 1):
+        begin, stop = offsets[slot], offsets[slot + 1]
+        if begin == stop:
+            continue
+        first_line = lines[begin]
+        n_items = 0
+        for h in range(begin, stop):
+            first_line = min(first_line, lines[h])
+            if n_items == kmax:
+                if counters[0] < too_many.shape[0]:
+                    too_many[counters[0]] = lines[h]
+                counters[0] += 1
+                continue
+            items[n_items] = item_codes[h]
+            starts[n_items] = -1  # an unknown item's code is its hash: an equal one is taken for a repeat
+            firsts[n_items] = first_time(item_codes[h], slot, -1, keybuf, starts, ends, seen_stamp, seen_code, seen_at)
+            if not firsts[n_items]:
+                if counters[1] < duplicates.shape[0]:
+                    duplicates[counters[1]] = lines[h]
+                counters[1] += 1
+            n_items += 1
+        slot_line[slot] = first_line
+        slot_hits[slot] = score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades, np.int64(indptr[slot]),
+                                      np.int64(indptr[slot + 1]), kinds, ks, discount, ideal, repeat_mode, hits, gains, slot_values[slot])
