@@ -3,6 +3,10 @@
     >>> import scorer
     >>> result = scorer.score("submission.csv", "test_labels.jsonl", competition="otto")
     >>> result.score, result.metrics["orders"]["recall@20"]
+    >>> scorer.leaderboard(["new.csv", "old.csv"], "test_labels.jsonl").to_pandas()
+
+The commands' jobs are functions too (leaderboard, explain, similar, ladder): each returns an object whose
+to_dict() is the command's JSON, with to_text(), to_pandas(), to_polars() and a notebook display.
 
 Every public name is imported on first use (module __getattr__), so that `import scorer` (and the CLI's
 start) loads neither numpy nor numba.
@@ -15,6 +19,10 @@ _HOMES = {
     "validate": "scorer.api",
     "candidates": "scorer.api",
     "load_truth": "scorer.api",
+    "leaderboard": "scorer.jobs.leaderboard",
+    "explain": "scorer.jobs.explain",
+    "similar": "scorer.jobs.similar",
+    "ladder": "scorer.jobs.ladder",
     "load_competition": "scorer.spec.competition",
     "Competition": "scorer.spec.competition",
     "Result": "scorer.engine.result",

@@ -21,8 +21,9 @@ RANK = {
     "api": 5,
     "analytics": 6,
     "adapters": 7, "dask": 7,
-    "cli": 8,
-    "": 9, "__main__": 9,  # scorer/__init__.py and python -m scorer
+    "jobs": 8,  # the commands' work as functions (scorer.compare, ...): they run the analytics, adapters and Dask
+    "cli": 9,
+    "": 10, "__main__": 10,  # scorer/__init__.py and python -m scorer
 }
 BASE = {"errors", "private_files", "numba_cache", "frames", "file_formats", "wording", "schema", "handed_back", "digests",
         "file_identity"}

@@ -496,7 +496,7 @@ def test_command_bad_records_exit_2_naming_the_line(tmp_path, capsys):
 
 
 def test_results_keep_each_files_last_final_record_and_skip_a_torn_last_line(tmp_path):
-    from scorer.cli.leaderboard import read_records
+    from scorer.jobs.records import read_records
 
     lines = [{"file": "a.csv", "status": "scored", "score": 0.5}, {"file": "b.csv", "status": "retryable", "reason": "lost"},
              {"file": "a.csv", "status": "retryable", "reason": "lost"}, {"file": "c.csv", "status": "invalid", "score": None},

@@ -19,6 +19,7 @@ from scorer.api import resolve_competition, score
 from scorer.engine.explain_pass import read_truth_rows
 from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError
+from scorer.frames import Tabular
 from scorer.kernels import door
 from scorer.kernels.explain_layout import MAX_RANKS, N_ROWS, N_TOUCHED, RULE_PER_ROW_MEAN, SUM_DEN, SUM_NUM, SUM_RATIO
 from scorer.wording import counted, fixed
@@ -27,11 +28,15 @@ SHOWN = 5  # rows listed per rule
 
 
 @dataclass
-class Explanation:
+class Explanation(Tabular):
+    """What `scorer explain` reports (scorer.explain): to_dict() its JSON, to_text() its text (all_rules: also the rules
+    that touch rows without moving a figure); to_arrow() one row per convention, metric and type: ours, theirs, the gap."""
+
     result: Result  # the engine's score of the file
     k: int
     conventions: list = field(default_factory=list)  # dicts, as to_dict() gives them
     notes: list = field(default_factory=list)
+    all_rules: bool = False  # the text's default
 
     def to_dict(self) -> dict:
         result = self.result
@@ -48,9 +53,22 @@ class Explanation:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def to_text(self, all_rules: bool = False) -> str:
-        """The text (all_rules: also the rules that touch rows without moving a figure)."""
-        return render_text(self, all_rules)
+    def to_text(self, all_rules: bool | None = None) -> str:
+        """The text (all_rules: also the rules that touch rows without moving a figure; default: as explain was asked)."""
+        return render_text(self, self.all_rules if all_rules is None else all_rules)
+
+    def rows(self) -> list[dict]:
+        return [{"convention": convention["name"], "metric": entry["metric"], "type": entry["type"], "ours_metric": entry["ours_metric"],
+                 "ours": entry["ours"], "theirs": entry["theirs"], "gap": entry["gap"],
+                 "rows": sum(rule["rows"] for rule in entry["rules"])}
+                for convention in self.conventions for entry in convention["metrics"]]
+
+    def to_arrow(self):
+        return rows_table(self.rows(), ("convention", "metric", "type", "ours_metric", "ours", "theirs", "gap", "rows"))
+
+    def _repr_html_(self) -> str:
+        return explanation_html(self.result, f"each evaluator's metric is ours with its rules applied (K = {self.k})", self.to_arrow(),
+                                self.notes)
 
 
 def choose(names: str | None, types: tuple[str, ...]) -> list[Convention]:
@@ -249,3 +267,23 @@ def render_text(explanation: Explanation, all_rules: bool = False) -> str:
     if rules:
         out += ["", "rules:", *(f"  {name}: {what}" for name, what in rules.items())]
     return "\n".join(out)
+
+
+def rows_table(rows: list[dict], columns: tuple[str, ...]):
+    """The rows (dicts) as a pyarrow Table of these columns."""
+    import pyarrow as pa
+
+    return pa.table({name: [row.get(name) for row in rows] for name in columns})
+
+
+def explanation_html(result: Result, detail: str, table, notes: list) -> str:
+    """An explanation's display: the file and its score, the conventions' table, the notes, the file's problems."""
+    from scorer.engine import display
+
+    if result.unread is not None:
+        return display.block(display.heading("explain: could not read the file", result.unread))
+    score = f"score (ours) {fixed(result.score)}" if result.score is not None else "no score (ours)"
+    rows = [list(row.values()) for row in table.to_pylist()]
+    return display.block(display.heading(f"explain: {result.submission}", f"{score}; {detail}"),
+                         display.table(table.column_names, rows), *(display.paragraph(f"note: {note}") for note in notes),
+                         display.problems(result.report))

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from scorer.analytics.explain import explanation_html, rows_table
 from scorer.api import resolve_competition, resolve_truth, score
 from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError
+from scorer.frames import Tabular
 from scorer.spec.competition import Competition
 from scorer.spec.metrics import parse_metric
 
@@ -66,9 +68,13 @@ BY_NAME = {turn.name: turn for turn in TURNS}
 
 
 @dataclass
-class ImpressionExplanation:
+class ImpressionExplanation(Tabular):
+    """What `scorer explain` reports for the impression shape (scorer.explain): to_dict() its JSON, to_text() its text;
+    to_arrow() one row per convention: our figure, theirs, the gap and the impressions it moves."""
+
     result: Result
     conventions: list = field(default_factory=list)
+    all_rules: bool = False  # the text lists every convention either way
 
     def to_dict(self) -> dict:
         result = self.result
@@ -79,7 +85,14 @@ class ImpressionExplanation:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def to_text(self, all_rules: bool = False) -> str:
+    def to_arrow(self):
+        rows = [{**row, "theirs": row["value"]} for row in self.conventions]
+        return rows_table(rows, ("name", "metric", "as", "ours", "theirs", "gap", "moved"))
+
+    def _repr_html_(self) -> str:
+        return explanation_html(self.result, f"each convention turned one at a time ({DOCS})", self.to_arrow(), [])
+
+    def to_text(self, all_rules: bool | None = None) -> str:
         ours = self.result.metrics["all"]
         lines = [f"{self.result.submission} under {self.result.competition}'s rules: "
                  + ", ".join(f"{name} {value:.6f}" for name, value in ours.items() if value is not None), ""]

@@ -35,14 +35,10 @@ def add_resampling_options(parser) -> None:
 
 
 def split_option(text: str | None, truth, truth_name, seed: int):
-    """The Split that --split asks for (public=F hashed with the seed, or "usage": the truth's column), None without it."""
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
+    """The Split that --split asks for (scorer.jobs.options.split_of), None without it."""
+    from scorer.jobs.options import split_of
 
-    if not text:
-        return None
-    if text == "usage" and getattr(truth, "usage", None) is None:
-        raise UsageError(f"--split usage: the truth {truth_name} has no Usage column; use --split public=F")
-    return resolve_split(truth, None if text == "usage" else parse_split(text), seed)
+    return split_of(text, truth, truth_name, seed)
 
 
 def add_arguments(parser) -> None:

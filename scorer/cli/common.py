@@ -199,16 +199,14 @@ def engine_options(args) -> dict:
             "progress": False if args.no_progress else None, "untrusted": args.untrusted}
 
 
-def print_board(args, data: dict, render, write_report=None) -> None:
-    """--report FILE written by write_report(path, data) when given, then `data` as JSON (--format json) or as
-    render(data), and where the report went."""
-    import json
-
+def print_board(args, board, write_report=None) -> None:
+    """--report FILE written by write_report(path, board.to_dict()) when given, then the job's object (scorer.jobs) as
+    JSON (--format json) or as its text, and where the report went."""
     if args.report and write_report is not None:
-        write_report(args.report, data)
+        write_report(args.report, board.to_dict())
     if args.format == "json":
-        print(json.dumps(data, indent=2))
+        print(board.to_json())
     else:
-        print(render(data))
+        print(board.to_text())
         if args.report:
             print(f"\nreport written to {args.report}")

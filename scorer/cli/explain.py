@@ -35,15 +35,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.api import resolve_competition
+    from scorer.jobs.explain import explain
 
-    if resolve_competition(args.competition, args.config).shape == "impression":
-        from scorer.analytics.impression_explain import explain_impressions as explain
-    else:
-        from scorer.analytics.explain import explain
-
-    explanation = explain(args.submission, args.truth, args.competition, config=args.config, against=args.against,
-                          threads=args.threads, untrusted=args.untrusted, shown=args.show)
-    print(explanation.to_json() if args.format == "json" else explanation.to_text(all_rules=args.all))
+    explanation = explain(args.submission, args.truth, competition=args.competition, config=args.config, against=args.against,
+                          show=args.show, all=args.all, threads=args.threads, untrusted=args.untrusted)
+    print(explanation.to_json() if args.format == "json" else explanation.to_text())
     result = explanation.result
     return 1 if result.outcome is None or not result.valid else 0

@@ -37,38 +37,17 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_sketch import sketch_files, spec_of
-    from scorer.analytics.teams_file import read_teams, team_lookup
     from scorer.cli.outputs import refuse_overwriting
-    from scorer.errors import UsageError
-    from scorer.file_identity import distinct
-    from scorer.spec.competition import load_competition
+    from scorer.jobs.similar import similar
 
-    competition = load_competition(path=args.config) if args.config is not None else load_competition(args.competition)
-    spec = spec_of(competition)
-    k = args.k if args.k is not None else competition.k
-    paths = distinct(args.submissions)  # a file given twice, however spelled, is compared once
-    if len(paths) < 2:
-        raise UsageError("give at least two different submission files to compare")
-    if not (args.z > 0 and args.z < float("inf")):
-        raise UsageError(f"--z {args.z}: give a positive number of spreads")
     if args.report:
         output_path(args.report, "--report", (".html", ".htm"))
         refuse_overwriting(args, [("--report", args.report)])
-    team_of = team_lookup(read_teams(args.teams, times=False) if args.teams else [])
-    names = [team_of(path) for path in paths]
-    if args.teams and all(name is None for name in names):
-        raise UsageError(f"no submission is listed in the teams file {args.teams} (by its path or its file name)")
-    names = [name if name is not None else path for name, path in zip(names, paths)]
-    sketches = sketch_files(paths, args.sample, k, args.threads, spec)
-    report = {"competition": competition.name, **similarity(sketches, names, k, args.z, args.top, args.threads)}
+    found = similar(args.submissions, competition=args.competition, config=args.config, teams=args.teams, k=args.k,
+                    sample=args.sample, z=args.z, top=args.top, threads=args.threads)
     if args.report:
         from scorer.analytics.similar_page import write_page
 
-        write_page(args.report, report)
-    from scorer.analytics.similar import render_text
-
-    del report["matrix"]
-    print_board(args, report, render_text)
+        write_page(args.report, {**found.to_dict(), "matrix": found.matrix})
+    print_board(args, found)
     return 0
