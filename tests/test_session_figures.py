@@ -12,7 +12,7 @@ import pytest
 
 import scorer
 from scorer.spec.competition import bundled_names, load_competition
-from scorer.spec.metrics import BEYOND, CATALOG
+from scorer.spec.totals import RatingMean, RowRatio, SignedJaccard
 from test_configs import SUBMISSIONS, TRUTHS, fixture
 
 
@@ -26,21 +26,30 @@ def option(metric, name: str):
     return metric.option(name) if name in dict(metric.kind.options) else None
 
 
-def total(metric, column: np.ndarray, truth: np.ndarray, present: np.ndarray) -> float | None:
-    """The metric's total from its column of the table, written from its definition (docs/metrics.md), sums exact."""
+def total(metric, column: np.ndarray, truth: np.ndarray, present: np.ndarray, weight: np.ndarray | None) -> float | None:
+    """The metric's total from its column of the table, written from its definition (docs/metrics.md), sums exact; weight:
+    how many times each row counts, where the rules weigh rows (missing = skip, repeated_key = all)."""
     counted = np.ones(len(truth), bool) if option(metric, "empty") == "zero" else truth > 0
-    n = int(counted.sum())
     kind, k = metric.kind.name, metric.k
     if kind in ("rmse", "mae"):
         use = (truth > 0) & present
         mean = column[use].sum() / use.sum() if use.any() else None  # numpy's sum, as the engine's: not an exact one
         return None if mean is None else math.sqrt(mean) if kind == "rmse" else mean
+    if kind == "signed_jaccard":  # a sum: b + J per row given with truth, -b per row given without; b = share of rows with truth
+        given = present.astype(np.float64) if weight is None else weight
+        share = np.count_nonzero(truth > 0) / len(truth)
+        return math.fsum(np.where(truth > 0, column, 0.0)) + share * float(given[truth > 0].sum() - given[truth <= 0].sum())
+    n = int(counted.sum())
     if n == 0:
         return None
+    if kind == "recall" and option(metric, "average") == "micro":
+        d = np.minimum(truth, k) if option(metric, "denominator") == "min" else truth
+        return math.fsum(column) / (int(d.sum()) if weight is None else float((d * weight).sum())) if d.sum() else None
+    if weight is not None:  # a mean over the rows that count, each as many times as it counts: Σ figure / Σ weight
+        figure = {"precision": column / (k or 1), "hitrate": (column > 0).astype(np.float64)}.get(kind, column)
+        return math.fsum(figure[counted]) / float(weight[counted].sum())
     if kind == "recall":
         d = np.minimum(truth, k) if option(metric, "denominator") == "min" else truth
-        if option(metric, "average") == "micro":
-            return math.fsum(column) / int(d.sum()) if d.sum() else None
         return math.fsum(np.divide(column, d, out=np.zeros(len(d)), where=d > 0)) / n
     if kind == "precision":
         return math.fsum(column) / (k * n)
@@ -52,7 +61,7 @@ def total(metric, column: np.ndarray, truth: np.ndarray, present: np.ndarray) ->
         return math.fsum(column * np.divide(np.minimum(truth, k), truth, out=np.zeros(len(truth)), where=truth > 0)) / n
     if kind == "auc" and option(metric, "weight") == "candidates":
         return math.fsum(column * truth) / int(truth.sum())
-    return math.fsum(column[counted]) / n  # a mean over the rows that count: map, ndcg, mrr, set f1, auc
+    return math.fsum(column[counted]) / n  # a mean over the rows that count: map, ndcg, mrr, jaccard, set f1, auc, ...
 
 
 @pytest.mark.parametrize("name", bundled_names())
@@ -61,24 +70,27 @@ def test_the_per_session_table_sums_to_every_metric_and_the_score(name):
     result = scorer.score(submission, truth, name, per_session=True)
     competition = load_competition(name)
     table = result.sessions
-    assert table.column_names[:6] == ["session", "type", "line", "truth", "hits", "denominator"]
-    per_row = [m for m in competition.metrics if m.family not in (CATALOG, BEYOND)]
-    assert table.column_names[6:] == [str(m) for m in per_row]
+    weighted_rows = "weight" in table.column_names
+    fixed = ["session", "type", "line", "truth", *(["weight"] if weighted_rows else []), "hits", "denominator"]
+    assert table.column_names[: len(fixed)] == fixed
+    per_row = [m for m in competition.metrics if isinstance(m.kind.total, (RowRatio, RatingMean, SignedJaccard))]
+    assert table.column_names[len(fixed):] == [str(m) for m in per_row]
     weighted = 0.0
     for type_name in competition.types:
         rows = table.filter(pc.equal(table["type"].cast("string"), type_name))
         truth_sizes = rows["truth"].to_numpy()
         present = rows["line"].is_valid().to_numpy(zero_copy_only=False)
+        weight = rows["weight"].to_numpy() if weighted_rows else None
         assert len(truth_sizes) >= result.truth_sessions[type_name]  # a row per session with truth of the type (or every one)
         for metric in per_row:
             expected = result.metrics[type_name][str(metric)]
-            got = total(metric, rows[str(metric)].to_numpy(), truth_sizes, present)
+            got = total(metric, rows[str(metric)].to_numpy(), truth_sizes, present, weight)
             if metric.kind.name in ("rmse", "mae"):
                 assert got == pytest.approx(expected, rel=1e-12), (type_name, metric)
             else:
                 assert got == expected, (type_name, metric)  # to the last bit
         scored = result.metrics[type_name][result.scored_metric]
-        if rows["hits"].null_count == 0 and len(rows):  # the scored metric as a ratio of its parts
+        if rows["hits"].null_count == 0 and len(rows) and scored is not None:  # the scored metric as a ratio of its parts
             hits, denominator = rows["hits"].to_numpy(), rows["denominator"].to_numpy()
             assert math.fsum(hits) / math.fsum(denominator) == scored
         weighted += competition.weights[competition.types.index(type_name)] * (scored or 0.0)
