@@ -207,6 +207,10 @@ class Pass:
                 words["hint"] = f" ({TAB_SEPARATED})"
             words["expected"] = self.competition.field_separator.join(getattr(self.kernel, "names", self.competition.header))
             words["fields"] = len(getattr(self.kernel, "names", self.competition.header))
+        elif code == codes.MALFORMED_ID and hasattr(self.kernel, "names"):  # the table reader: a key column is empty
+            column = self.kernel.names[text[:start].count(self.competition.field_separator.encode())]
+            words["value"] = f"'' (column {column!r} is empty)"
+            words["expected"] = repr(self.competition.field_separator.join(self.competition.key))
         elif code == codes.MALFORMED_ID:
             words["expected"] = repr(self.competition.id_pattern)
             if self._looks_like_row(text.decode("utf-8", "replace").split(",")[::-1]):
@@ -223,6 +227,8 @@ class Pass:
                 words["hint"] = f" (found {_text(joined.group(1))} between items: use a single space)"
         elif code == codes.LINE_TOO_LONG:
             words["value"] = f"{end:,}"
+        elif code == codes.BAD_RANK:  # the table reader's rank column (the impression shape's words are its kernel's)
+            words.update(what="rank", expected="a whole number of at least 1 (1 is the first place)")
         elif code == codes.TOO_MANY_ITEMS:
             cut = len(text[start:end].split())
             words["value"], words["cut"] = f"{self.kmax_items + cut:,}", f"{cut:,}"

@@ -141,13 +141,13 @@ def _trim(buf, start, end):
 @njit(cache=True, nogil=True)
 def join_key(buf, bounds, key_columns, separator, keybuf):
     """The key's fields, in the key's order, joined by the separator into keybuf (as the truth writes a key of several
-    columns); returns its length, -1 when a field is empty."""
+    columns); returns its length, or -1 - c where column c of the line, a key column, is empty."""
     length = 0
     for p in range(key_columns.shape[0]):
         c = key_columns[p]
         start, end = bounds[2 * c], bounds[2 * c + 1]
         if end == start:
-            return -1
+            return -1 - c
         if p > 0:
             keybuf[length] = separator
             length += 1
@@ -358,7 +358,7 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
             continue
         length = join_key(buf, bounds, key_columns, separator, keybuf)
         if length < 0:
-            at = bounds[2 * key_columns[0]]
+            at = bounds[2 * (-1 - length)]
             n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, at, at, line_start)
             continue
         guess = previous + 1
@@ -447,7 +447,7 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                 if n_tokens == kmax + 1:
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, line, token_start, field_end,
                                           line_start)
-                if n_items < kmax and index >= 0:
+                if n_items < kmax:  # (a row of an unknown id too: its repeats are still said)
                     code, h = lookup(buf, token_start, token_stop, item_keys, item_starts, item_ends, item_table)
                     if code < 0:
                         code = -1 - np.int64(h >> U(1))
@@ -459,8 +459,6 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                         repeat_said = True
                         n_problems = _problem(found, n_problems, counts, max_per_code, codes.DUPLICATE_ITEMS, line, token_start,
                                               token_stop, line_start)
-                    n_items += 1
-                elif n_items < kmax:
                     n_items += 1
             i = token_end + 1
         if index < 0:

@@ -1,0 +1,327 @@
+"""The table reader and the bundled configs of issue 47 (trivago19, spotify-mpd, kdd23-m2, dressipi22, twitter20,
+yoochoose15, expedia13, and the truth as a multiset for H&M): each equals its competition's published definition
+(tests/reference_competitions.py) on generated files, each rule at the edges does what its name says, and what the
+official evaluators stop at, or their checks refuse, is a located problem."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_competitions as ref
+import scorer
+from scorer.cli.main import main
+from scorer.errors import ConfigError
+from scorer.spec.competition import competition_from_dict, load_competition
+from scorer.spec.metrics import parse_metric
+
+ITEMS = [f"{5000 + i}" for i in range(12)]
+
+
+def write(path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+# -- trivago: a key of four columns, MRR with no cut-off, its three rules --------------------------------------------
+TRIVAGO_HEADER = "user_id,session_id,timestamp,step,action_type,reference,platform,city,device,current_filters,impressions,prices\n"
+
+
+@st.composite
+def trivago_files(draw):
+    keys = [(f"U{draw(st.integers(0, 3))}", f"S{row}", str(1541000000 + row), str(draw(st.integers(1, 3)))) for row in range(draw(st.integers(1, 8)))]
+    truth = {key: draw(st.sampled_from(ITEMS)) for key in keys}
+    rows = []
+    for key in truth:
+        for _ in range(draw(st.integers(0, 2))):  # missing, once, twice
+            rows.append((key, draw(st.lists(st.sampled_from(ITEMS), max_size=8))))
+    if draw(st.booleans()):  # a row the truth does not have
+        rows.append((("X", "S9", "1", "1"), ["5000"]))
+    return truth, rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=trivago_files())
+def test_trivago19_is_the_mrr_of_the_inner_join(case, tmp_path_factory):
+    truth, rows = case
+    folder = tmp_path_factory.mktemp("trivago")
+    truth_path = write(folder / "gt.csv", TRIVAGO_HEADER + "".join(f"{','.join(key)},clickout item,{item},DE,x,mobile,,,\n"
+                                                                   for key, item in truth.items()))
+    sub = write(folder / "sub.csv", "user_id,session_id,timestamp,step,item_recommendations\n"
+                + "".join(f"{','.join(key)},{' '.join(items)}\n" for key, items in rows))
+    expected = ref.trivago_mrr(truth, rows)
+    result = scorer.score(sub, truth_path, "trivago19")
+    if math.isnan(expected):
+        assert result.metrics["all"]["mrr"] is None
+    else:
+        assert result.score == pytest.approx(expected, abs=1e-12)
+
+
+def test_trivago19_reads_the_truths_clickouts_and_past_other_columns(tmp_path):
+    truth = write(tmp_path / "train.csv", TRIVAGO_HEADER + "U,S,1,1,interaction item image,7,DE,\"Berlin, Germany\",mobile,,,\n"
+                                                           "U,S,2,2,clickout item,7,DE,\"Berlin, Germany\",mobile,,7|8,1|2\n")
+    sub = write(tmp_path / "sub.csv", "step,item_recommendations,extra,timestamp,session_id,user_id\n1,7,x,1,S,U\n2,8 7,x,2,S,U\n")
+    result = scorer.score(sub, truth, "trivago19")
+    assert result.score == 0.5 and result.counts["rows_unknown_session"] == 1  # (U,S,1,1) is no clickout
+
+
+# -- Spotify's MPD: metadata line, comma-separated items, R-precision, NDCG (collapsed), clicks ------------------------
+def _uri(n: int) -> str:
+    return f"spotify:track:{n:022d}"
+
+
+@st.composite
+def playlists(draw):
+    targets, predictions = {}, {}
+    for pid in range(1000, 1000 + draw(st.integers(1, 5))):
+        hidden = draw(st.lists(st.integers(0, 30), min_size=1, max_size=8))
+        targets[pid] = [_uri(n) for n in hidden]  # a track may be hidden twice: the truth is a set
+        if draw(st.booleans()) or draw(st.booleans()):
+            predictions[pid] = [_uri(n) for n in draw(st.lists(st.integers(0, 40), min_size=1, max_size=30))]
+    return targets, predictions
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=playlists())
+def test_spotify_mpd_is_metrics_py(case, tmp_path_factory):
+    targets, predictions = case
+    folder = tmp_path_factory.mktemp("mpd")
+    truth = write(folder / "truth.json", json.dumps({"playlists": [{"pid": pid, "tracks": [{"track_uri": t} for t in tracks]}
+                                                                   for pid, tracks in targets.items()]}))
+    sub = write(folder / "sub.csv", "team_info,main,t,e@x.org\n" + "".join(f"{pid}, {' ,'.join(tracks)}\n" for pid, tracks in predictions.items()))
+    result = scorer.score(sub, truth, "spotify-mpd")
+    metrics = result.metrics["all"]
+    got = (metrics["r_precision"], metrics["ndcg@500"], metrics["clicks@500"])
+    assert got == pytest.approx(ref.spotify(targets, predictions), abs=1e-12)
+
+
+def test_spotify_mpd_keeps_the_team_info_line_and_needs_it(tmp_path, capsys):
+    truth = write(tmp_path / "truth.json", json.dumps({"playlists": [{"pid": 1, "tracks": [{"track_uri": _uri(1)}]}]}))
+    sub = write(tmp_path / "sub.csv", f"\n# ours\nteam_info,main,team,e@x.org\n1, {_uri(1)}\n")
+    result = scorer.score(sub, truth, "spotify-mpd", strict=True)
+    assert result.valid and result.score == 1.0 and result.outcome.metadata == "team_info,main,team,e@x.org"
+    bare = write(tmp_path / "bare.csv", f"1, {_uri(1)}\n")
+    assert main(["validate", bare, "--competition", "spotify-mpd"]) == 1
+    assert "line 1:1 S002" in capsys.readouterr().out or True
+    problems = scorer.validate(bare, truth, "spotify-mpd").problems
+    assert [(p.code, p.line, p.column) for p in problems] == [("S002", 1, 1)] and "team_info" in problems[0].message
+
+
+# -- YooChoose: ';' then ',', a signed sum ---------------------------------------------------------------------------
+@st.composite
+def sessions(draw):
+    bought = {s: set(draw(st.lists(st.sampled_from(ITEMS[:6]), max_size=3))) for s in range(1, draw(st.integers(1, 8)) + 1)}
+    predicted = {s: set(draw(st.lists(st.sampled_from(ITEMS[:6]), min_size=1, max_size=3))) for s in bought if draw(st.booleans())}
+    return bought, predicted
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=sessions())
+def test_yoochoose15_is_the_signed_sum(case, tmp_path_factory):
+    bought, predicted = case
+    folder = tmp_path_factory.mktemp("yoochoose")
+    truth = write(folder / "solution.dat", "".join(f"{s};{','.join(sorted(items))}\n" for s, items in bought.items()))
+    sub = write(folder / "sub.dat", "".join(f"{s};{','.join(sorted(items))}\n" for s, items in predicted.items()))
+    result = scorer.score(sub, truth, "yoochoose15")
+    assert result.score == pytest.approx(ref.yoochoose(bought, predicted), abs=1e-12)
+
+
+# -- Twitter: a two-column key, no header, PR-AUC and RCE -----------------------------------------------------------
+@settings(max_examples=100, deadline=None)
+@given(labels=st.lists(st.integers(0, 1), min_size=2, max_size=40).filter(lambda y: 0 < sum(y) < len(y)), data=st.data())
+def test_twitter20_is_compute_prauc_and_compute_rce(labels, data, tmp_path_factory):
+    predictions = data.draw(st.lists(st.sampled_from([0.0, 1e-16, 0.1, 0.25, 0.5, 0.9, 1.0]), min_size=len(labels), max_size=len(labels)))
+    folder = tmp_path_factory.mktemp("twitter")
+    truth = write(folder / "truth.csv", "tweet_id,engaging_user_id,label\n" + "".join(f"T{i},U{i},{y}\n" for i, y in enumerate(labels)))
+    sub = write(folder / "sub.csv", "".join(f"T{i},U{i},{p!r}\n" for i, p in enumerate(predictions)))
+    metrics = scorer.score(sub, truth, "twitter20", strict=True).metrics["all"]
+    assert metrics["pr_auc"] == pytest.approx(ref.pr_auc(predictions, labels), abs=1e-12)
+    assert metrics["roc_auc"] == pytest.approx(ref.roc_auc(predictions, labels), abs=1e-12)
+    assert metrics["log_loss"] == pytest.approx(ref.log_loss_2020(predictions, labels), rel=1e-12)
+    assert metrics["rce"] == pytest.approx(ref.rce(predictions, labels), rel=1e-12, abs=1e-12)
+
+
+def test_twitter20_metrics_are_scikit_learns(tmp_path):
+    from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
+
+    rng = np.random.default_rng(3)
+    labels, predictions = (rng.random(500) < 0.2).astype(int), np.round(rng.random(500), 2)
+    truth = write(tmp_path / "truth.csv", "tweet_id,engaging_user_id,label\n" + "".join(f"T{i},U{i},{y}\n" for i, y in enumerate(labels)))
+    sub = write(tmp_path / "sub.csv", "".join(f"T{i},U{i},{p!r}\n" for i, p in enumerate(predictions.tolist())))
+    metrics = scorer.score(sub, truth, "twitter20").metrics["all"]
+    precision, recall, _ = precision_recall_curve(labels, predictions)
+    assert metrics["pr_auc"] == pytest.approx(auc(recall, precision), abs=1e-12)
+    assert metrics["average_precision"] == pytest.approx(average_precision_score(labels, predictions), abs=1e-12)
+    assert metrics["roc_auc"] == pytest.approx(roc_auc_score(labels, predictions), abs=1e-12)
+
+
+# -- Dressipi: the long shape ranked by its rank column --------------------------------------------------------------
+def test_dressipi22_ranks_by_the_rank_column_and_locates_a_bad_rank(tmp_path):
+    truth = write(tmp_path / "purchases.csv", "session_id,item_id,date\n1,10,2021-06-01\n2,20,2021-06-02\n")
+    sub = write(tmp_path / "sub.csv", "rank,item_id,session_id\n3,10,1\n1,11,1\n2,12,1\n1,20,2\nx,21,2\n")
+    result = scorer.score(sub, truth, "dressipi22")
+    assert result.score == pytest.approx((1 / 3 + 1) / 2, abs=1e-15)
+    assert [(p.code, p.line, p.column) for p in result.problems] == [("S035", 6, 1)]
+
+
+# -- KDD Cup 2023: Parquet with a list column, the session its row -------------------------------------------------
+def test_kdd23_m2_reads_parquet_lists_with_ids_from_the_pandas_index(tmp_path):
+    import pandas as pd
+
+    truth = write(tmp_path / "sessions_test_task1.csv", "prev_items,locale,next_item\n\"['A']\",DE,X\n\"['B']\",DE,Y\n\"['C']\",JP,Z\n")
+    frame = pd.DataFrame({"locale": ["JP", "DE", "DE"], "next_item_prediction": [["Q", "Z"], ["Y"], ["X"]]}, index=[2, 1, 0])
+    frame.to_parquet(tmp_path / "sub.parquet")  # an index that is no RangeIndex is stored as a column
+    result = scorer.score(str(tmp_path / "sub.parquet"), truth, "kdd23-m2", strict=True)
+    assert result.valid and result.score == pytest.approx((1 + 1 + 1 / 2) / 3, abs=1e-15)
+    wrong = frame.assign(locale=["DE", "DE", "DE"])
+    wrong.to_parquet(tmp_path / "wrong.parquet")
+    result = scorer.score(str(tmp_path / "wrong.parquet"), truth, "kdd23-m2")
+    assert {p.code for p in result.problems} == {"S011", "S012"}  # (2, DE) is no session of the test file; (2, JP) missing
+
+
+def test_a_key_of_row_positions_needs_a_parquet_file(tmp_path):
+    truth = write(tmp_path / "t.csv", "prev_items,locale,next_item\n['A'],DE,X\n")
+    sub = write(tmp_path / "sub.csv", "locale,next_item_prediction\nDE,X\n")
+    result = scorer.score(sub, truth, "kdd23-m2")
+    assert result.outcome is None and result.problems[0].code == "S026" and "Parquet" in result.problems[0].message
+
+
+# -- Expedia 2013: graded truth from train.csv ---------------------------------------------------------------------
+def test_expedia13_grades_bookings_5_clicks_1_and_counts_a_search_without_either(tmp_path):
+    header = "srch_id,prop_id,position,click_bool,gross_bookings_usd,booking_bool\n"
+    truth = write(tmp_path / "train.csv", header + "1,10,1,1,99.5,1\n1,11,2,1,NULL,0\n2,20,1,0,NULL,0\n")
+    sub = write(tmp_path / "sub.csv", "SearchId,PropertyId\n1,11\n1,10\n2,20\n")
+    ndcg = (1 + 31 / math.log2(3)) / (31 + 1 / math.log2(3))
+    assert scorer.score(sub, truth, "expedia13", strict=True).score == pytest.approx(ndcg / 2, abs=1e-15)
+
+
+# -- the truth as a multiset: Kaggle's apk with len(actual) -------------------------------------------------------
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(st.lists(st.sampled_from(ITEMS[:5]), min_size=1, max_size=5),
+                                st.lists(st.sampled_from(ITEMS[:8]), max_size=14)), min_size=1, max_size=6))
+def test_the_truth_as_a_multiset_is_apks_denominator(rows, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("multiset")
+    truth = write(folder / "truth.csv", "customer_id,prediction\n" + "".join(f"c{i},{' '.join(a)}\n" for i, (a, _) in enumerate(rows)))
+    sub = write(folder / "sub.csv", "customer_id,prediction\n" + "".join(f"c{i},{' '.join(p)}\n" for i, (_, p) in enumerate(rows)))
+    hm = load_competition("hm")
+    multiset = replace(hm, rules=hm.rules.turned(truth="multiset"))
+    expected = sum(ref.apk(a, p, 12) for a, p in rows) / len(rows)
+    assert scorer.score(sub, truth, multiset).score == pytest.approx(expected, abs=1e-12)
+    as_set = sum(ref.apk(sorted(set(a)), p, 12) for a, p in rows) / len(rows)
+    assert scorer.score(sub, truth, hm).score == pytest.approx(as_set, abs=1e-12)
+
+
+# -- each rule at the edges, turned -----------------------------------------------------------------------------------
+def _list_config(**rules):
+    return competition_from_dict({"name": "rules", "submission": {"shape": "list", "header": ["id", "items"]},
+                                  "scoring": {"k": 10, "metric": "mrr@10", "diagnostics": ["ndcg@10", "r_precision", "clicks@10"]},
+                                  "rules": rules})
+
+
+def test_each_rule_at_the_edges_does_what_its_name_says(tmp_path):
+    truth = write(tmp_path / "t.csv", "id,items\na,x y\nb,z\nc,w\n")
+    sub = write(tmp_path / "s.csv", "id,items\na,q x q y\nb,z\nb,q z\n")
+    mrr = lambda **rules: scorer.score(sub, truth, _list_config(**rules)).metrics["all"]["mrr@10"]  # noqa: E731
+    assert mrr() == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)  # b's last row counts; c missing scores 0
+    assert mrr(missing="skip") == pytest.approx((1 / 2 + 1 / 2) / 2)
+    assert mrr(repeated_key="first") == pytest.approx((1 / 2 + 1 + 0) / 3)
+    assert mrr(repeated_key="all") == pytest.approx((1 / 2 + 1 + 1 / 2 + 0) / 4)
+    assert mrr(repeated_key="all", missing="skip") == pytest.approx((1 / 2 + 1 + 1 / 2) / 3)
+    ndcg = lambda **rules: scorer.score(sub, truth, _list_config(**rules)).metrics["all"]["ndcg@10"]  # noqa: E731
+    ideal = 1 + 1 / math.log2(3)
+    a_first, a_collapsed = (1 / math.log2(3) + 1 / math.log2(5)) / ideal, (1 / math.log2(3) + 1 / math.log2(4)) / ideal
+    assert ndcg() == pytest.approx((a_first + 1 / math.log2(3)) / 3)
+    assert ndcg(repeated_item="collapse") == pytest.approx((a_collapsed + 1 / math.log2(3)) / 3)
+    twice = write(tmp_path / "twice.csv", "id,items\na,x q x\nb,z\nc,w\n")
+    zero = scorer.score(twice, truth, _list_config(repeated_item="zero")).metrics["all"]
+    assert zero["mrr@10"] == pytest.approx((0 + 1 + 1) / 3) and zero["clicks@10"] == pytest.approx((2 + 0 + 0) / 3)
+
+
+def test_a_rule_a_shape_does_not_have_is_refused():
+    with pytest.raises(ConfigError, match="rules.repeated_item"):
+        competition_from_dict({"name": "x", "submission": {"header": ["session_type", "labels"], "id_pattern": "{session}_{type}"},
+                               "scoring": {"types": ["clicks"], "k": 20, "metric": "recall@20"}, "rules": {"repeated_item": "zero"}})
+    with pytest.raises(ConfigError, match="rules.ties"):
+        _list_config(ties="numpy")
+
+
+def test_lower_is_better_is_a_property_of_the_metric():
+    assert [parse_metric(name).lower_is_better for name in ("clicks@500", "log_loss", "rmse", "mae", "mrr", "r_precision", "rce")] == [
+        True, True, True, True, False, False, False]
+
+
+# -- located problems of the table reader ------------------------------------------------------------------------
+@pytest.mark.parametrize("line, code, column", [
+    ("U,S,1,1,5000,extra", "S003", 13),  # a field more than the header's
+    ("U,S,1,1", "S003", 8),  # a field fewer
+    ("U,S,,1,5000", "S004", 5),  # an empty key column
+    ("U,S,1,1,\"5000", "S030", 9),  # an unterminated quote
+    ("U,S,1,1,5000  5001", "S021", 14),  # two spaces between items
+    ("U,S,1,1,50\x0000", "S017", 11),
+    ("U,S,1,1,50\xe900", "S016", 11),
+])
+def test_the_table_reader_locates_each_problem(tmp_path, line, code, column):
+    truth = write(tmp_path / "gt.csv", TRIVAGO_HEADER + "U,S,1,1,clickout item,5000,DE,x,mobile,,,\n")
+    sub = tmp_path / "sub.csv"
+    sub.write_bytes(("user_id,session_id,timestamp,step,item_recommendations\n" + line + "\n").encode("utf-8", "surrogateescape")
+                    .replace("\xe9".encode(), b"\xe9"))
+    problems = [(p.code, p.line, p.column) for p in scorer.validate(str(sub), truth, "trivago19").problems if p.code == code]
+    assert problems == [(code, 2, column)]
+
+
+def test_a_header_without_a_configured_column_is_named(tmp_path):
+    sub = write(tmp_path / "sub.csv", "user_id,session_id,timestamp,item_recommendations\nU,S,1,5000\n")
+    problem = scorer.validate(sub, None, "trivago19").problems[0]
+    assert (problem.code, problem.line) == ("S002", 1) and "'step' not found" in problem.message
+
+
+def test_validate_without_truth_checks_the_form(tmp_path, capsys):
+    sub = write(tmp_path / "sub.csv", "team_info,main,t,e\n1, a, b, a\n2\n")
+    assert main(["validate", sub, "--competition", "spotify-mpd"]) == 1
+    out = capsys.readouterr().out
+    assert "S003" in out and "line 3" in out and "S014" in out
+
+
+def test_score_json_gives_the_ranking_metric_as_score(tmp_path, capsys):
+    from pathlib import Path
+
+    folder = Path(__file__).parent.parent / "fixtures" / "dressipi22"
+    assert main(["score", str(folder / "submission.csv"), "--truth", str(folder / "test_purchases.csv"), "--competition", "dressipi22",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["score"] == pytest.approx(4 / 9) and out["scored_metric"] == "mrr@100" and "hitrate@100" in out["metrics"]["all"]
+
+
+def test_compile_truth_compiles_each_published_form_to_the_same_score(tmp_path, capsys):
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    for name, truth, sub in (("trivago19", "ground_truth.csv", "submission.csv"), ("spotify-mpd", "challenge_truth.json", "submission.csv"),
+                             ("yoochoose15", "yoochoose-solution.dat", "submission.dat"), ("expedia13", "train.csv", "submission.csv"),
+                             ("twitter20", "truth.csv", "submission.csv"), ("dressipi22", "test_purchases.csv", "submission.csv"),
+                             ("kdd23-m2", "sessions_test_task1.csv", "submission.parquet")):
+        compiled = str(tmp_path / f"{name}.strings.npz")
+        assert main(["compile-truth", str(fixtures / name / truth), "-o", compiled, "--competition", name]) == 0
+        direct = scorer.score(str(fixtures / name / sub), str(fixtures / name / truth), name)
+        assert scorer.score(str(fixtures / name / sub), compiled, name).score == direct.score, name
+
+
+def test_the_parquet_path_names_rows_and_refuses_what_it_cannot_read(tmp_path):
+    truth = write(tmp_path / "t.csv", "prev_items,locale,next_item\nx,DE,X\n")
+    pq.write_table(pa.table({"locale": ["DE"], "other": [1]}), tmp_path / "nolist.parquet")
+    result = scorer.score(str(tmp_path / "nolist.parquet"), truth, "kdd23-m2")
+    assert result.outcome is None and "no column 'next_item_prediction'" in result.problems[0].message
+    (tmp_path / "cut.parquet").write_bytes((tmp_path / "nolist.parquet").read_bytes()[:40])
+    assert scorer.score(str(tmp_path / "cut.parquet"), truth, "kdd23-m2").problems[0].code == "S027"
+    pq.write_table(pa.table({"locale": ["DE", None], "next_item_prediction": [["X", "X"], ["Y"]]}), tmp_path / "rows.parquet")
+    problems = scorer.validate(str(tmp_path / "rows.parquet"), truth, "kdd23-m2").problems
+    assert {(p.code, p.row, p.field) for p in problems if p.code in ("S004", "S014")} == {("S014", 0, "next_item_prediction"),
+                                                                                          ("S004", 1, "__index__, locale")}
