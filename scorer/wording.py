@@ -22,6 +22,13 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
+def listed(words: list[str], shown: int | None = None) -> str:
+    """'a', 'a and b', 'a, b and c'; with shown, the first `shown` words and how many more ('a, b, c and 2 more')."""
+    if shown is not None and len(words) > shown:
+        words = [*words[:shown], f"{len(words) - shown:,} more"]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def fixed(value: float | None, places: int = 6, sign: str = "") -> str:
     """A figure with `places` decimals, as scores are printed ('0.340000'), but never a figure that is not zero as zero:
     one below half the last place gets 3 significant figures ('4.15e-07'); '-' for None or NaN. sign: '+' to sign it."""
@@ -30,6 +37,11 @@ def fixed(value: float | None, places: int = 6, sign: str = "") -> str:
     if value != 0 and abs(value) < 0.5 * 10.0**-places:
         return format(value, sign + ".3g")
     return format(value, f"{sign}.{places}f")
+
+
+def percent(share: float | None) -> str:
+    """A share as a percentage with one decimal ('40.2%'); '-' for None."""
+    return "-" if share is None else f"{100 * share:.1f}%"
 
 
 def significant(value: float | None, digits: int = 3, sign: str = "") -> str:

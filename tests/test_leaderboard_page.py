@@ -21,14 +21,14 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is n
 
 
 
-def screenshot(page, out) -> np.ndarray:
-    """The page rendered at 1400 x 1000 by headless Chromium, as an (h, w, 3) array of floats."""
+def screenshot(page, out, size: str = "1400,1000") -> np.ndarray:
+    """The page rendered at `size` (width,height in pixels) by headless Chromium, as an (h, w, 3) array of floats."""
     import matplotlib.image
 
     with tempfile.TemporaryDirectory(prefix="scorer-chromium-") as profile:
         done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                               f"--user-data-dir={profile}", "--window-size=1400,1000", f"--screenshot={out}",
+                               f"--user-data-dir={profile}", f"--window-size={size}", "--hide-scrollbars", f"--screenshot={out}",
                                page.as_uri()], capture_output=True, text=True, timeout=180)
     assert out.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
     return matplotlib.image.imread(out)[..., :3]

@@ -553,7 +553,7 @@ def test_the_plot_gives_each_tier_its_own_colour_and_says_which(tiers):
     ranks = figure.axes[0]
     dots = [line for line in ranks.lines if line.get_marker() == "o"]
     assert len({to_hex(line.get_color()) for line in dots}) == tiers  # no two tiers share a colour
-    legend = figure.axes[1].get_legend()
+    legend = ranks.get_legend()  # under the ranks, over no point
     if tiers <= LEGEND_TIERS:
         assert [text.get_text() for text in legend.get_texts()] == [f"tier {t}" for t in range(1, tiers + 1)]
     else:
@@ -578,9 +578,12 @@ def test_the_interval_panel_shows_intervals_of_a_thousandth():
                for name, shift in (("public", 0.002), ("private", -0.002), ("all", 0.0))}
     figure_, ax = _axis()
     assert _intervals(ax, {"bootstrap": {"subsets": subsets, "level": 0.95, "resamples": 100}})
-    low, high = ax.get_ylim()
-    assert high - low < 0.02  # on a 0-1 scale a 0.002 interval is a dot
-    assert [label.get_text() for label in ax.get_xticklabels()] == ["score\n0.5000", *(f"{t}\n0.3000" for t in TYPES)]
+    strips = figure_.axes  # a strip per figure, each on its own scale: the scores themselves
+    assert [strip.get_title(loc="left").split("\n")[-1] for strip in strips] == ["score", *(f"{t} recall@20" for t in TYPES)]
+    for strip in strips:
+        low, high = strip.get_xlim()
+        assert high - low < 0.02  # on a 0-1 scale a 0.002 interval is a dot
+        assert [label.get_text() for label in strip.get_yticklabels()] == ["public", "private", "all"]
 
 
 def test_where_the_hits_are_starts_at_zero():

@@ -34,7 +34,7 @@ def test_the_page_shows_the_heatmap(tmp_path, capsys):
     assert main(["similar", *paths, "--report", str(page)]) == 0
     assert "copy.csv" in capsys.readouterr().out
     text = page.read_text()
-    assert "class='flag'" in text and "source.csv" in text
+    assert re.search(r"class='cell flag", text) and "source.csv" in text
 
     shown = screenshot(page, tmp_path / "shown.png")
     cells = len(paths) * (len(paths) - 1)

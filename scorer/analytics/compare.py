@@ -19,7 +19,7 @@ from scorer.analytics.bootstrap import SessionTable, interval, resample
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels import door
-from scorer.wording import fixed
+from scorer.wording import fixed, inline, listed, significant
 
 
 def compare(result_a, result_b, n: int = 1000, seed: int = 0, level: float = 0.95, keep: np.ndarray | None = None,
@@ -93,10 +93,90 @@ def p_text(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def render_text(figures: dict) -> str:
-    """A table of A, B, A - B, its interval, the p-value and the session outcomes, per type and weighted."""
+def p_is(p: float | None) -> str:
+    """'p = 0.006', 'p < 0.001'."""
+    shown = p_text(p)
+    return f"p {shown[0]} {shown[1:]}" if shown.startswith("<") else f"p = {shown}"
+
+
+def how_often(p: float) -> str:
+    """A randomization p-value as how often two equally good files differ as much: 'less than 0.1% of the time'."""
+    if p < 0.001:
+        return "less than 0.1% of the time"
+    return f"{100 * p:.1f}% of the time" if p < 0.01 else f"{100 * p:.0f}% of the time"
+
+
+def clear(row: dict, level: float) -> bool:
+    """A difference is clear when its interval leaves out zero and its p-value is at most 1 - level (both say so)."""
+    return (row["p_value"] is not None and row["low"] is not None and row["p_value"] <= 1.0 - level + 1e-12
+            and (row["low"] > 0 or row["high"] < 0))
+
+
+def verdict(figures: dict, where: str = "") -> str:
+    """Which of A and B is better, by how much and how sure, in plain words (the technical terms beside them); where: the
+    sessions it is about (' on the public sessions'), said when there is a split."""
+    row, level = figures["score"], figures["level"]
+    a, b = inline(figures["a"]), inline(figures["b"])
+    d = row["difference"]
+    if d is None:
+        return f"A ({a}) and B ({b}) could not be compared{where}: no difference has a figure."
+    if d == 0:
+        return f"A ({a}) and B ({b}) score the same{where}: {fixed(row['a'])}."
+    better, worse, high, low = ("A", "B", row["a"], row["b"]) if d > 0 else ("B", "A", row["b"], row["a"])
+    names = f"{better} ({a if better == 'A' else b})", f"{worse} ({b if better == 'A' else a})"
+    numbers = f"{fixed(high)} against {fixed(low)} for {names[1]}, a gap of {significant(abs(d))}"
+    if row["low"] is None or row["p_value"] is None:
+        return (f"{names[0]} scores {numbers}{where}; without resamples (--bootstrap 0) this report cannot say whether that gap is more than "
+                "chance.")
+    span = (f"redrawing the sessions {figures['resamples']:,} times, the gap stays between {fixed(row['low'], 6, '+')} and "
+            f"{fixed(row['high'], 6, '+')} in {100 * level:g}% of the draws (its interval)")
+    odds = f"two equally good files would differ this much {how_often(row['p_value'])} ({p_is(row['p_value'])})"
+    if clear(row, level):
+        sentence = f"{names[0]} is better{where}: it scores {numbers}; {span}, and {odds}."
+    else:
+        sentence = f"Neither is clearly better{where}: {names[0]} scores {numbers} that may be chance: {span}, and {odds}."
+    return sentence + _by_type(figures)
+
+
+def _by_type(figures: dict) -> str:
+    """' By type: A is better on carts; no clear difference on clicks and orders.' (nothing with one type)."""
+    types = figures["types"]
+    if len(types) < 2 or figures["score"]["low"] is None:
+        return ""
+    groups = {"A": [], "B": [], "": []}
+    for name, row in types.items():
+        if row["difference"] is None:
+            continue
+        groups[("A" if row["difference"] > 0 else "B") if clear(row, figures["level"]) else ""].append(inline(name))
+    parts = [f"{side} is better on {listed(names)}" for side, names in groups.items() if side and names]
+    if groups[""]:
+        parts.append(f"no clear difference on {listed(groups[''])}")
+    return " By type: " + "; ".join(parts) + "."
+
+
+def lead(figures: dict) -> str:
+    """The report's opening: the verdict on all sessions, then a clause for each side of a split."""
+    whole = figures.get("all") or next(iter(figures.values()))
+    sides = [name for name in figures if name != "all"]
+    if not sides:
+        return verdict(whole)
+    said = []
+    for name in sides:
+        row = figures[name]["score"]
+        if row["difference"] is None or row["difference"] == 0:
+            said.append(f"on the {name} sessions the two score the same")
+            continue
+        better = "A" if row["difference"] > 0 else "B"
+        sure = "clearly" if clear(row, figures[name]["level"]) else "not clearly"
+        said.append(f"on the {name} sessions {better} scores higher, {sure} ({p_is(row['p_value'])})")
+    return f"{verdict(whole, ' on all sessions')} Split: {'; '.join(said)}."
+
+
+def render_text(figures: dict, where: str = "") -> str:
+    """The verdict in words, then a table of A, B, A - B, its interval, the p-value and the session outcomes, per type and
+    weighted."""
     level = round(100 * figures["level"])
-    lines = [f"A = {figures['a']}", f"B = {figures['b']}",
+    lines = [verdict(figures, where), "", f"A = {figures['a']}", f"B = {figures['b']}",
              f"paired over {figures['sessions']:,} sessions; {figures['resamples']:,} resamples (seed {figures['seed']}), "
              f"{level}% percentile interval, two-sided randomization p-value", ""]
     header = f"{'':<10}{'A':>10}{'B':>10}{'A - B':>11}{f'{level}% interval':>24}{'p':>9}{'A wins':>11}{'ties':>11}{'B wins':>11}"
@@ -110,6 +190,9 @@ def render_text(figures: dict) -> str:
                      f"{v['wins']:>11,}{v['ties']:>11,}{v['losses']:>11,}")
     lines.append("")
     lines.append(f"score row: per-session weighted contribution; type rows: sessions with truth of that type ({figures['metric']} hits)")
+    lines += [f"key: interval  where the gap A - B stays in {level}% of the redraws of the sessions",
+              "     p         how often two equally good files would differ this much (<0.001: less than once in 1,000)",
+              "     wins      the sessions where that file does better; ties: where both do as well"]
     return "\n".join(lines)
 
 

@@ -144,13 +144,50 @@ def split_summary(split: Split) -> dict:
     return {"source": split.source, "public": counts["public"], "private": counts["private"]}
 
 
-def render_text(board: dict) -> str:
-    """The three boards side by side, a team a line, by the Ladder's rank; then what the columns mean."""
+PLAIN_RULE = ("the Ladder (a public board that changes a team's shown score only when a new submission beats the one it "
+              "shows by more than the noise between the two on the public sessions)")
+
+
+def _above(gap: float) -> str:
+    return f"{fixed(abs(gap), 4)} {'above' if gap >= 0 else 'below'}"
+
+
+def lead(board: dict) -> str:
+    """What the report shows, in plain words: how far each board's shown scores were from what the same submissions
+    scored on the private sessions, which board was nearer, and how many teams each put at their private rank."""
+    teams = board["teams"]
+    valid = [h for h in board["submissions"] if h["status"] == "scored"]
+    words = [f"The public board of {counted(len(teams), 'team')} ({counted(len(board['submissions']), 'submission')}) replayed two "
+             f"ways, against what the same submissions scored on the {board['split']['private']:,} private sessions nobody saw: "
+             f"{PLAIN_RULE}, and the plain public board (each team's best public score)."]
+    gaps, placed = {}, {}
+    for key in ("ladder", "public"):
+        picks = [t for t in teams if t[key] is not None and t[key]["score"] is not None and t[key]["private_score"] is not None]
+        if picks:
+            gaps[key] = sum(t[key]["score"] - t[key]["private_score"] for t in picks) / len(picks)
+            placed[key] = sum(1 for t in picks if t["private"] is not None and t[key].get("rank") == t["private"].get("rank"))
+    if len(gaps) == 2:
+        nearer = min(gaps, key=lambda key: (abs(gaps[key]), key != "ladder"))
+        words.append(f"On average the Ladder showed scores {_above(gaps['ladder'])} their private worth, the plain board "
+                     f"{_above(gaps['public'])}: "
+                     + ("both are as near." if abs(gaps["ladder"]) == abs(gaps["public"]) else
+                        f"the {'Ladder' if nearer == 'ladder' else 'plain board'} is nearer to what the submissions were worth."))
+        words.append(f"The Ladder put {placed['ladder']} of {len(teams)} teams at their private rank, the plain board "
+                     f"{placed['public']}.")
+    released = sum(t["released"] for t in teams)
+    words.append(f"The Ladder changed a shown score for {counted(released, 'submission')} of the {len(valid):,} valid ones.")
+    return " ".join(words)
+
+
+def render_text(board: dict, opening: bool = True) -> str:
+    """The lead in plain words (unless not opening: a page says it above), then the three boards side by side, a team a
+    line, by the Ladder's rank; then what the columns mean."""
     split = board["split"]
     valid = sum(1 for h in board["submissions"] if h["status"] == "scored")
-    lines = [f"{counted(len(board['teams']), 'team')}, {counted(len(board['submissions']), 'submission')} ({valid:,} valid) "
-             f"scored by {board['metric']}; {split['source']}: {split['public']:,} public, {split['private']:,} private sessions",
-             f"rule: {board['rule']}", ""]
+    lines = [lead(board), ""] if opening else []
+    lines += [f"{counted(len(board['teams']), 'team')}, {counted(len(board['submissions']), 'submission')} ({valid:,} valid) "
+              f"scored by {board['metric']}; {split['source']}: {split['public']:,} public, {split['private']:,} private sessions",
+              f"rule: {board['rule']}", ""]
     header = (f"{'ladder':>6} {'shown':>9} {'private':>9} | {'public':>6} {'best':>9} {'private':>9} | {'private':>7} {'best':>9} "
               f"| {'subs':>5} {'released':>8}  team")
     lines += [header, "-" * len(header)]

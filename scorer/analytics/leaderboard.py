@@ -22,7 +22,7 @@ from scorer.analytics.multiple_testing import METHODS
 from scorer.analytics.standings import rank_change, standings
 from scorer.analytics.streamed_bootstrap import StreamedColumns
 from scorer.engine.result import finite_or_none
-from scorer.wording import counted, fixed, inline, significant
+from scorer.wording import counted, fixed, inline, listed, significant
 
 
 def unranked_reason(result) -> str | None:
@@ -227,18 +227,64 @@ def from_records(records: list[dict]) -> dict:
 
 
 def _key(board: dict, top: int, split: bool) -> list[str]:
-    """What each column of the table means (those it has), a line each."""
+    """What each column of the table means (those it has), a line each, in plain words with the term beside."""
     key = [("rank", "by the observed score (equal scores share the better rank)")]
     if board["resamples"]:
-        key += [("interval", f"the {100 * board['level']:g}% rank interval over the resamples"),
-                ("tier", "the submissions with no significant gap to their tier's first (the control above)"),
-                ("p_first", "the share of resamples that rank it first"), (f"p_top{top}", f"the share that rank it within the top {top}")]
+        level = f"{100 * board['level']:g}%"
+        key += [("interval", f"the ranks it takes in {level} of the redraws of the sessions (its {level} rank interval)"),
+                ("tier", "the submissions whose gap to their tier's first may be chance (the test above); 1 = top"),
+                ("p_first", "how often it came first in the redraws (0.645: in 64.5% of them)"),
+                (f"p_top{top}", f"how often it came within the top {top}")]
     key.append(("score", f"{board['metric'] or 'the recorded score'}, weighted over the types, then each type's"))
     if split:
         key += [("public", "its rank on the public sessions"), ("private", "its rank on the private sessions"),
-                ("E|Δrank|", "the expected |private rank - public rank| over the resamples: how far it may move")]
+                ("E|Δrank|", "how many places it may move between the public and the private board (the expected "
+                             "|private rank - public rank| over the redraws)")]
     width = max(len(name) for name, _ in key)
     return ["", *(f"{'key:' if i == 0 else '':<5}{name:<{width}}  {meaning}" for i, (name, meaning) in enumerate(key))]
+
+
+def _names(names: list[str], shown: int = 3) -> str:
+    """'a', 'a and b', 'a, b, c and 2 more': names others chose, escaped."""
+    return listed([inline(name) for name in names], shown)
+
+
+def lead(board: dict) -> str:
+    """What the board shows, in plain words: who is first, how sure that is, how many cannot be told apart from it, and
+    with a split how far places may move."""
+    ranked = board["submissions"]
+    sessions = f" on {counted(board['sessions'], 'session')}" if board.get("sessions") else ""
+    words = [f"This board ranks {counted(len(ranked), 'submission')} by {board['metric'] or 'their recorded score'}{sessions}."]
+    if ranked:
+        first = ranked[0]
+        leaders = [s["name"] for s in ranked if s["rank"] == 1]
+        if not board["resamples"]:
+            why = board.get("note") or "no resamples (--bootstrap 0)"
+            words.append(f"{_names(leaders)} {'is' if len(leaders) == 1 else 'are'} first with {fixed(first['score'])}; "
+                         f"how sure that order is cannot be said here: {why}.")
+        else:
+            tied = [s["name"] for s in ranked[1:] if s["tier"] == first["tier"]]
+            runner = max(ranked[1:], key=lambda s: s["p_first"], default=None)
+            often = f"it came first in {100 * first['p_first']:.1f}% of {board['resamples']:,} redraws of the sessions"
+            if runner is not None and runner["p_first"] > 0:
+                often += f", {inline(runner['name'])} in {100 * runner['p_first']:.1f}%"
+            if tied:
+                words.append(f"{inline(first['name'])} is first with {fixed(first['score'])}, but {counted(len(tied), 'other')} "
+                             f"cannot be told apart from it (tier 1: their gaps to it may be chance): {_names(tied)}; {often}.")
+            else:
+                words.append(f"{inline(first['name'])} is first with {fixed(first['score'])}, clearly ahead: every other "
+                             f"submission is clearly below it; {often}.")
+            tiers = max(s["tier"] for s in ranked)
+            control = board["control"]
+            words.append(f"The board falls into {counted(tiers, 'tier')}: within a tier the order may be chance; a tier ends where "
+                         f"a submission is clearly below its first (a gap that chance would make less than {100 * control['alpha']:g}% "
+                         f"of the time, every pair tested at once: {control['name']}, α = {control['alpha']:g}).")
+    if "split" in board and board["split"]["mean_rank_change"] is not None:
+        words.append(f"Between the public and the private sessions a submission may move {board['split']['mean_rank_change']:.1f} "
+                     "places on average.")
+    if board["unranked"]:
+        words.append(f"{counted(len(board['unranked']), 'file')} could not be ranked (listed under the table).")
+    return " ".join(words)
 
 
 def tied_apart(board: dict) -> list[str]:
@@ -264,20 +310,21 @@ def tied_apart(board: dict) -> list[str]:
     return ["", *told.values()] if told else []
 
 
-def render_text(board: dict) -> str:
-    """The ranked table, then the control, the split and the MDE in a few lines."""
+def render_text(board: dict, opening: bool = True) -> str:
+    """The lead in plain words (unless not opening: a page says it above), the ranked table, then the control, the split
+    and the MDE in a few lines."""
     types = board["types"]
     split = "split" in board
     n = board["resamples"]
-    lines = []
+    lines = [lead(board), ""] if opening else []
     if n:
         level = f"{100 * board['level']:g}%"
         control = board["control"]
         lines.append(f"{counted(len(board['submissions']), 'submission')} ranked on {counted(board['sessions'], 'session')} by "
                      f"{board['metric']}; {n:,} joint paired resamples (seed {board['seed']}), {level} rank intervals")
-        lines.append(f"tiers: {control['name']}, α = {control['alpha']:g}, over all {control['comparisons']:,} pairwise "
-                     "comparisons (z-tests on the paired bootstrap standard error);")
-        lines.append("  a tier ends where a submission is significantly below the tier's first")
+        lines.append(f"tiers: a tier ends where a submission is significantly below the tier's first, every pair tested at once: "
+                     f"{control['name']}, α = {control['alpha']:g}, over all {control['comparisons']:,} pairwise comparisons "
+                     "(z-tests on the paired bootstrap standard error)")
     elif board.get("note"):
         lines.append(board["note"])
     else:
@@ -309,7 +356,8 @@ def render_text(board: dict) -> str:
                   f"expected public -> private rank change: {'-' if mean is None else f'{mean:.2f}'} places on average"]
     plan_ = board.get("mde")
     if plan_:
-        lines += ["", f"MDE at {counted(plan_['sessions'], 'session')} ({100 * plan_['power']:g}% power, two-sided α = {plan_['alpha']:g}, "
+        lines += ["", f"the smallest gap {counted(plan_['sessions'], 'session')} would show as significant "
+                  f"{100 * plan_['power']:g}% of the time (MDE at {100 * plan_['power']:g}% power, two-sided α = {plan_['alpha']:g}, "
                   f"per-session variance from {counted(plan_['variance_from'], 'session')}): median over adjacent pairs "
                   f"{significant(plan_['median_pair_mde'])}, unpaired {significant(plan_['unpaired_mde'])}"]
         for p in plan_["pairs"]:

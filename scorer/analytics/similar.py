@@ -27,7 +27,7 @@ import numpy as np
 
 from scorer.analytics.similar_defaults import DEFAULT_Z
 from scorer.analytics.similar_sketch import BASE, EMPTY, SLOTS, Sketch
-from scorer.wording import inline
+from scorer.wording import counted, inline, percent
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers
 FEW_PAIRS = 10  # under this many pairs the text says the distribution is too small to call an outlier
@@ -257,14 +257,49 @@ def _finite(x) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def render_text(report: dict) -> str:
-    """The flagged pairs (or the most similar ones), each with its measures, z and example sessions."""
+def _who(file: str, team: str) -> str:
+    """A file as a person names it: its team and the file, or the file alone without a teams file."""
+    return inline(file) if team == file else f"{inline(team)} ({inline(file)})"
+
+
+def lead(report: dict) -> str:
+    """What the report shows, in plain words: which pairs of different teams are far more alike than the rest (the first
+    few, with how alike), or that none is, and the most alike pair."""
+    files, flagged = report["files"], report["flagged"]
+    teams = len({f["team"] for f in files})
+    alone = all(f["team"] == f["name"] for f in files)
+    whose = "" if alone else f" of {counted(teams, 'team')}"
+    pairs = f"{report['pairs']:,} pairs" + ("; no teams file, so each file counts as its own team" if alone else "")
+    words = [f"This report compares {counted(len(files), 'file')}{whose} two by two ({pairs}), on the first {report['k']} items "
+             f"of each row in a sample of {report['sample']:,} sessions."]
+    alike = lambda q: (f"{_who(q['a'], q['team_a'])} and {_who(q['b'], q['team_b'])} ({percent(q['identical'])} of their rows "  # noqa: E731
+                       f"identical, {percent(q['jaccard'])} of their items shared)")
+    if report["pairs"] < FEW_PAIRS:
+        words.append(f"{counted(report['pairs'], 'pair')} are too few to tell an unusual pair from a typical one: read the "
+                     "figures themselves.")
+    if flagged:
+        more = f"; and {len(flagged) - 3:,} more listed below" if len(flagged) > 3 else ""
+        words.append(f"{counted(len(flagged), 'pair')} of different teams {'is' if len(flagged) == 1 else 'are'} far more alike "
+                     f"than the rest (at least {report['threshold_z']:g} spreads above the typical pair: z) and worth a look: "
+                     + "; ".join(alike(q) for q in flagged[:3]) + more + ".")
+    else:
+        others = [q for q in report["most_similar_others"] if not q["same_team"]]
+        words.append(f"No pair of different teams is unusually alike (none {report['threshold_z']:g} spreads above the typical "
+                     "pair)" + (f"; the most alike: {alike(others[0])}." if others else "."))
+    words.append(f"A typical pair shares {percent(report['distribution']['jaccard']['median'])} of its items.")
+    return " ".join(words)
+
+
+def render_text(report: dict, opening: bool = True) -> str:
+    """The lead in plain words (unless not opening: a page says it above), then the flagged pairs (or the most similar
+    ones), each with its measures, z and example sessions."""
     dist = report["distribution"]
-    lines = [f"{len(report['files'])} submissions, {report['pairs']:,} pairs, compared on a sample of "
-             f"{report['sample']:,} {'sessions' if len(report.get('types', ())) != 1 else 'ids'} (first {report['k']} items of "
-             f"each row, {report['minhash_slots']} MinHash slots)",
-             "over all pairs: " + ", ".join(f"{name.replace('_', ' ')} median {_pct(d['median'])} (spread {_pct(d['spread'])})"
-                                            for name, d in dist.items()), ""]
+    lines = [lead(report), ""] if opening else []
+    lines += [f"{len(report['files'])} submissions, {report['pairs']:,} pairs, compared on a sample of "
+              f"{report['sample']:,} {'sessions' if len(report.get('types', ())) != 1 else 'ids'} (first {report['k']} items of "
+              f"each row, {report['minhash_slots']} MinHash slots)",
+              "over all pairs: " + ", ".join(f"{name.replace('_', ' ')} median {percent(d['median'])} (spread {percent(d['spread'])})"
+                                             for name, d in dist.items()), ""]
     flagged = report["flagged"]
     if report["pairs"] < FEW_PAIRS:
         lines.append(f"note: {report['pairs']} pair(s) are too few for their median and spread to mark an outlier; "
@@ -275,20 +310,22 @@ def render_text(report: dict) -> str:
         lines.append(f"no pair of different teams sits {report['threshold_z']:g} spreads above the median; the most similar pairs:")
     for i, q in enumerate(flagged or report["most_similar_others"], 1):
         lines.append(_pair_text(i, q))
+    lines += ["", "key: identical       the share of rows whose lists are the same, in the same order",
+              "     jaccard         the share of items two rows hold in common, on average (shared / either)",
+              "     rank agreement  of the items both rows hold, the share at the same rank",
+              "     spreads (z)     how far a pair sits above the typical pair (the median over all pairs), in spreads "
+              f"(1.4826 MAD; at least {100 * MIN_SPREAD:g} points): its z-score"]
     return "\n".join(lines)
 
 
 def _pair_text(i: int, q: dict) -> str:
     teams = f"teams {inline(q['team_a'])} / {inline(q['team_b'])}" if not q["same_team"] else f"same team {inline(q['team_a'])}"
     teams = teams if q["team_a"] != q["a"] or q["team_b"] != q["b"] else "no teams file"
-    z = f"{q['z']:.1f}" if q["z"] is not None else "-"
+    z = f"{q['z']:.1f} spreads above the typical pair (z)" if q["z"] is not None else "no spread to compare with (z -)"
     head = (f"{i:>3}. {inline(q['a'])}  ~  {inline(q['b'])}  ({teams})\n"
-            f"     identical {_pct(q['identical'])}, jaccard {_pct(q['jaccard'])}, rank agreement {_pct(q['rank_agreement'])}; "
-            f"z {z} over {q['rows_compared']:,} rows")
+            f"     identical {percent(q['identical'])}, jaccard {percent(q['jaccard'])}, rank agreement {percent(q['rank_agreement'])}; "
+            f"{z}, over {q['rows_compared']:,} rows")
     shown = [f"{inline(e['session_type'])} ({'identical' if e['identical'] else str(e['minhash_slots_equal']) + '/' + str(e['slots']) + ' slots'})"
              for e in q.get("examples", [])]
     return head + ("\n     alike in: " + ", ".join(shown) if shown else "")
 
-
-def _pct(x) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
