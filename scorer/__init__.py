@@ -3,9 +3,9 @@
     >>> import scorer
     >>> result = scorer.score("submission.csv", "test_labels.jsonl", competition="otto")
     >>> result.score, result.metrics["orders"]["recall@20"]
-    >>> scorer.leaderboard(["new.csv", "old.csv"], "test_labels.jsonl").to_pandas()
+    >>> scorer.compare("new.csv", "old.csv", "test_labels.jsonl").to_pandas()
 
-The commands' jobs are functions too (leaderboard, explain, similar, ladder): each returns an object whose
+The commands' jobs are functions too (compare, leaderboard, explain, similar, ladder): each returns an object whose
 to_dict() is the command's JSON, with to_text(), to_pandas(), to_polars() and a notebook display.
 
 Every public name is imported on first use (module __getattr__), so that `import scorer` (and the CLI's
@@ -19,6 +19,7 @@ _HOMES = {
     "validate": "scorer.api",
     "candidates": "scorer.api",
     "load_truth": "scorer.api",
+    "compare": "scorer.jobs.compare",
     "leaderboard": "scorer.jobs.leaderboard",
     "explain": "scorer.jobs.explain",
     "similar": "scorer.jobs.similar",

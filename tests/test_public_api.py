@@ -11,7 +11,7 @@ import pytest
 import scorer
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = {"score", "validate", "candidates", "load_truth", "leaderboard", "explain", "similar", "ladder",
+PUBLIC = {"score", "validate", "candidates", "load_truth", "compare", "leaderboard", "explain", "similar", "ladder",
           "load_competition", "Result", "Competition", "Truth", "ScorerError", "SubmissionError", "TruthError", "ConfigError",
           "UsageError"}
 
@@ -26,13 +26,13 @@ def test_all_lists_the_public_names_and_each_resolves():
 def test_the_names_are_the_api_modules_own():
     from scorer import api, errors
     from scorer.engine.result import Result
-    from scorer.jobs import explain, ladder, leaderboard, similar
+    from scorer.jobs import compare, explain, ladder, leaderboard, similar
     from scorer.spec.competition import Competition, load_competition
     from scorer.truth.ids import Truth
 
     assert (scorer.score, scorer.validate, scorer.load_truth) == (api.score, api.validate, api.load_truth)
-    assert (scorer.leaderboard, scorer.explain, scorer.similar, scorer.ladder) == (
-        leaderboard.leaderboard, explain.explain, similar.similar, ladder.ladder)
+    assert (scorer.compare, scorer.leaderboard, scorer.explain, scorer.similar, scorer.ladder) == (
+        compare.compare, leaderboard.leaderboard, explain.explain, similar.similar, ladder.ladder)
     assert (scorer.Result, scorer.Competition, scorer.load_competition, scorer.Truth) == (Result, Competition, load_competition, Truth)
     assert scorer.SubmissionError is errors.SubmissionError
     errors_ = [getattr(scorer, name) for name in scorer.__all__ if name.endswith("Error")]

@@ -34,13 +34,6 @@ def add_resampling_options(parser) -> None:
     parser.add_argument("--level", type=level_value, default=0.95, help="confidence level of the intervals (default 0.95)")
 
 
-def split_option(text: str | None, truth, truth_name, seed: int):
-    """The Split that --split asks for (scorer.jobs.options.split_of), None without it."""
-    from scorer.jobs.options import split_of
-
-    return split_of(text, truth, truth_name, seed)
-
-
 def add_arguments(parser) -> None:
     """The analytics options of `scorer score`."""
     group = parser.add_argument_group("leaderboard analytics")
