@@ -12,12 +12,20 @@ then in this one run measures:
 checks that all three give the same score to the last bit, and prints the ratios. Then scorer.score of the frame as
 pl.read_csv gives it (labels as space-separated text, read by the file's kernel a piece at a time): warm time and
 peak extra memory, against the list[i64] frame. With --text-only, only the frame measures (no CSV written).
+
+    python bench/bench_frame.py --lazy [--data bench/data]
+
+A polars LazyFrame (pl.scan_csv) streamed a batch at a time against the same file scored from its path and against
+pl.read_csv's frame (collected whole), each in a fresh process (peak RSS over the process's after the truth is loaded,
+by getrusage), on the whole file and on its first half: the LazyFrame's peak, like the file's, does not grow with the
+file; the collected frame's does. The three scores must agree to the last bit.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import subprocess
 import sys
@@ -66,14 +74,60 @@ def served() -> str:
     return door.served("score")
 
 
+# One measure in a fresh process: the truth loaded, then its peak RSS taken as the base, then the submission scored from
+# a path ("file"), a LazyFrame ("lazy") or pl.read_csv's frame ("collected"); prints JSON.
+CHILD = """
+import json, resource, sys, time
+import polars as pl
+import scorer
+truth = scorer.load_truth(sys.argv[1], competition="otto")
+kind, path = sys.argv[2], sys.argv[3]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+text = {"labels": pl.String}
+source = {"file": lambda: path, "lazy": lambda: pl.scan_csv(path, schema_overrides=text),
+          "collected": lambda: pl.read_csv(path, schema_overrides=text)}[kind]()
+score = scorer.score(source, truth).score
+seconds = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"score": score, "seconds": seconds, "extra": (peak - base) * 1024}))
+"""
+
+
+def measured(truth: Path, kind: str, path: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(truth), kind, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def lazy_memory(data: Path) -> None:
+    """The LazyFrame, the file and the collected frame, on the whole file and on its first half (see the docstring)."""
+    truth = data / "test_labels.jsonl"
+    with tempfile.TemporaryDirectory() as scratch:
+        half = Path(scratch) / "half.csv"
+        with open(data / "submission.csv", "rb") as whole, open(half, "wb") as out:
+            lines = whole.read().split(b"\n")
+            out.write(b"\n".join(lines[: len(lines) // 2]) + b"\n")
+        for name, path in (("whole file", data / "submission.csv"), ("first half", half)):
+            found = {kind: measured(truth, kind, path) for kind in ("file", "lazy", "collected")}
+            scores = {kind: figures["score"] for kind, figures in found.items()}
+            assert len(set(scores.values())) == 1, scores
+            print(f"{name} ({path.stat().st_size / 2**20:,.0f} MiB), score {scores['file']!r} from all three:")
+            for kind, figures in found.items():
+                print(f"  {kind:<10} {figures['seconds']:6.2f} s, peak RSS over the truth's {figures['extra'] / 2**20:7.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--text-only", action="store_true", help="measure the list and the text frame, write no CSV")
+    parser.add_argument("--lazy", action="store_true", help="a LazyFrame streamed, against the file and the collected frame")
     args = parser.parse_args()
     if not (args.data / "submission.csv").is_file():
         subprocess.run([sys.executable, str(HERE / "make_otto.py"), "--out", str(args.data)], check=True)
+    if args.lazy:
+        lazy_memory(args.data)
+        return
     import polars as pl
 
     import scorer

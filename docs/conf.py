@@ -1,8 +1,10 @@
 """Sphinx configuration of the documentation site: `sphinx-build -W docs docs/_build/html` (the `docs` extra).
 
-The pages are the Markdown files of docs/ (read by MyST). The command-line reference is generated from the argparse
-parsers: at every build, one page per command of scorer.cli.main.COMMANDS is written into docs/commands/ (not
-committed), each holding sphinx-argparse's directive for that command, so nothing of it is written by hand.
+The pages are the Markdown files of docs/ (read by MyST, through MyST-NB). A page with a Jupyter kernel in its front
+matter (notebook.md) is a notebook: MyST-NB runs it at every build (its outputs are never committed), and an error in
+a cell fails the build. The command-line reference is generated from the argparse parsers: at every build, one page
+per command of scorer.cli.main.COMMANDS is written into docs/commands/ (not committed), each holding sphinx-argparse's
+directive for that command, so nothing of it is written by hand.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ author = "the scorer authors"
 copyright = "the scorer authors"
 version = release = __version__
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinxarg.ext"]
-source_suffix = {".md": "markdown"}
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinxarg.ext"]  # myst_nb: MyST's parser, and the notebook pages run
+source_suffix = {".md": "myst-nb"}
 exclude_patterns = ["_build"]
 smartquotes = False  # "--truth" stays two hyphens
 highlight_language = "none"  # a block without a language (the usage lines) is shown as it is
 myst_heading_anchors = 3  # [text](page.md#a-heading) links, as GitHub makes the anchors
+nb_execution_mode = "force"  # every build runs the notebook pages: their outputs are this version's
+nb_execution_raise_on_error = True  # a cell that raises fails the build
+nb_execution_timeout = 300  # seconds a cell may take
+nb_merge_streams = True
 
 html_theme = "furo"
 html_title = f"scorer {version}"

@@ -1,6 +1,6 @@
-"""The documentation site (docs/conf.py): `sphinx-build -W` builds it, and headless Chromium finds on the built pages
-the search box, a working search, and one page per command of scorer.cli.main.COMMANDS, generated from its parser
-(slow: about 30 s). The reference is complete: it leaves argparse's defaults out because every help text says its
+"""The documentation site (docs/conf.py): `sphinx-build -W` builds it (running the notebook page), and headless Chromium
+finds on the built pages the search box, a working search, and one page per command of scorer.cli.main.COMMANDS,
+generated from its parser (slow: about 30 s). The reference is complete: it leaves argparse's defaults out because every help text says its
 default, and each command page is the parser's (slow: conf.py needs the docs extra)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from scorer.cli.main import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-SITE_PACKAGES = ("sphinx", "myst_parser", "furo", "sphinxarg")
+SITE_PACKAGES = ("sphinx", "myst_parser", "myst_nb", "ipykernel", "furo", "sphinxarg")
 MISSING = [name for name in SITE_PACKAGES if importlib.util.find_spec(name) is None]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -128,3 +128,7 @@ def test_the_site_builds_and_chromium_finds_search_and_every_command(tmp_path):
     for name, page in pages.items():  # a metric's name (novelty@20) is text, not an e-mail address
         assert "mailto:" not in page, name
     assert "'novelty@20,gini@20,auc@20'" in html.unescape(pages["score"])
+
+    notebook = (site / "notebook.html").read_text()  # the notebook page ran at the build: its tables and its plot
+    outputs = re.findall(r'<div class="cell_output[^"]*"', notebook)
+    assert len(outputs) >= 10 and "score 0.340000" in notebook and "<img" in notebook and "Traceback" not in notebook
