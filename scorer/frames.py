@@ -10,6 +10,7 @@ the submission's pass.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -54,9 +55,10 @@ class Batches:
         if type(obj).__name__ == "LazyFrame":
             import polars
 
-            empty = polars.DataFrame(schema=obj.collect_schema())  # the plan's schema: no row is read
+            with _query(obj):
+                empty = polars.DataFrame(schema=obj.collect_schema())  # the plan's schema: no row is read
             self.schema = as_arrow(empty).schema
-            self._source = (as_arrow(chunk) for chunk in obj.collect_batches(chunk_size=STREAM_ROWS, lazy=True, engine="streaming"))
+            self._source = _chunks(obj)
         elif isinstance(obj, pa.RecordBatchReader):
             self.schema, self._source = obj.schema, iter(obj)
         else:
@@ -79,6 +81,25 @@ class Batches:
         import pyarrow as pa
 
         return pa.Table.from_batches(list(self), schema=self.schema)
+
+
+@contextmanager
+def _query(lazy):
+    """A LazyFrame's query that fails (a file not found, a value polars cannot cast) as a UsageError naming it."""
+    import polars
+
+    try:
+        yield
+    except (polars.exceptions.PolarsError, OSError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"the polars LazyFrame could not be read: {first}") from None
+
+
+def _chunks(lazy):
+    """The LazyFrame's rows through polars' streaming engine, STREAM_ROWS at a time, as Arrow tables."""
+    with _query(lazy):
+        for chunk in lazy.collect_batches(chunk_size=STREAM_ROWS, lazy=True, engine="streaming"):
+            yield as_arrow(chunk)
 
 
 def as_arrow(obj):

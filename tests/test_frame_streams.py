@@ -103,3 +103,12 @@ def test_a_lazy_truth_and_candidate_table_are_read(tmp_path):
     truth = pl.LazyFrame({"session": [1, 1, 2], "type": ["clicks", "orders", "clicks"], "aid": [10, 30, 11]})
     result = scorer.score("fixtures/otto_submission.csv", truth)
     assert result.truth_sessions == {"clicks": 2, "carts": 0, "orders": 1}
+
+
+def test_a_lazy_frame_whose_query_fails_is_a_usage_error_naming_it(tmp_path, submission):
+    missing = pl.scan_csv(tmp_path / "missing.csv")
+    with pytest.raises(scorer.UsageError, match=r"^the polars LazyFrame could not be read: .*missing.csv"):
+        scorer.score(missing, TRUTH)
+    uncastable = pl.scan_csv(submission).with_columns(pl.col("labels").cast(pl.Int64))  # fails once its rows are read
+    with pytest.raises(scorer.UsageError, match=r"^the polars LazyFrame could not be read: conversion from `str` to `i64` failed"):
+        scorer.score(uncastable, TRUTH)
