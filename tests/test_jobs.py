@@ -196,9 +196,20 @@ def test_explain_of_the_impression_shape_takes_a_frame():
     assert from_frame["conventions"] == expected["conventions"] and from_frame["metrics"] == expected["metrics"]
 
 
-def test_explain_of_an_id_type_frame_asks_for_its_file():
-    with pytest.raises(scorer.UsageError, match="give its path, not a frame"):
-        scorer.explain(frame("fixtures/explain/submission.csv"), "fixtures/explain/truth.jsonl")
+def test_explain_of_an_id_type_frame_is_its_file_s():
+    submission, truth = "fixtures/explain/submission.csv", "fixtures/explain/truth.jsonl"
+    expected = scorer.explain(submission, truth).to_dict()
+    for held in (frame(submission), pl.scan_csv(submission, schema_overrides={"labels": pl.String})):
+        got = scorer.explain(held, truth).to_dict()
+        assert got.pop("submission").startswith("<polars ") and expected.pop("submission", submission) == submission
+        assert got == expected
+    split = frame(submission).with_columns(pl.col("session_type").str.split("_").list.to_struct(fields=["session", "type"])).unnest(
+        "session_type").with_columns(pl.col("session").cast(pl.Int64))  # session, type, labels
+    got = scorer.explain(split, truth).to_dict()
+    got.pop("submission")
+    assert got == expected
+    with pytest.raises(scorer.UsageError, match="give the file, or the frame in that form"):
+        scorer.explain(pl.DataFrame({"session": [1], "type": ["clicks"], "aid": [5]}), truth)
 
 
 def test_similar_is_the_command(case, tmp_path):
@@ -209,6 +220,8 @@ def test_similar_is_the_command(case, tmp_path):
     same_as_command(found, "similar", *paths, "--teams", str(teams), "--sample", "64", "--top", "5")
     by_dict = scorer.similar(paths, teams={p: f"team {i % 2}" for i, p in enumerate(paths)}, sample=64, top=5)
     assert by_dict.to_dict() == found.to_dict()
+    frames = scorer.similar({p: frame(p) for p in paths}, teams=str(teams), sample=64, top=5)  # named by their files
+    assert frames.to_dict() == found.to_dict()
     table = found.to_pandas()
     assert len(table) == len(found.to_dict()["flagged"]) + len(found.to_dict()["most_similar_others"]) > 0
     assert {"a", "b", "jaccard", "z", "flagged"} <= set(table.columns)
@@ -230,7 +243,6 @@ def test_ladder_is_the_command(case, tmp_path):
     (lambda t, p: scorer.leaderboard(p, t, level=95), "level must be a number between 0 and 1"),
     (lambda t, p: scorer.leaderboard(p, t, method="bonferroni"), "method must be one of 'holm', 'bh'"),
     (lambda t, p: scorer.similar(p[:1]), "at least two"),
-    (lambda t, p: scorer.similar([frame(p[0]), frame(p[1])]), "give paths, not frames"),
     (lambda t, p: scorer.ladder(None, truth=t, split="public=0.5"), "needs --teams"),
 ])
 def test_bad_options_are_usage_errors(case, call, words):

@@ -335,6 +335,33 @@ class FramePass(Pass):
                     problem.message = re.sub(r"\bline (\d+)", lambda m: f"row {frames.row_of(int(m.group(1)))}", problem.message)
 
 
+def write_csv(frame, competition, handle) -> str:
+    """The frame's rows as the competition's CSV file would hold them (its header, then `id,labels` a row), written to
+    the binary `handle` TEXT_ROWS rows at a time, for what reads a submission's bytes (explain's second pass, similar's
+    sketch). The forms with the file's two columns, or session, type and labels where ids are `{session}_{type}`; a
+    line N of the CSV is the frame's row N - 2. Returns the frame's description (scorer.frames.describe)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = frames.Batches(frame)
+    form = frames.pick_form(rows.column_names, competition)
+    id_name, labels_name = competition.header
+    if form == "long" or (form == "session_type_labels" and competition.id_pattern != "{session}_{type}"):
+        raise UsageError(f"this needs the submission's own columns ({id_name!r} and {labels_name!r}, or 'session', 'type' and "
+                         "'labels'): give the file, or the frame in that form")
+    handle.write(f"{id_name},{labels_name}\n".encode())
+    for piece in _pieces(rows, TEXT_ROWS):
+        if form == "id_labels":
+            ids, labels = piece.column(id_name), piece.column(labels_name)
+        else:
+            session, kind = (_as_text(piece.column(name).combine_chunks(), name) for name in ("session", "type"))
+            ids = pa.chunked_array([pc.binary_join_element_wise(session, kind, pa.scalar("_", pa.large_string()), null_handling="replace")])
+            labels = piece.column("labels")
+        data, size = FramePass._text_piece(ids, labels, id_name, labels_name)
+        handle.write(memoryview(data)[:size])
+    return frames.describe(frame, rows)
+
+
 def _impression_columns(table, id_name: str, list_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The impression shape's columns as the kernel reads them: ids (int64, -1 for a null), the lists' offsets (a null
     list: empty) and their values (float64, NaN for a null)."""

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from scorer.errors import UsageError
-
 
 def explain(submission, truth, *, competition="otto", config=None, against: str | None = None, show: int = 5, all: bool = False,
             threads: int = 2, untrusted: bool = False):
@@ -13,12 +11,13 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
     `scorer explain` (against: comma-separated conventions, default all that apply; show: rows listed per rule; all: the
     text also lists the rules that move no figure).
 
-    Returns a scorer.analytics.explain.Explanation (the impression shape: an ImpressionExplanation). The id_type shape
-    reads the file a second time for the rows' masks, so it takes a path; the impression shape also takes a frame.
+    Returns a scorer.analytics.explain.Explanation (the impression shape: an ImpressionExplanation). The submission is a
+    path or a frame; the id_type shape reads a file twice (the second time for each row's masks), so a frame of it is
+    written to a private temporary CSV first, whose line N is the frame's row N - 2 in the problems.
     """
     from scorer.api import resolve_competition
     from scorer.frames import is_frame, is_stream
-    from scorer.jobs.options import whole
+    from scorer.jobs.options import whole, written
 
     whole("show", show, 0, 10_000)
     whole("threads", threads, 1, 64)
@@ -32,8 +31,12 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
         from scorer.analytics.explain import explain as explain_file
 
         if is_frame(submission):
-            raise UsageError("explain reads an id_type submission's file twice (the second time for each row's masks): give its "
-                             "path, not a frame (write the frame to its CSV first)")
+            with written(submission, resolved) as (path, name):
+                explanation = explain_file(path, truth, resolved, against=against, threads=threads, shown=show)
+                explanation.result.submission = name
+                explanation.all_rules = bool(all)
+                return explanation
     explanation = explain_file(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted, shown=show)
     explanation.all_rules = bool(all)
     return explanation
+

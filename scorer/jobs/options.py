@@ -1,10 +1,13 @@
 """The options several jobs share, checked once: the extra diagnostics and item table (--metrics, --items, --train),
-the public/private split (--split), the names of the submissions given (paths or frames)."""
+the public/private split (--split), the names of the submissions given (paths or frames), and a frame as a file for
+the jobs that read a submission's bytes."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
+from contextlib import contextmanager
 
 from scorer.errors import UsageError
 
@@ -105,3 +108,16 @@ def choice(name: str, value, allowed) -> str:
     if value not in allowed:
         raise UsageError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
     return value
+
+
+@contextmanager
+def written(frame, competition):
+    """(path, the frame's name) of a frame written as its CSV (scorer.engine.frame_pass.write_csv) into a private
+    temporary folder, removed after: for the jobs that read a submission's bytes (explain's second pass, similar)."""
+    from scorer.engine.frame_pass import write_csv
+
+    with tempfile.TemporaryDirectory(prefix="scorer-frame-") as folder:
+        path = os.path.join(folder, "submission.csv")
+        with open(path, "wb") as handle:
+            name = write_csv(frame, competition, handle)
+        yield path, name

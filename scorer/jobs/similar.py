@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 from scorer.analytics.similar_defaults import DEFAULT_SAMPLE, DEFAULT_Z
 from scorer.errors import UsageError
 from scorer.jobs.board import Board
@@ -46,7 +48,8 @@ def similar(submissions, *, competition="otto", config=None, teams=None, k: int 
     """Pairwise similarity of submission files (identical lists, Jaccard, rank agreement) to find solutions shared between
     teams; the options are those of `scorer similar`.
 
-    submissions: a list of paths (at least two files), or a dict {name: path}; teams: a teams file (CSV file,team or
+    submissions: a list of paths and frames (at least two), or a dict {name: path or frame} (a frame is sketched from its
+    rows written as the competition's CSV to a private temporary file); teams: a teams file (CSV file,team or
     JSON, as `scorer ladder` reads it) or a dict {path or name: team}: pairs of one team are never flagged (default:
     every file is its own team).
     """
@@ -64,9 +67,6 @@ def similar(submissions, *, competition="otto", config=None, teams=None, k: int 
     check.whole("top", top, 0, 10**6)
     check.whole("threads", threads, 1, 64)
     names, sources = check.named(submissions)
-    if any(is_frame(source) for source in sources):
-        raise UsageError("similar sketches submission files in one pass of their bytes: give paths, not frames (write a frame "
-                         "to its CSV first)")
     if len(sources) < 2:
         raise UsageError("give at least two different submission files to compare")
     if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 < z < float("inf"):
@@ -76,11 +76,13 @@ def similar(submissions, *, competition="otto", config=None, teams=None, k: int 
         found = [listed.get(name) for name in names]
     else:
         team_of = team_lookup(read_teams(teams, times=False) if teams else [])
-        found = [team_of(path) for path in sources]
+        found = [team_of(name if is_frame(source) else source) for name, source in zip(names, sources)]
     if teams and all(team is None for team in found):
         raise UsageError(f"no submission is listed in the teams file {teams} (by its path or its file name)" if not isinstance(teams, dict)
                          else "no submission is named in teams (by its path, or its name in submissions)")
-    sketches = sketch_files(sources, sample, k, threads, spec)
+    with ExitStack() as stack:  # a frame is sketched from its CSV, written to a private temporary folder
+        files = [stack.enter_context(check.written(source, competition))[0] if is_frame(source) else source for source in sources]
+        sketches = sketch_files(files, sample, k, threads, spec)
     for sketch, name in zip(sketches, names):
         sketch.name = name
     labels = [team if team is not None else name for team, name in zip(found, names)]
