@@ -243,6 +243,7 @@ def test_ladder_is_the_command(case, tmp_path):
     (lambda t, p: scorer.leaderboard(p, t, level=95), "level must be a number between 0 and 1"),
     (lambda t, p: scorer.leaderboard(p, t, method="bonferroni"), "method must be one of 'holm', 'bh'"),
     (lambda t, p: scorer.similar(p[:1]), "at least two"),
+    (lambda t, p: scorer.leaderboard([frame(p[0])], t, engine="dask"), "give the submissions and the truth as paths, not frames"),
     (lambda t, p: scorer.ladder(None, truth=t, split="public=0.5"), "needs --teams"),
 ])
 def test_bad_options_are_usage_errors(case, call, words):
