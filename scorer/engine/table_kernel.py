@@ -51,7 +51,11 @@ class TableKernel(RowKernel):
         self.max_per_code = max_per_code
         kinds, ks = competition.row_kinds()
         self.metric = (kinds, ks, np.int64(kmax), discounts(kmax), ideal_dcg(kmax), np.array([value_kind(m) for m in metrics], np.int64))
-        self.tables = (*map(frozen, truth.ids.arrays()), *map(frozen, truth.item_names.arrays()))
+        from scorer.truth.checks import hash_keys
+
+        names = truth.item_names
+        self.tables = (*map(frozen, truth.ids.arrays()), *map(frozen, names.arrays()), frozen(hash_keys(names.keys, names.starts, names.ends)))
+        self.widest = int(np.diff(truth.indptr).max(initial=0))  # the longest truth row: each row's own table holds it
         grades = truth.grades if truth.grades is not None else np.empty(0, np.float64)
         sorted_grades = truth.sorted_grades if competition.shape != "value" else np.empty(0, np.float64)
         self.truth = (frozen(truth.indptr), frozen(truth.items), frozen(grades), frozen(sorted_grades))
@@ -98,10 +102,11 @@ class TableKernel(RowKernel):
     def scratch(self) -> tuple:
         """One thread's work arrays: field bounds, the key's bytes, a row's items and their flags, the set of its items."""
         k = self.kmax + 1
-        seen = 1 << max(4, int(4 * k - 1).bit_length())
+        seen, local = 1 << max(4, int(4 * k - 1).bit_length()), 1 << max(4, int(4 * self.widest + 3).bit_length())
         return (np.zeros(2 * self.n_columns + 2, np.int64), np.zeros(self.competition.limits.max_line_bytes + 16, np.uint8),
                 np.empty(k, np.int64), np.zeros(k, np.bool_), np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.bool_),
-                np.zeros(k, np.float64), np.full(seen, -1, np.int64), np.zeros(seen, np.int64), np.zeros(seen, np.int64))
+                np.zeros(k, np.float64), np.full(seen, -1, np.int64), np.zeros(seen, np.int64), np.zeros(seen, np.int64),
+                np.full(local, -1, np.int64), np.zeros(local, np.uint64), np.zeros(local, np.int64))
 
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
         counts = np.zeros(codes.N_CODES, np.int64)

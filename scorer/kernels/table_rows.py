@@ -37,7 +37,7 @@ from scorer.kernels.kinds import (
 from scorer.kernels.parse import _problem, _utf8_error, blank_lines
 from scorer.kernels.rank import locate
 from scorer.kernels.string_ids import parse_float
-from scorer.kernels.strings import HIGHS, byte_matches, lookup, same_bytes, word
+from scorer.kernels.strings import HIGHS, byte_matches, hash_bytes, lookup, next_separator, same_bytes, word
 from scorer.kernels.table_layout import (
     KEEP_ALL,
     KEEP_FIRST,
@@ -74,10 +74,14 @@ def _line_end(buf, start, n):
 
 @njit(cache=True, nogil=True, inline="always")
 def _next_byte(buf, start, end, value):
-    """Offset of the first byte equal to value in buf[start:end], or end."""
-    for i in range(start, end):
-        if buf[i] == value:
-            return i
+    """Offset of the first byte equal to value (not 0) in buf[start:end], or end: eight bytes at a time."""
+    pattern = U(value) * U(0x0101010101010101)
+    p = start
+    while p < end:
+        found = byte_matches(word(buf, p, end), pattern)
+        if found != U(0):
+            return min(p + (np.int64(trailing_zeros(found)) >> 3), end)
+        p += 8
     return end
 
 
@@ -184,10 +188,11 @@ def first_time(code, stamp, at, buf, starts, ends, seen_stamp, seen_code, seen_a
 
 
 @njit(cache=True, nogil=True)
-def score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks, discount, ideal,
+def score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks, discount, ideal,
                 repeat_mode, hits, gains, out):
-    """Each metric's figure of one row (items: codes in rank order, firsts: first occurrences) against the truth's CSR row
-    [t_start, t_end) (sorted codes, repeated where the truth is a multiset); returns the hit-rank mask (ranks below 63).
+    """Each metric's figure of one row (places: each item's position in the truth's items, -1 where it is not in the
+    row's truth; firsts: first occurrences) against the truth's CSR row [t_start, t_end) (sorted codes, repeated where
+    the truth is a multiset); returns the hit-rank mask (ranks below 63).
 
     |T| counts the truth row's items with their repeats (the multiset rule's denominators), |T|set its distinct items
     (R-precision's cut, Jaccard). A row with empty truth gets 0 for every figure."""
@@ -204,9 +209,7 @@ def score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades
         hits[r] = False
         if firsts[r]:
             n_distinct += 1
-        if n_truth == 0 or not (firsts[r] or repeat_mode == REPEAT_ZERO):
-            continue
-        at = locate(truth_items, t_start, t_end, items[r])
+        at = places[r]
         if at < 0:
             continue
         if not firsts[r]:
@@ -276,6 +279,38 @@ def score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades
     return mask
 
 
+@njit(cache=True, nogil=True)
+def truth_row_table(truth_items, item_hashes, t_start, t_end, stamp, local_stamp, local_hash, local_at):
+    """Put the truth row's distinct items in a small table (stamped with the row, so it is never cleared): hash -> position
+    in truth_items. The row's predictions are then matched in the CPU's cache, not in the table of every truth item."""
+    mask = local_stamp.shape[0] - 1
+    for t in range(t_start, t_end):
+        if t > t_start and truth_items[t] == truth_items[t - 1]:
+            continue  # a multiset's repeat: the first position stands for it
+        h = item_hashes[truth_items[t]]
+        j = np.int64(h >> U(20)) & mask
+        while local_stamp[j] == stamp:
+            j = (j + 1) & mask
+        local_stamp[j] = stamp
+        local_hash[j] = h
+        local_at[j] = t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def truth_place(buf, start, end, h, stamp, local_stamp, local_hash, local_at, truth_items, item_keys, item_starts, item_ends):
+    """The position in truth_items of the item buf[start:end] (hash h) in the row's table, or -1: equal hashes are
+    compared on the bytes, so a match is exact."""
+    mask = local_stamp.shape[0] - 1
+    j = np.int64(h >> U(20)) & mask
+    while local_stamp[j] == stamp:
+        if local_hash[j] == h:
+            code = truth_items[local_at[j]]
+            if same_bytes(buf, start, end, item_keys, item_starts[code], item_ends[code]):
+                return local_at[j]
+        j = (j + 1) & mask
+    return np.int64(-1)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _unknown_row(row_ints, row_values, n_rows, row_key, line):
     row_ints[n_rows, 0] = -1
@@ -309,11 +344,11 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
     code, rank (its line where the file has no rank column), one per line of a known id; the rows of unknown ids go to
     row_ints as the list and value shapes' rows do."""
     shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode = layout
-    id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table = tables
+    id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table, item_hashes = tables
     indptr, truth_items, truth_grades, sorted_grades = truth
     kinds, ks, kmax, discount, ideal, value_kinds = metric
     max_line_bytes, max_per_code = limits
-    bounds, keybuf, items, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at = scratch
+    bounds, keybuf, places, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at, local_stamp, local_hash, local_at = scratch
     n_ids = id_starts.shape[0]
     previous = -1  # rows usually come in the truth's order: try the next id before hashing
     n_rows = 0
@@ -424,16 +459,16 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
             n_rows += 1
             continue
         # LIST: the items of the prediction field, split at the item separator (and, for a space, tabs)
+        t_start, t_end = (np.int64(indptr[index]), np.int64(indptr[index + 1])) if index >= 0 else (np.int64(0), np.int64(0))
+        truth_row_table(truth_items, item_hashes, t_start, t_end, line, local_stamp, local_hash, local_at)
         n_items = 0
         n_tokens = 0
         reported = False
         repeat_said = False
         i = field_start
         while i < field_end:
-            token_end = i
             if item_separator == 32:
-                while token_end < field_end and buf[token_end] != 32 and buf[token_end] != 9:
-                    token_end += 1
+                token_end = next_separator(buf, i, field_end)  # a space or a tab
             else:
                 token_end = _next_byte(buf, i, field_end, item_separator)
             token_start, token_stop = (i, token_end) if item_separator == 32 else _trim(buf, i, token_end)
@@ -448,10 +483,11 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, line, token_start, field_end,
                                           line_start)
                 if n_items < kmax:  # (a row of an unknown id too: its repeats are still said)
-                    code, h = lookup(buf, token_start, token_stop, item_keys, item_starts, item_ends, item_table)
-                    if code < 0:
-                        code = -1 - np.int64(h >> U(1))
-                    items[n_items] = code
+                    h = hash_bytes(buf, token_start, token_stop)
+                    at = truth_place(buf, token_start, token_stop, h, line, local_stamp, local_hash, local_at, truth_items, item_keys,
+                                     item_starts, item_ends) if t_end > t_start else np.int64(-1)
+                    code = truth_items[at] if at >= 0 else -1 - np.int64(h >> U(1))  # an item not in the row's truth: its hash
+                    places[n_items] = at
                     starts[n_items] = token_start
                     ends[n_items] = token_stop
                     firsts[n_items] = first_time(code, line, n_items, buf, starts, ends, seen_stamp, seen_code, seen_at)
@@ -469,8 +505,7 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
         row_ints[n_rows, 1] = row_key
         row_ints[n_rows, 2] = 0
         row_ints[n_rows, 3] = line
-        t_start, t_end = np.int64(indptr[index]), np.int64(indptr[index + 1])
-        row_ints[n_rows, 4] = score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks,
+        row_ints[n_rows, 4] = score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks,
                                           discount, ideal, repeat_mode, hits, gains, row_values[n_rows])
         n_rows += 1
     return pos, line, n_rows, n_preds, n_problems
@@ -522,11 +557,12 @@ def finish_table_long(offsets, lines, item_codes, repeat_mode, truth, metric, sc
     of the first repeated items; counters[0], counters[1] count them all."""
     indptr, truth_items, truth_grades, sorted_grades = truth
     kinds, ks, kmax, discount, ideal, value_kinds = metric
-    bounds, keybuf, items, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at = scratch
+    bounds, keybuf, places, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at = scratch[:11]
     for slot in range(offsets.shape[0] - 1):
         begin, stop = offsets[slot], offsets[slot + 1]
         if begin == stop:
             continue
+        t_start, t_end = np.int64(indptr[slot]), np.int64(indptr[slot + 1])
         first_line = lines[begin]
         n_items = 0
         for h in range(begin, stop):
@@ -536,7 +572,7 @@ def finish_table_long(offsets, lines, item_codes, repeat_mode, truth, metric, sc
                     too_many[counters[0]] = lines[h]
                 counters[0] += 1
                 continue
-            items[n_items] = item_codes[h]
+            places[n_items] = locate(truth_items, t_start, t_end, item_codes[h]) if item_codes[h] >= 0 else -1
             starts[n_items] = -1  # an unknown item's code is its hash: an equal one is taken for a repeat
             firsts[n_items] = first_time(item_codes[h], slot, -1, keybuf, starts, ends, seen_stamp, seen_code, seen_at)
             if not firsts[n_items]:
@@ -545,5 +581,5 @@ def finish_table_long(offsets, lines, item_codes, repeat_mode, truth, metric, sc
                 counters[1] += 1
             n_items += 1
         slot_line[slot] = first_line
-        slot_hits[slot] = score_items(items, firsts, n_items, truth_items, truth_grades, sorted_grades, np.int64(indptr[slot]),
-                                      np.int64(indptr[slot + 1]), kinds, ks, discount, ideal, repeat_mode, hits, gains, slot_values[slot])
+        slot_hits[slot] = score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks,
+                                      discount, ideal, repeat_mode, hits, gains, slot_values[slot])
