@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from scorer.wording import fixed, inline, printable
 
 STYLE = "border-collapse:collapse;margin:0.4em 0"
-CELL = "padding:0.15em 0.6em;text-align:right;border-bottom:1px solid #ddd"
+CELL = "padding:0.15em 0.6em;text-align:right;border-bottom:1px solid #ddd;white-space:nowrap"
 HEAD = "padding:0.15em 0.6em;text-align:right;border-bottom:2px solid #888"
 
 
@@ -41,7 +41,7 @@ def table(header: Iterable[str], rows: Iterable[Iterable], first_left: bool = Tr
 
     head = "".join(cell("th", Markup(text(name)), i, HEAD) for i, name in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", value, i, CELL) for i, value in enumerate(row)) + "</tr>" for row in rows)
-    return f'<table style="{STYLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'<div style="overflow-x:auto"><table style="{STYLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 class Markup(str):

@@ -71,7 +71,7 @@ class Leaderboard(Board):
 
     def _repr_html_(self) -> str:
         from scorer.engine import display
-        from scorer.wording import counted
+        from scorer.wording import counted, fixed
 
         data = self.to_dict()
         if not self.ranked:
@@ -80,10 +80,17 @@ class Leaderboard(Board):
             title = f"{counted(len(data['submissions']), 'submission')} ranked by {data['metric'] or 'the recorded score'}"
             detail = (f"on {counted(data['sessions'], 'session')}, {data['resamples']:,} joint resamples (seed {data['seed']}), "
                       f"{100 * data['level']:g}% intervals" if data.get("resamples") else "(no resamples: no intervals)")
-        shown = [c for c in self.columns if c != "reason"]
-        table = display.table(shown, [[row.get(c) for c in shown] for row in self.rows() if row.get("rank") is not None])
+        split = "split" in data
+        header = ["name", "rank", "rank interval", "score", "score interval", "p_first", "tier",
+                  *(["public rank", "private rank"] if split else []), *data.get("types", ())]
+        rows = []
+        for s in data["submissions"]:
+            span = lambda low, high, shown=str: "-" if low is None else f"{shown(low)} - {shown(high)}"  # noqa: E731
+            rows.append([s["name"], s["rank"], span(s["rank_low"], s["rank_high"]), s["score"], span(s["score_low"], s["score_high"], fixed),
+                         s["p_first"], s["tier"], *([s["public_rank"], s["private_rank"]] if split else []),
+                         *(s["figures"].get(t) for t in data.get("types", ()))])
         unranked = display.table(["unranked", "reason"], [[u["name"], u["reason"]] for u in self.unranked]) if self.unranked else ""
-        return display.block(display.heading(title, detail), table if data["submissions"] else "", unranked)
+        return display.block(display.heading(title, detail), display.table(header, rows) if rows else "", unranked)
 
 
 def leaderboard(submissions=None, truth=None, *, results: str | None = None, competition="otto", config=None,

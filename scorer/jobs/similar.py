@@ -39,7 +39,8 @@ class Similarity(Board):
         title = (f"{flagged:,} pair(s) of different teams flagged" if flagged else "no pair of different teams flagged")
         detail = (f"of {len(data['files']):,} submissions ({data['pairs']:,} pairs), at {data['threshold_z']:g} spreads above "
                   f"the median, on a sample of {data['sample']:,} sessions (first {data['k']} items)")
-        shown = ("a", "b", "team_a", "team_b", "flagged", "z", "identical", "jaccard", "rank_agreement")
+        teams = any(row["team_a"] != row["a"] or row["team_b"] != row["b"] for row in self.rows())  # a teams file was given
+        shown = ("a", "b", *(("team_a", "team_b") if teams else ()), "flagged", "z", "identical", "jaccard", "rank_agreement")
         return display.block(display.heading(title, detail), display.table(shown, [[row[c] for c in shown] for row in self.rows()]))
 
 
