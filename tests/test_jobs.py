@@ -139,6 +139,10 @@ def test_compare_displays_escaped_html(case, tmp_path):
     odd.write_text(open(paths[0]).read())
     html = scorer.compare(str(odd), paths[1], truth, bootstrap=20)._repr_html_()
     assert html.startswith("<div>") and "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    broken = tmp_path / "broken.csv"
+    broken.write_text(open(paths[1]).read().replace("1_clicks,", "1_clicks,x ", 1))
+    html = scorer.compare(paths[0], str(broken), truth, bootstrap=20)._repr_html_()
+    assert "S008 error" in html and "line 2:10" in html and "[" in html  # B's problem with its line, and the interval
     with pytest.raises(scorer.UsageError, match="bootstrap must be a whole number"):
         scorer.compare(paths[0], paths[1], truth, bootstrap=-1)
 

@@ -115,7 +115,9 @@ class Comparison(Tabular):
                              display.paragraph(f"paired over {whole['sessions']:,} sessions; {whole['resamples']:,} resamples "
                                                f"(seed {whole['seed']}), {100 * whole['level']:g}% percentile interval (low, high), "
                                                "two-sided randomization p-value"),
-                             display.table(table.column_names, [list(r.values()) for r in table.to_pylist()]))
+                             display.table(table.column_names, [list(r.values()) for r in table.to_pylist()]),
+                             *(display.paragraph(f"{label} ({r.submission}):") + display.problems(r.report)
+                               for r, label in zip(self.results, "AB") if r.report.summary()))
 
 
 def compare(a, b, truth, *, competition="otto", config=None, strict: bool = False, bootstrap: int = 1000, seed: int = 0,
