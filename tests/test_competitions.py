@@ -325,3 +325,21 @@ def test_the_parquet_path_names_rows_and_refuses_what_it_cannot_read(tmp_path):
     problems = scorer.validate(str(tmp_path / "rows.parquet"), truth, "kdd23-m2").problems
     assert {(p.code, p.row, p.field) for p in problems if p.code in ("S004", "S014")} == {("S014", 0, "next_item_prediction"),
                                                                                           ("S004", 1, "__index__, locale")}
+
+
+def test_explain_turns_each_rule_of_a_string_shape(tmp_path, capsys):
+    from pathlib import Path
+
+    folder = Path(__file__).parent.parent / "fixtures" / "trivago19"
+    assert main(["explain", str(folder / "submission.csv"), "--truth", str(folder / "ground_truth.csv"), "--competition", "trivago19",
+                 "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    turned = {(row["name"], row["metric"]): row for row in report["conventions"]}
+    assert report["rules"] == {"missing": "skip", "repeated_key": "all", "repeated_item": "zero", "truth": "set"}
+    assert turned[("missing = zero", "mrr")]["theirs"] == pytest.approx(2 / 5)  # the missing row counts, with 0
+    assert turned[("repeated_item = first", "mrr")]["theirs"] == pytest.approx((1 / 2 + 1 / 2 + 1 / 2 + 1) / 4)
+    assert turned[("repeated_key = first", "mrr")]["theirs"] == pytest.approx((1 / 2 + 0 + 1 / 2) / 3)
+    assert turned[("repeated_item = first", "mrr")]["moved"] == 1
+    assert main(["explain", str(folder / "submission.csv"), "--truth", str(folder / "ground_truth.csv"), "--competition", "trivago19",
+                 "--against", "ties=numpy"]) == 2
+    assert "unknown turn" in capsys.readouterr().err

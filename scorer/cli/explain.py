@@ -8,7 +8,7 @@ USAGE = "scorer explain SUBMISSION --truth TRUTH [--competition NAME] [--against
 EXAMPLES = ("scorer explain submission.csv --truth test_labels.jsonl",
             "scorer explain submission.csv --truth test_labels.jsonl --against otto-official,ranx --format json")
 HELP = ("score a submission under other evaluators' conventions (OTTO's evaluate.py, apk, trec_eval, ranx, ...; for MIND and "
-        "EB-NeRD gauc, first-click MRR, tie order, fill) and show what makes each gap")
+        "EB-NeRD gauc, first-click MRR, tie order, fill; for the string shapes each rule at the edges turned) and show what makes each gap")
 
 
 # Named here, not imported: building the parser must not import the kernels (numba's cache check runs on their import,
@@ -25,7 +25,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz")
     add_competition(parser)
     parser.add_argument("--against", metavar="NAMES", help="comma-separated conventions (default: all that apply, but "
-                        "otto-official-2022, the evaluate.py before December 2022): " + ", ".join(CONVENTION_NAMES) + "; the output ends with the rules they apply")
+                        "otto-official-2022, the evaluate.py before December 2022): " + ", ".join(CONVENTION_NAMES) + "; the output ends with the rules they apply. "
+                        "The string shapes (list, long, value) turn their config's rules at the edges instead, as rule=value "
+                        "(missing=skip, repeated_key=all, repeated_item=collapse, truth=multiset, ...; default: each other value)")
     add_format(parser)
     parser.add_argument("--show", type=example_count, default=5, metavar="N", help="rows listed per rule (0: only the counts; default: 5)")
     parser.add_argument("--all", action="store_true", help="also list the rules that touch rows without moving a figure "

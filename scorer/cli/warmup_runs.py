@@ -292,9 +292,56 @@ def run_impressions(folder: Path) -> list:
     return found
 
 
+# The table reader (scorer.kernels.table_rows): per config, its truth in the published form and two files, a clean one and
+# one of problems (a missing row, a repeated key, a repeated item, a bad field count, quotes, CRLF, a bad rank or value).
+TABLE_EXAMPLES = {
+    "trivago19": ("truth.csv", "user_id,session_id,timestamp,step,action_type,reference,city\nU,S,1,1,clickout item,7,\"Berlin, DE\"\n"
+                  "U,S,2,2,clickout item,8,x\nV,T,3,1,interaction item image,9,x\n",
+                  ("step,item_recommendations,timestamp,session_id,user_id\n1,6 7 8,1,S,U\n2,8,2,S,U\n",
+                   'user_id,session_id,timestamp,step,item_recommendations\r\nU,S,1,1,7 7\r\nU,S,1,1,"7 6"\r\nX,S,1,1,7\r\nU,S,2\r\n')),
+    "spotify-mpd": ("truth.json", '{"playlists": [{"pid": 1, "tracks": [{"track_uri": "a"}, {"track_uri": "b"}]}, '
+                                  '{"pid": 2, "tracks": [{"track_uri": "c"}]}]}',
+                    ("team_info,main,t,e\n1, b, x, a\n2, c\n", "# c\nteam_info,main,t,e\n\n1, x,a, a ,,b\n3, c\n")),
+    "dressipi22": ("truth.csv", "session_id,item_id,date\n1,10,d\n2,20,d\n",
+                   ("session_id,item_id,rank\n1,11,2\n1,10,1\n2,20,1\n", "session_id,item_id,rank\n1,10,x\n1,10,2\n1,10,3\n3,1,1\n")),
+    "twitter20": ("truth.csv", "tweet_id,engaging_user_id,label\nT1,U1,1\nT2,U2,0\nT3,U3,1\n",
+                  ("T1,U1,0.9\nT2,U2,0.1\nT3,U3,0\n", "T1,U1,x\nT2,U2,1e400\nT3,U3,0.5\nT3,U3,0.6\n")),
+    "yoochoose15": ("truth.dat", "1;5,6\n2;\n3;7\n", ("1;5,8\n2;6\n", "1;5,,5\n4;1\n")),
+}
+
+
+def run_tables(folder: Path) -> list:
+    """The table reader's configs: files plain, gzip and zip against the truth's published, object and compiled form, both
+    modes and thread counts; validate without truth."""
+    from scorer import api
+    from scorer.truth.strings import read_string_truth
+
+    found = []
+    for name, (truth_name, truth_text, files) in TABLE_EXAMPLES.items():
+        competition = api.resolve_competition(name)
+        truth_path = folder / f"{name}_{truth_name}"
+        truth_path.write_text(truth_text)
+        compiled = folder / f"{name}.strings.npz"
+        read_string_truth(truth_path, competition.shape, competition.types[0], use_cache=False, competition=competition).save(compiled)
+        truths = [truth_path, api.resolve_truth(truth_path, competition), compiled]
+        for n, text in enumerate(files):
+            plain = folder / f"{name}{n}.csv"
+            plain.write_bytes(text.encode())
+            packed = folder / f"{name}{n}.csv.gz"
+            packed.write_bytes(gzip.compress(text.encode()))
+            for submission in (plain, packed):
+                for truth in truths:
+                    for strict in (False, True):
+                        for threads in (1, 2):
+                            found.append(api.score(submission, truth, competition, strict=strict, threads=threads).to_dict())
+                found.append(api.validate(submission, None, competition).to_dict())
+    return found
+
+
 def runs(names) -> dict:
     """Per stage, the run that covers its kernels (names: the competitions whose examples score and strings score)."""
-    return {"score": lambda folder: run_score(names, folder), "strings": lambda folder: run_score(names, folder, ("list", "long", "value")),
+    return {"score": lambda folder: run_score(names, folder),
+            "strings": lambda folder: run_score(names, folder, ("list", "long", "value")) + run_tables(folder),
             "explain": run_explain, "candidates": run_candidates, "resample": run_resample, "prepare": run_prepare, "audit": run_audit,
             "partitions": run_partitions, "solution": run_solution, "impressions": run_impressions}
 

@@ -65,7 +65,10 @@ class TableKernel(RowKernel):
         self.separator = competition.field_separator
         self.columns(row_columns(competition))
         self.ids = truth.ids
-        self.labels = truth.grades if competition.shape == "value" else None
+        if competition.shape == "value":  # (validate's empty truth has none)
+            self.labels = truth.grades if truth.grades is not None else np.empty(0, np.float64)
+        else:
+            self.labels = None
         self.preds: list[np.ndarray] = []  # long shape: per call, the kept (slot, line, code, rank) rows, lines made global
         self.seen: np.ndarray | None = None  # long shape: rows kept of each id so far
         self.slot_rows = np.zeros(truth.ids.size if self.keep == KEEP_ALL else 0, np.int32)  # repeated_key = all: rows per key

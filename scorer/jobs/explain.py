@@ -22,6 +22,12 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
     whole("show", show, 0, 10_000)
     whole("threads", threads, 1, 64)
     resolved = resolve_competition(competition, config)
+    if resolved.shape in ("list", "long", "value"):  # each rule at the edges turned ("rule=value,..." in against)
+        from scorer.analytics.rules_explain import explain_rules
+
+        explanation = explain_rules(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted, shown=show)
+        explanation.all_rules = bool(all)
+        return explanation
     if resolved.shape == "impression":
         from scorer.analytics.impression_explain import explain_impressions as explain_file
 
