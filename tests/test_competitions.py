@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -343,3 +344,45 @@ def test_explain_turns_each_rule_of_a_string_shape(tmp_path, capsys):
     assert main(["explain", str(folder / "submission.csv"), "--truth", str(folder / "ground_truth.csv"), "--competition", "trivago19",
                  "--against", "ties=numpy"]) == 2
     assert "unknown turn" in capsys.readouterr().err
+
+
+# -- rankings: a Borda count, and lower is better ---------------------------------------------------------------------
+def test_leaderboard_borda_counts_places_over_the_metrics(tmp_path, capsys):
+    truth = write(tmp_path / "truth.json", json.dumps({"playlists": [{"pid": 1, "tracks": [{"track_uri": "a"}, {"track_uri": "b"}]},
+                                                                     {"pid": 2, "tracks": [{"track_uri": "c"}]}]}))
+    files = {"x": "1, a, b\n2, c\n", "y": "1, z, a\n2, c\n", "w": "1, " + ", ".join(["q"] * 0 + [f"m{i}" for i in range(12)]) + ", a\n2, c\n"}
+    paths = [write(tmp_path / f"{name}.csv", "team_info,main,t,e\n" + text) for name, text in files.items()]
+    assert main(["leaderboard", *paths, "--truth", truth, "--competition", "spotify-mpd", "--borda", "--format", "json"]) == 0
+    board = {Path(row["name"]).stem: row for row in json.loads(capsys.readouterr().out)["submissions"]}
+    # r_precision x 1, y 3/4, w 1/2; ndcg x 1 > y > w; clicks x 0 = y 0 < w 1/2 (lower is better: x and y share place 1)
+    assert [board[n]["places"] for n in "xyw"] == [{"r_precision": 1, "ndcg@500": 1, "clicks@500": 1},
+                                                   {"r_precision": 2, "ndcg@500": 2, "clicks@500": 1},
+                                                   {"r_precision": 3, "ndcg@500": 3, "clicks@500": 3}]
+    assert [(board[n]["rank"], board[n]["points"]) for n in "xyw"] == [(1, 9), (2, 7), (3, 3)]
+    assert main(["leaderboard", *paths, "--truth", truth, "--competition", "spotify-mpd", "--borda", "r_precision"]) == 2
+
+
+def test_borda_breaks_equal_points_top_down():
+    from scorer.analytics.borda import borda
+
+    metrics = [parse_metric(text) for text in ("mrr@10", "ndcg@10", "map@10")]
+    board = borda({"a": {"mrr@10": 0.9, "ndcg@10": 0.1, "map@10": 0.5}, "b": {"mrr@10": 0.5, "ndcg@10": 0.5, "map@10": 0.6},
+                   "c": {"mrr@10": 0.1, "ndcg@10": 0.9, "map@10": 0.4}}, metrics)
+    # points: a 3+1+2 = 6, b 2+2+3 = 7, c 1+3+1 = 5
+    assert [(row["name"], row["points"], row["rank"]) for row in board["submissions"]] == [("b", 7, 1), ("a", 6, 2), ("c", 5, 3)]
+    tied = borda({"a": {"mrr@10": 0.9, "ndcg@10": 0.1, "map@10": 0.5}, "b": {"mrr@10": 0.5, "ndcg@10": 0.5, "map@10": 0.5}}, metrics)
+    assert [(row["name"], row["points"]) for row in tied["submissions"]] == [("a", 5), ("b", 5)]  # a has a first place more
+
+
+def test_the_leaderboard_and_compare_rank_a_lower_is_better_metric_smallest_first(tmp_path, capsys):
+    config = tmp_path / "clicks.toml"
+    config.write_text('name = "clicks"\n[submission]\nshape = "list"\nheader = ["id", "items"]\n[scoring]\nk = 30\nmetric = "clicks@30"\n')
+    truth = write(tmp_path / "t.csv", "id,items\n" + "".join(f"u{i},x\n" for i in range(40)))
+    early = write(tmp_path / "early.csv", "id,items\n" + "".join(f"u{i},x\n" for i in range(40)))
+    late = write(tmp_path / "late.csv", "id,items\n" + "".join(f"u{i},{' '.join(f'm{j}' for j in range(15))} x\n" for i in range(40)))
+    assert main(["leaderboard", late, early, "--truth", truth, "--config", str(config), "--bootstrap", "50", "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert [Path(row["name"]).stem for row in board["submissions"]] == ["early", "late"]
+    assert board["submissions"][0]["score"] == 0.0 and board["submissions"][1]["score"] == 1.0
+    assert main(["compare", late, early, "--truth", truth, "--config", str(config), "--bootstrap", "50"]) == 0
+    assert "B (" in capsys.readouterr().out.split(" is better")[0]

@@ -55,6 +55,13 @@ class SessionTable:
             from scorer.errors import UsageError
 
             raise UsageError(f"{result.submission}: no per-session figures (the file could not be scored)")
+        if getattr(result.outcome, "weights", None) is not None:
+            from scorer.errors import UsageError
+
+            raise UsageError(f"{result.submission}: the rules of {result.competition!r} weigh each file's rows by what it gives (missing = "
+                             "skip, repeated_key = all), so files differ in what their means divide by: per-session resampling and "
+                             "paired tests are not defined for it; compare the scores, or score under missing = zero and "
+                             "repeated_key = last")
         types = tuple(result.metrics)
         metrics = tuple(parse_metric(name) for name in next(iter(result.metrics.values())))
         n_types = len(types)

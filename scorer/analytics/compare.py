@@ -112,6 +112,16 @@ def clear(row: dict, level: float) -> bool:
             and (row["low"] > 0 or row["high"] < 0))
 
 
+def _lower_is_better(figures: dict) -> bool:
+    """Is the compared metric one where the smaller figure is the better (clicks, log_loss): the verdict turns round."""
+    from scorer.spec.metrics import parse_metric
+
+    try:
+        return parse_metric(figures["metric"]).lower_is_better
+    except (KeyError, ValueError):
+        return False
+
+
 def verdict(figures: dict, where: str = "") -> str:
     """Which of A and B is better, by how much and how sure, in plain words (the technical terms beside them); where: the
     sessions it is about (' on the public sessions'), said when there is a split."""
@@ -122,7 +132,7 @@ def verdict(figures: dict, where: str = "") -> str:
         return f"A ({a}) and B ({b}) could not be compared{where}: no difference has a figure."
     if d == 0:
         return f"A ({a}) and B ({b}) score the same{where}: {fixed(row['a'])}."
-    better, worse, high, low = ("A", "B", row["a"], row["b"]) if d > 0 else ("B", "A", row["b"], row["a"])
+    better, worse, high, low = ("A", "B", row["a"], row["b"]) if (d > 0) != _lower_is_better(figures) else ("B", "A", row["b"], row["a"])
     names = f"{better} ({a if better == 'A' else b})", f"{worse} ({b if better == 'A' else a})"
     numbers = f"{fixed(high)} against {fixed(low)} for {names[1]}, a gap of {significant(abs(d))}"
     if row["low"] is None or row["p_value"] is None:
@@ -147,7 +157,8 @@ def _by_type(figures: dict) -> str:
     for name, row in types.items():
         if row["difference"] is None:
             continue
-        groups[("A" if row["difference"] > 0 else "B") if clear(row, figures["level"]) else ""].append(inline(name))
+        a_better = (row["difference"] > 0) != _lower_is_better(figures)
+        groups[("A" if a_better else "B") if clear(row, figures["level"]) else ""].append(inline(name))
     parts = [f"{side} is better on {listed(names)}" for side, names in groups.items() if side and names]
     if groups[""]:
         parts.append(f"no clear difference on {listed(groups[''])}")

@@ -159,7 +159,10 @@ def leaderboard(columns, names: list[str], unranked: list[dict] | None = None, *
     scores, ratios = figures_of(sum(side_observed.values()), columns)
     side_sums = list(columns.resampled.values())
     samples = resampled_scores(sum(side_sums), t, columns.weights)
-    found = standings(scores, samples, level, top, method)
+    sign = -1.0 if getattr(columns.metric, "lower_is_better", False) else 1.0  # clicks, log_loss: the smallest ranks first
+    found = standings(sign * scores, sign * samples, level, top, method)
+    if sign < 0 and "score_low" in found:
+        found["score_low"], found["score_high"] = -found["score_high"], -found["score_low"]
     alpha = 1.0 - level
     S = len(names)
     out: dict = {
@@ -173,9 +176,10 @@ def leaderboard(columns, names: list[str], unranked: list[dict] | None = None, *
     if split is not None:
         public_scores, _ = figures_of(side_observed["public"], columns)
         private_scores, _ = figures_of(side_observed["private"], columns)
-        public_rank, private_rank = standings(public_scores, np.zeros((0, S)))["rank"], standings(private_scores, np.zeros((0, S)))["rank"]
+        public_rank = standings(sign * public_scores, np.zeros((0, S)))["rank"]
+        private_rank = standings(sign * private_scores, np.zeros((0, S)))["rank"]
         if n:
-            shake = rank_change(resampled_scores(side_sums[0], t, columns.weights), resampled_scores(side_sums[1], t, columns.weights))
+            shake = rank_change(sign * resampled_scores(side_sums[0], t, columns.weights), sign * resampled_scores(side_sums[1], t, columns.weights))
         out["split"] = {"source": split.source, "sessions": {"public": int(len(sides["public"])), "private": int(len(sides["private"]))},
                         "mean_rank_change": finite_or_none(shake.mean()) if shake is not None else None}
     for i in found["order"]:
@@ -198,7 +202,7 @@ def leaderboard(columns, names: list[str], unranked: list[dict] | None = None, *
             for j in order[a + 1:]:
                 out["pairs"].append({"a": names[i], "b": names[j], "difference": finite_or_none(scores[i] - scores[j]),
                                      "p_value": float(found["p_values"][i, j]), "p_adjusted": float(found["adjusted"][i, j]),
-                                     "significant": bool(scores[i] > scores[j] and found["adjusted"][i, j] <= alpha)})
+                                     "significant": bool(sign * scores[i] > sign * scores[j] and found["adjusted"][i, j] <= alpha)})
     if plan_mde and S:
         side = "private" if split is not None else "all"
         sessions = mde_sessions if mde_sessions is not None else len(sides[side])

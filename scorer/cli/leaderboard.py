@@ -19,7 +19,8 @@ USAGE = "scorer leaderboard (SUBMISSION... | --results FILE) [--truth TRUTH] [--
 EXAMPLES = ("scorer leaderboard final/*.csv --truth test_labels.jsonl --bootstrap 1000 --report leaderboard.html",
             "scorer leaderboard --results results.jsonl --truth test_labels.jsonl --split public=0.3 --method bh --format json",
             "scorer leaderboard --results results.jsonl --truth test.truth.npz --engine dask --scheduler tcp://10.0.0.5:8786",
-            "scorer leaderboard baseline.csv --truth test_labels.jsonl --mde 500000")
+            "scorer leaderboard baseline.csv --truth test_labels.jsonl --mde 500000",
+            "scorer leaderboard team_*.csv --truth challenge_truth.json --competition spotify-mpd --borda")
 HELP = "rank many submissions on one joint session bootstrap: rank intervals, p(first), tiers of tied submissions"
 
 
@@ -50,6 +51,9 @@ def add_arguments(parser) -> None:
                              "bootstrap pass; dask: one task per file scores and reduces it on a Dask cluster. The same board "
                              "(fractional metrics' interval ends within a few 1e-6 relative; --mde beyond 16,384 "
                              "planning sessions from a sample of them)")
+    parser.add_argument("--borda", nargs="?", const="", metavar="METRICS",
+                        help="rank by a Borda count over several metrics instead (comma-separated; default: the competition's "
+                             "metrics), as the MPD challenge ranked its teams: P points for a first place, 1 for the last, per metric")
     add_cluster_options(parser, "with --engine dask: ")
     add_format(parser)
     add_threads(parser, what="threads of each pass and of the bootstrap (and the lanes of its sums: the same --threads, the same bits)")
@@ -61,6 +65,8 @@ def run(args) -> int:
     from scorer.jobs.leaderboard import leaderboard
     from scorer.wording import inline
 
+    if args.borda is not None:
+        return _borda(args)
     if args.report:
         from scorer.analytics.plots import REPORT_SUFFIXES
 
@@ -78,4 +84,18 @@ def run(args) -> int:
     print_board(args, board, write_leaderboard_report)
     if board.cut_short:
         print("scorer: the Dask run was cut short (a task never finished): rerun the same command", file=sys.stderr)
+    return board.exit_code
+
+
+def _borda(args) -> int:
+    """--borda: the submission files scored and ranked by a Borda count (no resamples: the options of the bootstrap are
+    not taken)."""
+    from scorer.errors import UsageError
+    from scorer.jobs.borda import borda
+
+    if args.results or args.truth is None or args.report or args.split or args.mde is not None or args.engine != "stream":
+        raise UsageError("--borda ranks submission files against --truth; --results, --report, --split, --mde and --engine do not go with it")
+    board = borda(args.submissions, args.truth, metrics=args.borda, competition=args.competition, config=args.config,
+                  lenient=args.lenient, threads=args.threads)
+    print(board.to_json() if args.format == "json" else board.to_text())
     return board.exit_code
