@@ -386,3 +386,9 @@ def test_the_leaderboard_and_compare_rank_a_lower_is_better_metric_smallest_firs
     assert board["submissions"][0]["score"] == 0.0 and board["submissions"][1]["score"] == 1.0
     assert main(["compare", late, early, "--truth", truth, "--config", str(config), "--bootstrap", "50"]) == 0
     assert "B (" in capsys.readouterr().out.split(" is better")[0]
+
+
+def test_grade_ranks_by_the_scored_metrics_own_direction():
+    from scorer.cli.grade_report import lower_is_better
+
+    assert lower_is_better(load_competition("ratings")) and not lower_is_better(load_competition("twitter20"))

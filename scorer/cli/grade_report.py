@@ -51,8 +51,9 @@ def ran(graded: int, workers: int, seconds: float, skipped: int) -> str:
 
 
 def lower_is_better(competition: Competition) -> bool:
-    """Rating errors (rmse, mae) rank low first; every other scored metric high first."""
-    return competition.metric.family == "value"
+    """A scored metric whose smaller figure is the better (rmse, mae, log_loss, clicks) ranks low first; the others high
+    first (a property of the metric: twitter20's pr_auc is of the value shape and ranks high first)."""
+    return competition.metric.lower_is_better
 
 
 def leaderboard(records: list[dict], competition: Competition) -> str:
