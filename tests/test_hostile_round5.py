@@ -150,3 +150,39 @@ def test_warmup_builds_nothing_into_a_cache_folder_others_control(tmp_path, monk
     for status in aot_build.ensure_built().values():
         assert status.startswith("not built (the JIT kernels serve)") and "writable by others" in status, status
     assert not (tmp_path / "cache" / "aot").exists()
+
+
+REPEATED_PATH = """
+import os, shutil, sys, tempfile
+from pathlib import Path
+from scorer.kernels import aot
+
+def copy_of(stage):
+    built = next(p for p in aot.prebuilt_paths(stage) if p.is_file())
+    folder = Path(tempfile.mkdtemp())
+    shutil.copy(built, folder)
+    return folder / built.name
+
+def load(path):
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        return aot.proven(aot._import(path, fd), path.name.split("-")[0][len("scorer_"):], path.name), fd
+    finally:
+        os.close(fd)
+
+score = copy_of("score")
+first, number = load(score)
+other, _ = load(copy_of("explain"))
+again, same_number = load(score)  # the same /proc/self/fd/N/name, seen before, while another stage's module was the last
+assert same_number == number, (number, same_number)
+print(sorted(n for n in vars(again) if not n.startswith("_")) == sorted(n for n in vars(first) if not n.startswith("_")))
+"""
+
+
+def test_a_stage_module_loaded_again_at_a_path_seen_before_stays_itself():
+    """CPython keeps a single-phase module's contents by path and name, and every stage module has one name: loaded again
+    at a /proc/self/fd path it has seen, a module was merged into the last stage module imported (which then exported
+    another stage's kernels too)."""
+    _package_module("score"), _package_module("explain")
+    done = subprocess.run([sys.executable, "-c", REPEATED_PATH], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["True"], done.stdout + done.stderr

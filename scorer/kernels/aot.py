@@ -293,7 +293,15 @@ def _import(path: Path, folder: int):
     through_folder = f"/proc/self/fd/{folder}/{path.name}"
     location = through_folder if os.path.exists(through_folder) else str(path)
     loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, location)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(MODULE_NAME, location, loader=loader))
-    loader.exec_module(module)
+    # Every stage module has one name, and CPython keeps a single-phase module's first contents by its path and name: a
+    # second load of a path it has seen (descriptor numbers come round again) copies them into sys.modules[MODULE_NAME],
+    # which would be another stage's module. Nothing is left there, so such a load makes a module of its own (whose
+    # identity aot.proven then checks).
+    sys.modules.pop(MODULE_NAME, None)
+    try:
+        module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(MODULE_NAME, location, loader=loader))
+        loader.exec_module(module)
+    finally:
+        sys.modules.pop(MODULE_NAME, None)
     module.__file__ = str(path)  # the descriptor's path means nothing once it is closed
     return module
