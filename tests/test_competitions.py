@@ -392,3 +392,56 @@ def test_grade_ranks_by_the_scored_metrics_own_direction():
     from scorer.cli.grade_report import lower_is_better
 
     assert lower_is_better(load_competition("ratings")) and not lower_is_better(load_competition("twitter20"))
+
+
+# -- the hostile-input contract on the new paths: a sentence and exit 1 (the submission) or 2 (the truth) ------------------
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The hostile files of the impression shape's contract (bombs, UTF-16, Latin-1, a long line, NUL, a cut gzip, a
+    FIFO), made once for these tests."""
+    from test_impressions import hostile_files
+
+    folder = tmp_path_factory.mktemp("hostile")
+    return folder, hostile_files(folder)
+
+
+def test_hostile_submissions_of_the_table_reader_get_a_sentence_and_exit_1(tmp_path, capsys, hostile):
+    folder, names = hostile
+    truths = {"trivago19": write(tmp_path / "gt.csv", TRIVAGO_HEADER + "U,S,1,1,clickout item,7,DE,x,mobile,,,\n"),
+              "spotify-mpd": write(tmp_path / "t.json", json.dumps({"playlists": [{"pid": 1, "tracks": [{"track_uri": "a"}]}]})),
+              "twitter20": write(tmp_path / "t.csv", "tweet_id,engaging_user_id,label\nT,U,1\nT,V,0\n")}
+    for name, truth in truths.items():
+        for hostile_name in names:
+            code = main(["score", str(folder / hostile_name), "--truth", truth, "--competition", name, "--strict"])
+            out = capsys.readouterr()
+            assert code == 1, (name, hostile_name, out)
+            assert "Traceback" not in out.out + out.err and "error" in out.out + out.err, (name, hostile_name)
+
+
+def test_hostile_published_truths_get_a_sentence_and_exit_2(tmp_path, capsys, hostile):
+    folder, names = hostile
+    subs = {"trivago19": write(tmp_path / "sub.csv", "user_id,session_id,timestamp,step,item_recommendations\nU,S,1,1,7\n"),
+            "spotify-mpd": write(tmp_path / "mpd.csv", "team_info,main,t,e\n1, a\n"), "yoochoose15": write(tmp_path / "s.dat", "1;5\n")}
+    for name, sub in subs.items():
+        for hostile_name in names:
+            code = main(["score", sub, "--truth", str(folder / hostile_name), "--competition", name])
+            err = capsys.readouterr().err
+            assert code == 2 and err.startswith("scorer: error:") and "truth" in err and "Traceback" not in err, (name, hostile_name, err)
+
+
+def test_hostile_parquet_submissions_get_a_sentence_and_exit_1(tmp_path, capsys):
+    import os
+
+    truth = write(tmp_path / "t.csv", "prev_items,locale,next_item\nx,DE,X\n")
+    pq.write_table(pa.table({"locale": ["DE"], "next_item_prediction": [["A" * 9000]]}), tmp_path / "long.parquet")
+    pq.write_table(pa.table({"locale": ["DE"] * 20000, "next_item_prediction": [["B07XXXXXXX"] * 100] * 20000}), tmp_path / "bomb.parquet")
+    config = tmp_path / "small.toml"
+    config.write_text((Path(__file__).parent.parent / "configs" / "kdd23-m2.toml").read_text().replace("4_000_000_000", "1_000_000"))
+    (tmp_path / "cut.parquet").write_bytes((tmp_path / "bomb.parquet").read_bytes()[:300])
+    (tmp_path / "text.parquet").write_text("locale,next_item_prediction\nDE,X\n")
+    os.mkfifo(tmp_path / "fifo.parquet")
+    for hostile, code_expected, words in (("long.parquet", 1, "S022"), ("bomb.parquet", 1, "S024"), ("cut.parquet", 1, "S027"),
+                                          ("text.parquet", 1, "S026"), ("fifo.parquet", 1, "S027")):
+        code = main(["validate", str(tmp_path / hostile), "--truth", truth, "--config", str(config)])
+        out = capsys.readouterr()
+        assert code == code_expected and words in out.out and "Traceback" not in out.out + out.err, (hostile, out)

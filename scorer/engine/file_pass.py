@@ -15,6 +15,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from scorer.engine.header import text as _text
 from scorer.engine.heap import bound_heap
 from scorer.engine.id_kernel import IdKernel
 from scorer.engine.problems import Code, Report, report_missing_rows, report_repeated_rows, report_unknown_rows
-from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded
+from scorer.engine.reader import DEFAULT_BLOCK_BYTES, BlockReader, Deadline, LimitExceeded, open_regular
 from scorer.engine.row_kernel import Parsed, RowKernel
 from scorer.engine.row_keys import RowKeys
 from scorer.kernels import codes
@@ -165,7 +166,8 @@ class Pass:
             end = window.find(b"\n")
             text = window if end < 0 else window[:end]
             if end < 0 and len(window) > max_line + 1:
-                raise LimitExceeded(Code.LINE_TOO_LONG, f"the first line is over {max_line:,} bytes", line=line, column=max_line + 1)
+                raise LimitExceeded(Code.LINE_TOO_LONG, f"more than {max_line:,}", line=line, column=max_line + 1, max_line_bytes=max_line,
+                                    ending="")
             stripped = text.rstrip(b"\r").strip()
             if end >= 0 and (not stripped or (competition.comment and stripped.startswith(competition.comment.encode()))):
                 offset, line = offset + end + 1, line + 1
@@ -296,6 +298,9 @@ class Pass:
         if self.headerless:
             return ParquetBlocks(path, self.competition, limits.max_file_bytes, limits.max_decompressed_bytes, deadline, untrusted)
         if ROW_INDEX in self.competition.key:
+            import os
+
+            os.close(open_regular(Path(path), untrusted=untrusted)[0])  # what is no regular file is said so first
             raise LimitExceeded(Code.UNKNOWN_COMPRESSION, f"the submission must be a Parquet file: its rows' positions ({ROW_INDEX}, "
                                                           f"its pandas index) name the rows, which a text file's lines do not")
         return BlockReader(path, self.block_bytes, limits.max_file_bytes, limits.max_decompressed_bytes, limits.max_line_bytes, deadline,

@@ -12,6 +12,7 @@ rows hold no relevant item (a grade of 0, an empty field), so the rules of empty
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,19 +124,53 @@ def _table(path: Path, spec: TruthSpec):
         if compression not in ("plain", "gzip") or (compression == "plain" and (found := not_text(path))):
             raise TruthError(f"truth file {path} is {found if compression == 'plain' else 'compressed with ' + compression}: give a "
                              "CSV (plain or gzip) or Parquet file")
-        options = dict(sep=spec.field_separator, dtype=str, keep_default_na=False, na_filter=False,
-                       compression="gzip" if compression == "gzip" else None)
+        content = _gunzipped(path) if compression == "gzip" else None
+        source = (lambda: path) if content is None else (lambda: io.BytesIO(content))
+        options = dict(sep=spec.field_separator, dtype=str, keep_default_na=False, na_filter=False, compression=None)
         if spec.first_line == "row":
             _require_columns(spec.columns, needed, path)
-            return pd.read_csv(path, header=None, names=list(spec.columns), usecols=needed, **options)
-        names = list(pd.read_csv(path, nrows=0, **options).columns)
-        _require_columns([name.strip() for name in names], needed, path)
-        frame = pd.read_csv(path, usecols=lambda name: name.strip() in needed, **options)
+            return pd.read_csv(source(), header=None, names=list(spec.columns), usecols=needed, **options)
+        names = _header(source(), spec.field_separator, path)
+        _require_columns(names, needed, path)
+        frame = pd.read_csv(source(), usecols=[names.index(name) for name in needed], **options)
         return frame.rename(columns=str.strip)
     except TruthError:
         raise
     except Exception as error:  # pandas and pyarrow raise many kinds; the message is what matters
         raise TruthError(f"cannot read truth file {path}: {error}") from None
+
+
+MAX_INFLATION = 100  # a gzip truth inflating more than this many times its size is refused (a bomb, not a table)
+MAX_HEADER_BYTES, MAX_COLUMNS = 1 << 20, 4096  # a truth's header line: longer, or of more columns, is no table's header
+
+
+def _header(source, separator: str, path: Path) -> list[str]:
+    """The names of the header line (quotes and spaces around them left out), read before pandas reads the table: a line of
+    100,000 columns would keep pandas busy for minutes."""
+    with (open(source, "rb") if isinstance(source, Path) else source) as handle:
+        line = handle.readline(MAX_HEADER_BYTES + 1)
+    if len(line) > MAX_HEADER_BYTES:
+        raise TruthError(f"truth file {path}: line 1 is over {MAX_HEADER_BYTES:,} bytes, which is no header line")
+    names = [name.strip().strip('"').strip() for name in line.decode("utf-8", "replace").rstrip("\r\n").split(separator)]
+    if len(names) > MAX_COLUMNS:
+        raise TruthError(f"truth file {path}: line 1 has {len(names):,} columns, over the {MAX_COLUMNS:,} a truth's header may have")
+    return names
+
+
+def _gunzipped(path: Path) -> bytes:
+    """A gzip truth's content, at most MAX_INFLATION times the file's size."""
+    import gzip
+    import zlib
+
+    limit = MAX_INFLATION * max(path.stat().st_size, 1)
+    try:
+        with gzip.open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+    except (EOFError, OSError, zlib.error) as error:
+        raise TruthError(f"truth file {path} is not a whole gzip file: {error}") from None
+    if len(raw) > limit:
+        raise TruthError(f"truth file {path} inflates to more than {MAX_INFLATION} times its size: not a gzipped table")
+    return raw
 
 
 def _require_columns(names, needed: list[str], path: Path) -> None:
