@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import reference_competitions as ref
 import scorer
 from scorer.cli.main import main
-from scorer.errors import ConfigError
+from scorer.errors import ConfigError, UsageError
 from scorer.spec.competition import competition_from_dict, load_competition
 from scorer.spec.metrics import parse_metric
 
@@ -445,3 +445,18 @@ def test_hostile_parquet_submissions_get_a_sentence_and_exit_1(tmp_path, capsys)
         code = main(["validate", str(tmp_path / hostile), "--truth", truth, "--config", str(config)])
         out = capsys.readouterr()
         assert code == code_expected and words in out.out and "Traceback" not in out.out + out.err, (hostile, out)
+
+
+def test_frames_from_python_score_as_the_files_do(tmp_path):
+    import pandas as pd
+    import polars as pl
+
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    kdd = pd.read_parquet(fixtures / "kdd23-m2" / "submission.parquet")
+    truth = str(fixtures / "kdd23-m2" / "sessions_test_task1.csv")
+    assert scorer.score(kdd, truth, "kdd23-m2").score == scorer.score(str(fixtures / "kdd23-m2" / "submission.parquet"), truth, "kdd23-m2").score
+    trivago = pd.read_csv(fixtures / "trivago19" / "submission.csv", dtype=str)
+    truth = str(fixtures / "trivago19" / "ground_truth.csv")
+    assert scorer.score(pl.from_pandas(trivago), truth, "trivago19").score == 0.5
+    with pytest.raises(UsageError, match="'step' is not there"):
+        scorer.score(trivago.drop(columns="step"), truth, "trivago19")

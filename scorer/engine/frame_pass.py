@@ -61,6 +61,13 @@ class FramePass(Pass):
         if self.competition.shape == "impression":
             self._run_impressions(rows.read_all())
             return self._finish()
+        if self.competition.table_reader:
+            self._run_table(rows)
+            outcome = self._finish()
+            from scorer.engine.parquet_rows import name_rows
+
+            name_rows(self.report, self.competition)
+            return outcome
         try:
             form = frames.pick_form(rows.column_names, self.competition)
         except UsageError as error:
@@ -80,6 +87,23 @@ class FramePass(Pass):
         id_name, labels_name = self.competition.header
         return {"id_labels": (id_name, id_name, labels_name), "session_type_labels": ("session", "type", "labels"),
                 "long": ("session", "type", "aid")}[form]
+
+    # -- the table reader: each batch's rows made lines, as a Parquet file's are ------------------
+    def _run_table(self, rows: frames.Batches) -> None:
+        """The config's columns of each batch written as lines `position,field,...` (a list column's items joined; the
+        position, 0-based, where the key holds `__index__`), parsed by the table reader's kernel in row order."""
+        from scorer.engine.parquet_rows import lines_of
+
+        missing = [name for name in self.competition.header if name not in rows.column_names]
+        if missing:
+            raise UsageError(f"the frame has columns {rows.column_names}; expected {', '.join(self.competition.header)} "
+                             f"({missing[0]!r} is not there)")
+        lines_before = 0
+        for batch in rows:
+            data, size = lines_of(batch, self.competition, [str(row) for row in range(rows.rows - batch.num_rows, rows.rows)])
+            parsed = self.kernel.parse(np.frombuffer(data, np.uint8), 0, size, 1)
+            self._absorb(parsed, lines_before)
+            lines_before += parsed.last_line
 
     # -- the impression shape: a row per impression, in the truth's order ----------------------
     def _run_impressions(self, table) -> None:

@@ -78,7 +78,7 @@ class ParquetBlocks:
                     self.deadline.check(self.bytes_read)
                     positions = _positions(batch, index, start)
                     start += batch.num_rows
-                    data, size = self._lines(batch, positions)
+                    data, size = lines_of(batch, self.competition, positions)
                     self.bytes_read += size
                     if self.bytes_read > self.max_decompressed_bytes:
                         raise LimitExceeded(Code.DECOMPRESSED_TOO_LARGE, f"the rows' content is over the limit of "
@@ -90,32 +90,32 @@ class ParquetBlocks:
             except READ_ERRORS as error:
                 raise SubmissionError(f"the Parquet file {self.name} cannot be read: {error}") from None
 
-    def _lines(self, batch, positions) -> tuple[bytearray, int]:
-        """The batch's rows as lines `position,field,...` (a list column's items joined), then SLACK zero bytes."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
+def lines_of(batch, competition: Competition, positions) -> tuple[bytearray, int]:
+    """A record batch's rows as lines `position,field,...` (the position only where the key holds it; a list column's
+    items joined by the item separator), then SLACK zero bytes: (the buffer, the lines' size)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-        from scorer import frames
+    from scorer import frames
 
-        competition = self.competition
-        text = lambda value: pa.scalar(value, pa.large_string())  # noqa: E731
-        fields = [pa.array(positions, pa.large_string())] if ROW_INDEX in competition.key else []
-        for name in competition.header:
-            column = batch.column(name)
-            if frames.is_list(column.type):
-                items = column.cast(pa.large_list(pa.large_string()))
-                fields.append(pc.binary_join(items, text(competition.item_separator)))
-            else:
-                fields.append(column.cast(pa.large_string()))
-        lines = pc.binary_join_element_wise(*fields, text(competition.field_separator), null_handling="replace")
-        joined = pc.binary_join_element_wise(lines, text(""), text("\n"), null_handling="replace")
-        values = joined.buffers()[2]
-        offsets = np.frombuffer(joined.buffers()[1], np.int64, count=len(joined) + 1)[joined.offset :]
-        first, size = int(offsets[0]), int(offsets[-1] - offsets[0])
-        data = bytearray(size + SLACK)
-        if size:
-            data[:size] = memoryview(values)[first : first + size]
-        return data, size
+    text = lambda value: pa.scalar(value, pa.large_string())  # noqa: E731
+    fields = [pa.array(positions, pa.large_string())] if ROW_INDEX in competition.key else []
+    for name in competition.header:
+        column = batch.column(name)
+        if frames.is_list(column.type):
+            items = column.cast(pa.large_list(pa.large_string()))
+            fields.append(pc.binary_join(items, text(competition.item_separator)))
+        else:
+            fields.append(column.cast(pa.large_string()))
+    lines = pc.binary_join_element_wise(*fields, text(competition.field_separator), null_handling="replace")
+    joined = pc.binary_join_element_wise(lines, text(""), text("\n"), null_handling="replace")
+    values = joined.buffers()[2]
+    offsets = np.frombuffer(joined.buffers()[1], np.int64, count=len(joined) + 1)[joined.offset :]
+    first, size = int(offsets[0]), int(offsets[-1] - offsets[0])
+    data = bytearray(size + SLACK)
+    if size:
+        data[:size] = memoryview(values)[first : first + size]
+    return data, size
 
 
 def _index(parquet):
