@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,36 +24,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_score import timed_child  # noqa: E402
+from bench_impressions import head, scorer_run  # noqa: E402
 from make_recsys import mpd, trivago  # noqa: E402
-
-GNU_TIME = "/usr/bin/time"
-
-
-def scorer_run(submission: Path, truth: Path, competition: str, cache: Path) -> tuple[float, float, dict]:
-    """`scorer score` in a fresh process: (wall seconds, its peak RSS in MiB, its JSON). Started by GNU time where there is
-    one, so the peak is the child's alone (ru_maxrss is kept across fork and exec)."""
-    command = [sys.executable, "-m", "scorer", "score", str(submission), "--truth", str(truth), "--competition", competition,
-               "--format", "json"]
-    env = dict(os.environ, SCORER_CACHE_DIR=str(cache))
-    if not Path(GNU_TIME).is_file():
-        wall, peak, out = timed_child(command, env=env)
-        return wall, peak, json.loads(out)
-    with tempfile.NamedTemporaryFile("r") as report:
-        started = time.perf_counter()
-        out = subprocess.run([GNU_TIME, "-o", report.name, "-f", "%M", *command], capture_output=True, text=True, env=env, check=True).stdout
-        wall = time.perf_counter() - started
-        return wall, int(report.read().split()[-1]) / 1024, json.loads(out)
-
-
-def head(path: Path, lines: int, out: Path) -> Path:
-    with open(path, "rb") as source, open(out, "wb") as target:
-        for _ in range(lines):
-            line = source.readline()
-            if not line:
-                break
-            target.write(line)
-    return out
 
 
 def trivago_baseline(submission: Path, truth: Path, rows: int) -> tuple[float, int]:

@@ -108,11 +108,15 @@ def test_spotify_mpd_keeps_the_team_info_line_and_needs_it(tmp_path, capsys):
     truth = write(tmp_path / "truth.json", json.dumps({"playlists": [{"pid": 1, "tracks": [{"track_uri": _uri(1)}]}]}))
     sub = write(tmp_path / "sub.csv", f"\n# ours\nteam_info,main,team,e@x.org\n1, {_uri(1)}\n")
     result = scorer.score(sub, truth, "spotify-mpd", strict=True)
-    assert result.valid and result.score == 1.0 and result.outcome.metadata == "team_info,main,team,e@x.org"
+    assert result.score is None and [(p.code, p.line) for p in result.problems] == [("S040", 4)]  # 1 track, not 500
+    result = scorer.score(sub, truth, "spotify-mpd")
+    assert result.score == 1.0 and result.outcome.metadata == "team_info,main,team,e@x.org"
+    full = write(tmp_path / "full.csv", "team_info,main,team,e@x.org\n1, " + ", ".join([_uri(1)] + [_uri(n) for n in range(2, 501)]) + "\n")
+    assert scorer.score(full, truth, "spotify-mpd", strict=True).valid
     bare = write(tmp_path / "bare.csv", f"1, {_uri(1)}\n")
     assert main(["validate", bare, "--competition", "spotify-mpd"]) == 1
     assert "line 1:1 S002" in capsys.readouterr().out or True
-    problems = scorer.validate(bare, truth, "spotify-mpd").problems
+    problems = [p for p in scorer.validate(bare, truth, "spotify-mpd").problems if p.code == "S002"]
     assert [(p.code, p.line, p.column) for p in problems] == [("S002", 1, 1)] and "team_info" in problems[0].message
 
 
@@ -352,7 +356,7 @@ def test_leaderboard_borda_counts_places_over_the_metrics(tmp_path, capsys):
                                                                      {"pid": 2, "tracks": [{"track_uri": "c"}]}]}))
     files = {"x": "1, a, b\n2, c\n", "y": "1, z, a\n2, c\n", "w": "1, " + ", ".join(["q"] * 0 + [f"m{i}" for i in range(12)]) + ", a\n2, c\n"}
     paths = [write(tmp_path / f"{name}.csv", "team_info,main,t,e\n" + text) for name, text in files.items()]
-    assert main(["leaderboard", *paths, "--truth", truth, "--competition", "spotify-mpd", "--borda", "--format", "json"]) == 0
+    assert main(["leaderboard", *paths, "--truth", truth, "--competition", "spotify-mpd", "--borda", "--lenient", "--format", "json"]) == 0
     board = {Path(row["name"]).stem: row for row in json.loads(capsys.readouterr().out)["submissions"]}
     # r_precision x 1, y 3/4, w 1/2; ndcg x 1 > y > w; clicks x 0 = y 0 < w 1/2 (lower is better: x and y share place 1)
     assert [board[n]["places"] for n in "xyw"] == [{"r_precision": 1, "ndcg@500": 1, "clicks@500": 1},

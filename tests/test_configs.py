@@ -28,7 +28,7 @@ EXPECTED = {
     "trivago19": (1 / 2, {"mrr@3": 1 / 2, "precision@1": 1 / 4}, {"S010", "S011", "S014"}),
     "spotify-mpd": (1 / 6, {"ndcg@500": ((1 / math.log2(3) + 1 / 2) / (1 + 1 / math.log2(3))
                                          + (1 / math.log2(13) + 1 / math.log2(14)) / (1 + 1 / math.log2(3) + 1 / 2)) / 3,
-                            "clicks@500": 1 / 3}, {"S011", "S014", "S015"}),
+                            "clicks@500": 1 / 3}, {"S011", "S014", "S015", "S040"}),
     "kdd23-m2": (7 / 12, {"hitrate@100": 1.0, "ndcg@100": (1 / math.log2(3) + 1 + 1 / math.log2(5)) / 3}, set()),
     "dressipi22": (4 / 9, {"hitrate@100": 2 / 3}, set()),
     "twitter20": (19 / 24, {"average_precision": 5 / 6, "roc_auc": 3 / 4,

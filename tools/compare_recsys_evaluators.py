@@ -31,6 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_news_evaluators import source as news_source  # noqa: E402
+
 TRIVAGO_REPO = os.environ.get("TRIVAGO_REPO", "/work/.mirror/recsyschallenge+2019/repo")
 TRIVAGO_COMMIT = os.environ.get("TRIVAGO_COMMIT", "1d15a69")
 MPD_REPO = os.environ.get("MPD_REPO", "/work/.mirror/plamere+RecsysChallengeTools/repo")
@@ -38,10 +41,9 @@ METRICS_REPO = os.environ.get("METRICS_REPO", "/work/.mirror/benhamner+Metrics/r
 
 
 def source(repo: str, path: str, commit: str = "HEAD") -> str:
-    """A file of a clone: read from its work tree, else from its git objects at `commit`."""
-    plain = Path(repo) / path
-    if plain.is_file():
-        return plain.read_text()
+    """A file of a clone at `commit` (a work tree's file as it is): compare_news_evaluators.source, at another commit."""
+    if commit == "HEAD" or (Path(repo) / path).is_file():
+        return news_source(repo, path)
     return subprocess.run(["git", "-C", repo, "show", f"{commit}:{path}"], capture_output=True, text=True, check=True).stdout
 
 

@@ -229,6 +229,10 @@ class Pass:
                 words["hint"] = f" (found {_text(joined.group(1))} between items: use a single space)"
         elif code == codes.LINE_TOO_LONG:
             words["value"] = f"{end:,}"
+        elif code == codes.LIST_LENGTH:
+            separator = self.competition.item_separator
+            words.update(value=f"{sum(1 for item in text[start:end].split(separator.encode()) if item.strip()):,}",
+                         expected=f"{self.competition.list_length:,}")
         elif code == codes.BAD_RANK:  # the table reader's rank column (the impression shape's words are its kernel's)
             words.update(what="rank", expected="a whole number of at least 1 (1 is the first place)")
         elif code == codes.TOO_MANY_ITEMS:

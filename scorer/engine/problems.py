@@ -54,6 +54,7 @@ class Code(IntEnum):
     BAD_RANK_LIST = codes.BAD_RANK_LIST
     EXTRA_LINES = codes.EXTRA_LINES
     IMPRESSIONS_FILLED = 38
+    LIST_LENGTH = codes.LIST_LENGTH
 
     @property
     def code(self) -> str:
@@ -119,6 +120,8 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.EXTRA_LINES, WARNING, "line past the truth's last impression",
                     "a line past the truth's {expected}: ignored, as the evaluators ignore it", once=True),
         ProblemKind(Code.IMPRESSIONS_FILLED, WARNING, "impressions filled with rank 1", "{value}"),
+        ProblemKind(Code.LIST_LENGTH, ERROR, "not the competition's number of items",
+                    "{value} items in the row, where the competition's lists hold exactly {expected} (the row is scored as read)"),
     )
 }
 

@@ -85,7 +85,8 @@ class TableKernel(RowKernel):
         self.layout = (np.int64(self.shape), np.int64(ord(self.separator)), np.int64(ord(competition.item_separator)),
                        np.int64(ord(competition.comment) if competition.comment else -1),
                        np.array([position[name] for name in competition.key], np.int64), np.int64(position[competition.prediction]),
-                       np.int64(position[competition.rank] if competition.rank else NO_COLUMN), np.int64(len(names)), rest, self.repeat)
+                       np.int64(position[competition.rank] if competition.rank else NO_COLUMN), np.int64(len(names)), rest, self.repeat,
+                       np.int64(competition.list_length))
 
     def read_header(self, first: bytes) -> tuple[str, bool] | None:
         """None when line 1 names every column of the config (in any order; other columns are read past), the layout then

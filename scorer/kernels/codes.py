@@ -28,6 +28,8 @@ BAD_RANK = 35  # impression shape: a rank below 1 (1 / rank outside [0, 1]), 0, 
 BAD_RANK_LIST = 36  # impression shape: the ranks are not a JSON list of numbers
 EXTRA_LINES = 37  # impression shape: a line past the truth's last impression (ignored)
 
-ROWS_WITH_ERRORS = 39  # not a problem: the kernel counts here the rows of the truth read with an error (they score 0)
+LIST_LENGTH = 40  # table reader: a list row does not hold the config's list_length items (verify_submission.py's 500)
 
-N_CODES = 40  # size of the per-code counters; codes are below this
+ROWS_WITH_ERRORS = 47  # not a problem: the kernel counts here the rows of the truth read with an error (they score 0)
+
+N_CODES = 48  # size of the per-code counters; codes are below this

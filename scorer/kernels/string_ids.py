@@ -113,6 +113,23 @@ def parse_float(buf, start, end):
     return -value if negative else value, True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def value_figures(value, index, indptr, truth_grades, value_kinds, out):
+    """A value row's figure of each metric: its squared error (value_kinds 1, rmse), its error (2, mae), the prediction
+    itself (3, the table reader's classification figures), else 0. A row whose id has no truth value has error 0."""
+    has_truth = indptr[index + 1] > indptr[index]
+    error = value - truth_grades[indptr[index]] if has_truth else 0.0
+    for j in range(value_kinds.shape[0]):
+        if value_kinds[j] == 1:
+            out[j] = error * error
+        elif value_kinds[j] == 2:
+            out[j] = abs(error)
+        elif value_kinds[j] == 3:
+            out[j] = value
+        else:
+            out[j] = 0.0
+
+
 @njit(cache=True, nogil=True)
 def _cover(covered, cover_ks, code, rank):
     """Mark the truth item code as seen at 0-based rank for every coverage@K with rank < K (cover_ks ascending)."""
@@ -187,15 +204,7 @@ def parse_strings_block(buf, pos, n, line, shape, tables, truth, metric, limits,
                 row_ints[n_rows, 2] = 0
                 row_ints[n_rows, 3] = line
                 row_ints[n_rows, 4] = 0
-                has_truth = indptr[index + 1] > indptr[index]
-                error = value - truth_grades[indptr[index]] if has_truth else 0.0
-                for j in range(kinds.shape[0]):
-                    if value_kinds[j] == 1:
-                        row_values[n_rows, j] = error * error
-                    elif value_kinds[j] == 2:
-                        row_values[n_rows, j] = abs(error)
-                    else:
-                        row_values[n_rows, j] = 0.0
+                value_figures(value, index, indptr, truth_grades, value_kinds, row_values[n_rows])
                 n_rows += 1
                 continue
         else:  # LIST: items separated by single spaces; only the first kmax take part

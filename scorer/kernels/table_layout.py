@@ -4,6 +4,7 @@ config read them without loading numba."""
 KEEP_LAST, KEEP_FIRST, KEEP_ALL = 0, 1, 2  # rules.repeated_key: which rows of a key given twice count
 REPEAT_FIRST, REPEAT_ZERO, REPEAT_COLLAPSE = 0, 1, 2  # rules.repeated_item: how a row's repeated items count
 VALUE_SQUARED, VALUE_ABSOLUTE, VALUE_PREDICTION = 1, 2, 3  # a value row's figure: (ŷ − y)², |ŷ − y|, or ŷ itself
+# (string_ids.value_figures reads these numbers; kinds.SQUARED and kinds.ABSOLUTE are the first two)
 
 KEEP = {"last": KEEP_LAST, "first": KEEP_FIRST, "all": KEEP_ALL}
 REPEAT = {"first": REPEAT_FIRST, "zero": REPEAT_ZERO, "collapse": REPEAT_COLLAPSE}

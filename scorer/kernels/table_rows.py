@@ -36,17 +36,9 @@ from scorer.kernels.kinds import (
 )
 from scorer.kernels.parse import _problem, _utf8_error, blank_lines
 from scorer.kernels.rank import locate
-from scorer.kernels.string_ids import parse_float
+from scorer.kernels.string_ids import parse_float, value_figures
 from scorer.kernels.strings import HIGHS, byte_matches, hash_bytes, lookup, next_separator, same_bytes, word
-from scorer.kernels.table_layout import (
-    KEEP_ALL,
-    KEEP_FIRST,
-    REPEAT_COLLAPSE,
-    REPEAT_ZERO,
-    VALUE_ABSOLUTE,
-    VALUE_PREDICTION,
-    VALUE_SQUARED,
-)
+from scorer.kernels.table_layout import KEEP_ALL, KEEP_FIRST, REPEAT_COLLAPSE, REPEAT_ZERO
 
 U = np.uint64
 NO_COLUMN = -1
@@ -312,12 +304,18 @@ def truth_place(buf, start, end, h, stamp, local_stamp, local_hash, local_at, tr
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _unknown_row(row_ints, row_values, n_rows, row_key, line):
-    row_ints[n_rows, 0] = -1
+def _row_head(row_ints, n_rows, index, row_key, line):
+    """A row's slot (-1: an id not in the truth), its key, its line; its hit mask 0 until scored."""
+    row_ints[n_rows, 0] = index
     row_ints[n_rows, 1] = row_key
     row_ints[n_rows, 2] = 0
     row_ints[n_rows, 3] = line
     row_ints[n_rows, 4] = 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unknown_row(row_ints, row_values, n_rows, row_key, line):
+    _row_head(row_ints, n_rows, -1, row_key, line)
     for j in range(row_values.shape[1]):
         row_values[n_rows, j] = 0.0
 
@@ -343,7 +341,7 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
     Returns (pos, line, rows written, predictions written, problems kept). preds rows (long shape): slot, line, item
     code, rank (its line where the file has no rank column), one per line of a known id; the rows of unknown ids go to
     row_ints as the list and value shapes' rows do."""
-    shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode = layout
+    shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode, list_length = layout
     id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table, item_hashes = tables
     indptr, truth_items, truth_grades, sorted_grades = truth
     kinds, ks, kmax, discount, ideal, value_kinds = metric
@@ -440,22 +438,8 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                 _unknown_row(row_ints, row_values, n_rows, row_key, line)
                 n_rows += 1
                 continue
-            row_ints[n_rows, 0] = index
-            row_ints[n_rows, 1] = row_key
-            row_ints[n_rows, 2] = 0
-            row_ints[n_rows, 3] = line
-            row_ints[n_rows, 4] = 0
-            has_truth = indptr[index + 1] > indptr[index]
-            error = value - truth_grades[indptr[index]] if has_truth else 0.0
-            for j in range(value_kinds.shape[0]):
-                if value_kinds[j] == VALUE_SQUARED:
-                    row_values[n_rows, j] = error * error
-                elif value_kinds[j] == VALUE_ABSOLUTE:
-                    row_values[n_rows, j] = abs(error)
-                elif value_kinds[j] == VALUE_PREDICTION:
-                    row_values[n_rows, j] = value
-                else:
-                    row_values[n_rows, j] = 0.0
+            _row_head(row_ints, n_rows, index, row_key, line)
+            value_figures(value, index, indptr, truth_grades, value_kinds, row_values[n_rows])
             n_rows += 1
             continue
         # LIST: the items of the prediction field, split at the item separator (and, for a space, tabs)
@@ -497,14 +481,13 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                                               token_stop, line_start)
                     n_items += 1
             i = token_end + 1
+        if list_length > 0 and n_tokens != list_length and n_tokens <= kmax:  # more than kmax: S013 says so
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.LIST_LENGTH, line, field_start, field_end, line_start)
         if index < 0:
             _unknown_row(row_ints, row_values, n_rows, row_key, line)
             n_rows += 1
             continue
-        row_ints[n_rows, 0] = index
-        row_ints[n_rows, 1] = row_key
-        row_ints[n_rows, 2] = 0
-        row_ints[n_rows, 3] = line
+        _row_head(row_ints, n_rows, index, row_key, line)
         row_ints[n_rows, 4] = score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks,
                                           discount, ideal, repeat_mode, hits, gains, row_values[n_rows])
         n_rows += 1

@@ -130,6 +130,7 @@ class Competition:
     field_separator: str = ","
     metadata: str = ""  # first_line "metadata": the text that line starts with
     comment: str = ""  # a line that starts with this is skipped (Spotify's verify_submission.py skips '#' lines)
+    list_length: int = 0  # list shape: the number of items every row must hold (verify_submission.py's 500), 0 for any
     truth_spec: TruthSpec | None = None  # [truth]: the published truth's form; None: the shape's own truth files
 
     @property
@@ -140,7 +141,8 @@ class Competition:
         if self.shape not in ("list", "long", "value"):
             return False
         plain = (len(self.header) == 2 and self.key == self.header[:1] and self.prediction == self.header[1] and not self.rank
-                 and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment)
+                 and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment
+                 and not self.list_length)
         return not plain or not self.rules.plain(self.shape) or any(metric.kind.table_only for metric in self.metrics)
 
     @property
@@ -392,8 +394,8 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
 
 
 SUBMISSION_KEYS = ("header", "shape", "id_pattern", "item_separator", "empty_token", "first_line", "values", "key", "prediction", "rank",
-                   "field_separator", "metadata", "comment")
-TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment")  # the table reader's (string shapes)
+                   "field_separator", "metadata", "comment", "list_length")
+TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment", "list_length")  # the table reader's (string shapes)
 
 
 def _separator(table: dict[str, Any], key: str, default: str, source: str, section: str) -> str:
@@ -441,8 +443,11 @@ def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, fir
     comment = _get(submission, "comment", str, source, default="", section="submission")
     if len(comment) > 1 or comment in (field_separator, item_separator, '"'):
         raise ConfigError(f"{source}: key 'submission.comment' must be one character other than the separators and '\"', got {comment!r}")
+    list_length = _get(submission, "list_length", int, source, default=0, section="submission")
+    if list_length and (shape != "list" or not 1 <= list_length <= 1000):
+        raise ConfigError(f"{source}: key 'submission.list_length' is for shape 'list': a number of items from 1 to 1000, got {list_length!r}")
     return {"key": tuple(key), "prediction": prediction, "rank": rank, "field_separator": field_separator,
-            "item_separator": item_separator, "metadata": metadata, "comment": comment}
+            "item_separator": item_separator, "metadata": metadata, "comment": comment, "list_length": list_length}
 
 
 TRUTH_KEYS = ("format", "first_line", "columns", "field_separator", "key", "item", "item_separator", "value", "grade", "where")
