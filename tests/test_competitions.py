@@ -110,7 +110,7 @@ def test_spotify_mpd_keeps_the_team_info_line_and_needs_it(tmp_path, capsys):
     result = scorer.score(sub, truth, "spotify-mpd", strict=True)
     assert result.score is None and [(p.code, p.line) for p in result.problems] == [("S040", 4)]  # 1 track, not 500
     result = scorer.score(sub, truth, "spotify-mpd")
-    assert result.score == 1.0 and result.outcome.metadata == "team_info,main,team,e@x.org"
+    assert result.score == 1.0 and result.to_dict()["metadata"] == "team_info,main,team,e@x.org"
     full = write(tmp_path / "full.csv", "team_info,main,team,e@x.org\n1, " + ", ".join([_uri(1)] + [_uri(n) for n in range(2, 501)]) + "\n")
     assert scorer.score(full, truth, "spotify-mpd", strict=True).valid
     bare = write(tmp_path / "bare.csv", f"1, {_uri(1)}\n")

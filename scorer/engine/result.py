@@ -115,7 +115,13 @@ class Result(Tabular):
             "problem_counts": self.report.summary(),
             "problems": [problem.to_dict() for problem in self.report.problems],
             "seconds": round(self.seconds, 3),
+            **({"metadata": self.metadata} if self.metadata is not None else {}),
         }
+
+    @property
+    def metadata(self) -> str | None:
+        """The file's metadata line where its competition has one (Spotify's `team_info,...`), as written."""
+        return None if self.outcome is None else getattr(self.outcome, "metadata", None)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
