@@ -66,6 +66,15 @@ def test_trivago19_is_the_mrr_of_the_inner_join(case, tmp_path_factory):
         assert result.score == pytest.approx(expected, abs=1e-12)
 
 
+def test_trivago19_reads_items_as_int_does_and_locates_what_would_stop_it(tmp_path):
+    truth = write(tmp_path / "gt.csv", TRIVAGO_HEADER + "U,S,1,1,clickout item,0507,DE,x,mobile,,,\nV,S,1,1,clickout item,9,DE,x,mobile,,,\n")
+    sub = write(tmp_path / "sub.csv", "user_id,session_id,timestamp,step,item_recommendations\nU,S,1,1,+507 0507\nV,S,1,1,x9 009\n")
+    result = scorer.score(sub, truth, "trivago19")
+    assert result.score == pytest.approx((0 + 1 / 2) / 2)  # 507 listed twice (as int() reads both): 0; 9 at rank 2
+    assert [(p.code, p.line, p.column) for p in result.problems if p.code == "S008"] == [("S008", 3, 9)]  # int("x9") stops functions.py
+    assert not scorer.score(sub, truth, "trivago19", strict=True).valid
+
+
 def test_trivago19_reads_the_truths_clickouts_and_past_other_columns(tmp_path):
     truth = write(tmp_path / "train.csv", TRIVAGO_HEADER + "U,S,1,1,interaction item image,7,DE,\"Berlin, Germany\",mobile,,,\n"
                                                            "U,S,2,2,clickout item,7,DE,\"Berlin, Germany\",mobile,,7|8,1|2\n")

@@ -110,6 +110,8 @@ def trivago_case(rng, folder: Path, index: int) -> dict:
                 chosen.insert(int(rng.integers(0, len(chosen) + 1)), reference)
             if rng.random() < 0.15:
                 chosen.insert(int(rng.integers(0, len(chosen) + 1)), reference)  # listed twice (or once more)
+            if rng.random() < 0.1:
+                chosen = ["0" + item if rng.random() < 0.3 else item for item in chosen]  # int() reads 05001 as 5001
             sub_lines.append(",".join(key) + ",DE," + " ".join(chosen))
     truth, submission = folder / f"trivago_truth_{index}.csv", folder / f"trivago_sub_{index}.csv"
     truth.write_text("\n".join(truth_lines) + "\n")

@@ -86,7 +86,7 @@ class TableKernel(RowKernel):
                        np.int64(ord(competition.comment) if competition.comment else -1),
                        np.array([position[name] for name in competition.key], np.int64), np.int64(position[competition.prediction]),
                        np.int64(position[competition.rank] if competition.rank else NO_COLUMN), np.int64(len(names)), rest, self.repeat,
-                       np.int64(competition.list_length))
+                       np.int64(competition.list_length), competition.item_type == "integer")
 
     def read_header(self, first: bytes) -> tuple[str, bool] | None:
         """None when line 1 names every column of the config (in any order; other columns are read past), the layout then

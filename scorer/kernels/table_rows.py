@@ -320,6 +320,23 @@ def _unknown_row(row_ints, row_values, n_rows, row_key, line):
         row_values[n_rows, j] = 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def integer_start(buf, start, end):
+    """Where the integer buf[start:end] starts as int() would print it (a '+' and leading zeros left out), or -1 when it is
+    no whole number (an optional sign, then digits only)."""
+    i = start + 1 if start < end and (buf[start] == 43 or buf[start] == 45) else start
+    if i == end:
+        return np.int64(-1)
+    for j in range(i, end):
+        if not 48 <= buf[j] <= 57:
+            return np.int64(-1)
+    if buf[start] == 45:  # a negative id: as written (it matches no truth item of int()'s form but its own)
+        return np.int64(start)
+    while i < end - 1 and buf[i] == 48:
+        i += 1
+    return np.int64(i)
+
+
 @njit(cache=True, nogil=True)
 def parse_rank(buf, start, end):
     """(rank, ok): a whole number from 1 to 2^31 - 1, as written (a sign, a decimal point or an exponent is not ok)."""
@@ -341,7 +358,8 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
     Returns (pos, line, rows written, predictions written, problems kept). preds rows (long shape): slot, line, item
     code, rank (its line where the file has no rank column), one per line of a known id; the rows of unknown ids go to
     row_ints as the list and value shapes' rows do."""
-    shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode, list_length = layout
+    (shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode, list_length,
+     integers) = layout
     id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table, item_hashes = tables
     indptr, truth_items, truth_grades, sorted_grades = truth
     kinds, ks, kmax, discount, ideal, value_kinds = metric
@@ -409,6 +427,13 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
             if item_start == item_end:
                 n_problems = _problem(found, n_problems, counts, max_per_code, codes.EMPTY_FIELD, line, field_start, field_end, line_start)
                 continue
+            if integers:
+                canonical = integer_start(buf, item_start, item_end)
+                if canonical < 0:
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_NOT_INTEGER, line, item_start, item_end,
+                                          line_start)
+                else:
+                    item_start = canonical
             rank = line
             if rank_column != NO_COLUMN:
                 rank_start, rank_end = _trim(buf, bounds[2 * rank_column], bounds[2 * rank_column + 1])
@@ -449,6 +474,7 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
         n_tokens = 0
         reported = False
         repeat_said = False
+        not_integer_said = False
         i = field_start
         while i < field_end:
             if item_separator == 32:
@@ -466,6 +492,13 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                 if n_tokens == kmax + 1:
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, line, token_start, field_end,
                                           line_start)
+                if integers:  # compared as int() reads them: "007" is 7; anything else is said once a line, and a miss
+                    canonical = integer_start(buf, token_start, token_stop)
+                    if canonical < 0 and not not_integer_said:
+                        not_integer_said = True
+                        n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_NOT_INTEGER, line, token_start,
+                                              token_stop, line_start)
+                    token_start = canonical if canonical >= 0 else token_start
                 if n_items < kmax:  # (a row of an unknown id too: its repeats are still said)
                     h = hash_bytes(buf, token_start, token_stop)
                     at = truth_place(buf, token_start, token_stop, h, line, local_stamp, local_hash, local_at, truth_items, item_keys,

@@ -131,6 +131,7 @@ class Competition:
     metadata: str = ""  # first_line "metadata": the text that line starts with
     comment: str = ""  # a line that starts with this is skipped (Spotify's verify_submission.py skips '#' lines)
     list_length: int = 0  # list shape: the number of items every row must hold (verify_submission.py's 500), 0 for any
+    item_type: str = "text"  # "integer": items are whole numbers compared as int() reads them (trivago's), else S008
     truth_spec: TruthSpec | None = None  # [truth]: the published truth's form; None: the shape's own truth files
 
     @property
@@ -142,7 +143,7 @@ class Competition:
             return False
         plain = (len(self.header) == 2 and self.key == self.header[:1] and self.prediction == self.header[1] and not self.rank
                  and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment
-                 and not self.list_length)
+                 and not self.list_length and self.item_type == "text")
         return not plain or not self.rules.plain(self.shape) or any(metric.kind.table_only for metric in self.metrics)
 
     @property
@@ -394,8 +395,8 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
 
 
 SUBMISSION_KEYS = ("header", "shape", "id_pattern", "item_separator", "empty_token", "first_line", "values", "key", "prediction", "rank",
-                   "field_separator", "metadata", "comment", "list_length")
-TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment", "list_length")  # the table reader's (string shapes)
+                   "field_separator", "metadata", "comment", "list_length", "item_type")
+TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment", "list_length", "item_type")  # the table reader's
 
 
 def _separator(table: dict[str, Any], key: str, default: str, source: str, section: str) -> str:
@@ -446,8 +447,12 @@ def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, fir
     list_length = _get(submission, "list_length", int, source, default=0, section="submission")
     if list_length and (shape != "list" or not 1 <= list_length <= 1000):
         raise ConfigError(f"{source}: key 'submission.list_length' is for shape 'list': a number of items from 1 to 1000, got {list_length!r}")
+    item_type = _get(submission, "item_type", str, source, default="text", section="submission")
+    if item_type not in ("text", "integer") or (item_type == "integer" and shape == "value"):
+        raise ConfigError(f"{source}: key 'submission.item_type' must be 'text' or 'integer' (list and long shapes), got {item_type!r}")
     return {"key": tuple(key), "prediction": prediction, "rank": rank, "field_separator": field_separator,
-            "item_separator": item_separator, "metadata": metadata, "comment": comment, "list_length": list_length}
+            "item_separator": item_separator, "metadata": metadata, "comment": comment, "list_length": list_length,
+            "item_type": item_type}
 
 
 TRUTH_KEYS = ("format", "first_line", "columns", "field_separator", "key", "item", "item_separator", "value", "grade", "where")

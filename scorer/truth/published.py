@@ -73,11 +73,27 @@ def read_published_rows(path: Path, competition: Competition) -> PublishedRows:
         items = np.array([part for fields in parts for part in fields], dtype=object)
     else:
         items = np.array([field.strip() for field in items], dtype=object)
+    if competition.item_type == "integer":
+        items = _integers(items, frame, spec.item, path)
     keep = items != ""
     if grades is not None:
         keep &= grades > 0  # a row of grade 0 is not relevant: its key stays in the truth with nothing to predict
     return PublishedRows(np.asarray(id_names, dtype=object), rows=rows[keep], items=items[keep],
                          grades=None if grades is None else grades[keep])
+
+
+def _integers(items: np.ndarray, frame, column: str, path: Path) -> np.ndarray:
+    """The truth's items as int() prints them (the config's item_type "integer"); an item that is no whole number is a
+    truth error."""
+    import re
+
+    whole = re.compile(r"[+-]?\d+")
+    out = np.empty(len(items), dtype=object)
+    for at, item in enumerate(items):
+        if item and not whole.fullmatch(item):
+            raise TruthError(f"truth file {path}, column {column!r}: {item!r} is not a whole number (the config's items are integers)")
+        out[at] = str(int(item)) if item else item
+    return out
 
 
 def _row(frame, at: int) -> str:

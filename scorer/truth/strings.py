@@ -198,7 +198,7 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
             return truth
         what = ["strings", shape, type_name] + (["multiset"] if multiset else [])
         if spec is not None:
-            what += ["published", competition.field_separator, *spec.describe()]
+            what += ["published", competition.field_separator, competition.item_type, *spec.describe()]
         cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
         hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))
         if hit is not None:
