@@ -169,7 +169,7 @@ def test_same_file_sees_through_every_spelling(tmp_path):
 OUTPUTS = {"output", "report", "plot", "truth_parts"}
 OTHERS = {("audit", "sample"), ("audit", "solution"), ("audit", "bundle"), ("export", "sample"), ("codabench", "input_dir"),
           ("codabench", "output_dir")}
-NOT_FILES = {"competition", "scheduler", "split", "metrics", "k", "against", "command", "format", "output_format"}
+NOT_FILES = {"competition", "scheduler", "split", "metrics", "k", "against", "command", "format", "output_format", "borda"}
 
 
 def test_every_file_option_is_a_known_input_or_output():
