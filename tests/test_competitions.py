@@ -473,3 +473,10 @@ def test_frames_from_python_score_as_the_files_do(tmp_path):
     assert scorer.score(pl.from_pandas(trivago), truth, "trivago19").score == 0.5
     with pytest.raises(UsageError, match="'step' is not there"):
         scorer.score(trivago.drop(columns="step"), truth, "trivago19")
+
+
+def test_partitioned_scoring_refuses_the_table_readers_configs():
+    from scorer.dask.shuffled import check_metrics
+
+    with pytest.raises(UsageError, match="table reader"):
+        check_metrics(load_competition("trivago19"))

@@ -39,7 +39,11 @@ BYTES_PER_PARTITION = 32 << 20  # default partition count: one per 32 MB of trut
 
 
 def check_metrics(competition: Competition) -> None:
-    """Statistics need totals that are ratios of row sums: catalogue and beyond-accuracy metrics are not."""
+    """Statistics need totals that are ratios of row sums: catalogue and beyond-accuracy metrics are not; and the parts
+    are split by the two-column layout, which the table reader's configs (several key columns, other separators) lack."""
+    if competition.table_reader:
+        raise UsageError(f"partitioned scoring splits two-column files by their first column; {competition.name!r} is read by the "
+                         "table reader (its own key, columns or rules): score the concatenated parts")
     sizes = np.ones(1, np.int64)
     others = [str(metric) for metric in competition.metrics if metric.ratio_parts(np.zeros(1), sizes) is None]
     if others:
