@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.kernels.rows import RowArrays
+from scorer.kernels import codes
+from scorer.kernels.kinds import LONG
+from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
 
 
 @dataclass
@@ -28,6 +30,24 @@ class Parsed:
     last_line: int  # block-local number of the block's last line
     sides: list = field(default_factory=list)  # id shape, per chunk: the rows' side figures (beyond-accuracy metrics)
     preds: list = field(default_factory=list)  # long shape: (slot, line, code) arrays, block-local lines
+
+
+def parse_calls(kernel, block_kernel, head, data: np.ndarray, start: int, end: int, first_line: int, pred_columns: int) -> Parsed:
+    """Parse data[start:end] with a string-shape block kernel, call after call, each on fresh row arrays (and, for the long
+    shape, pred_columns columns of predictions): block_kernel(data, pos, end, line, *head, row_ints, row_values, preds,
+    counts, found, n_problems) returns (pos, line, rows, predictions, problems kept)."""
+    counts = np.zeros(codes.N_CODES, np.int64)
+    found = np.zeros((kernel.max_per_code * codes.N_CODES, 5), np.int64)
+    pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
+    while pos < end:
+        row_ints, row_values = kernel.rows()
+        block_preds = np.empty((ROWS_PER_CALL if kernel.shape == LONG else 1, pred_columns), np.int64)
+        pos, line, n_rows, n_preds, n_problems = block_kernel(data, pos, end, line, *head, row_ints, row_values, block_preds, counts,
+                                                              found, n_problems)
+        chunks.append((row_ints, row_values, n_rows))
+        if n_preds:
+            preds.append(block_preds[:n_preds])
+    return Parsed(data, chunks, counts, found, n_problems, line, preds=preds)
 
 
 class RowKernel(RowArrays, ABC):

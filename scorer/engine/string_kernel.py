@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import Parsed, RowKernel
-from scorer.kernels import codes, door
+from scorer.engine.row_kernel import Parsed, RowKernel, parse_calls
+from scorer.kernels import door
 from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
-from scorer.kernels.rows import N_DUPS, N_TOO_MANY, ROWS_PER_CALL, frozen, long_state
+from scorer.kernels.rows import N_DUPS, N_TOO_MANY, frozen, long_state
 from scorer.spec.competition import Competition
 from scorer.truth.strings import StringTruth
 
@@ -55,21 +55,8 @@ class ShapeKernel(RowKernel):
                 np.zeros(4, np.int64), np.empty(k, np.uint64), np.empty(k, np.uint64), np.full(256, 255, np.uint8))
 
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
-        counts = np.zeros(codes.N_CODES, np.int64)
-        found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
-        scratch = self.scratch()
-        pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
-        parse_strings_block = door.kernel("parse_strings_block")
-        while pos < end:
-            row_ints, row_values = self.rows()
-            block_preds = np.empty((ROWS_PER_CALL if self.shape == LONG else 1, 3), np.int64)
-            pos, line, n_rows, n_preds, n_problems = parse_strings_block(
-                data, pos, end, line, self.shape, self.tables, self.truth, self.metric, self.limits, scratch,
-                row_ints, row_values, block_preds, counts, found, n_problems)
-            chunks.append((row_ints, row_values, n_rows))
-            if n_preds:
-                preds.append(block_preds[:n_preds])
-        return Parsed(data, chunks, counts, found, n_problems, line, preds=preds)
+        head = (self.shape, self.tables, self.truth, self.metric, self.limits, self.scratch())
+        return parse_calls(self, door.kernel("parse_strings_block"), head, data, start, end, first_line, 3)
 
     def absorb(self, parsed: Parsed, line_offset: int) -> None:
         """Keep a block's predictions (long shape) compactly: slot (int32) and item code (int64: an unknown item's is a

@@ -14,10 +14,10 @@ import numpy as np
 
 from scorer.engine.header import text as quoted
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import Parsed, RowKernel
-from scorer.kernels import codes, door
+from scorer.engine.row_kernel import Parsed, RowKernel, parse_calls
+from scorer.kernels import door
 from scorer.kernels.kinds import LIST, LONG, ROW_VALUE, VALUE, discounts, ideal_dcg
-from scorer.kernels.rows import ROWS_PER_CALL, frozen
+from scorer.kernels.rows import frozen
 from scorer.kernels.table_layout import KEEP, KEEP_ALL, REPEAT, VALUE_ABSOLUTE, VALUE_PREDICTION, VALUE_SQUARED
 from scorer.spec.competition import ROW_INDEX, Competition
 from scorer.truth.strings import StringTruth
@@ -113,21 +113,8 @@ class TableKernel(RowKernel):
                 np.full(local, -1, np.int64), np.zeros(local, np.uint64), np.zeros(local, np.int64))
 
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
-        counts = np.zeros(codes.N_CODES, np.int64)
-        found = np.zeros((self.max_per_code * codes.N_CODES, 5), np.int64)
-        scratch = self.scratch()
-        pos, line, n_problems, chunks, preds = start, first_line - 1, 0, [], []
-        parse_table_block = door.kernel("parse_table_block")
-        while pos < end:
-            row_ints, row_values = self.rows()
-            block_preds = np.empty((ROWS_PER_CALL if self.shape == LONG else 1, 4), np.int64)
-            pos, line, n_rows, n_preds, n_problems = parse_table_block(
-                data, pos, end, line, self.layout, self.tables, self.truth, self.metric, self.limits, scratch, row_ints, row_values,
-                block_preds, counts, found, n_problems)
-            chunks.append((row_ints, row_values, n_rows))
-            if n_preds:
-                preds.append(block_preds[:n_preds])
-        return Parsed(data, chunks, counts, found, n_problems, line, preds=preds)
+        head = (self.layout, self.tables, self.truth, self.metric, self.limits, self.scratch())
+        return parse_calls(self, door.kernel("parse_table_block"), head, data, start, end, first_line, 4)
 
     def merge(self, rows: tuple, line_offset: int, merged) -> tuple[int, int]:
         """A call's rows (row_ints, row_values, n_rows) into the pass's per-slot arrays (merged: the pass), a key given twice
