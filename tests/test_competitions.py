@@ -480,3 +480,14 @@ def test_partitioned_scoring_refuses_the_table_readers_configs():
 
     with pytest.raises(UsageError, match="table reader"):
         check_metrics(load_competition("trivago19"))
+
+
+def test_a_receipt_names_the_rules_and_layout_that_decide_a_score():
+    from scorer.engine.receipt import config_hash
+
+    trivago = load_competition("trivago19")
+    assert config_hash(trivago) != config_hash(replace(trivago, rules=trivago.rules.turned(missing="zero")))
+    assert config_hash(trivago) != config_hash(replace(trivago, item_type="text"))
+    hm = load_competition("hm")  # a config of its shape's defaults keeps the hash it had before rules were named
+    assert config_hash(hm) == config_hash(replace(hm, rules=hm.rules.turned(truth="set")))
+    assert config_hash(hm) != config_hash(replace(hm, rules=hm.rules.turned(truth="multiset")))

@@ -33,10 +33,22 @@ _truth_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a trut
 def canonical_config(competition: Competition) -> dict:
     """What decides a score: the file shape, the id pattern, types, weights, K and metrics. Not the title, the
     file it came from or the limits (a grader's --max-seconds changes those without changing any score)."""
-    return {"name": competition.name, "shape": competition.shape, "header": list(competition.header),
-            "id_pattern": competition.id_pattern, "item_separator": competition.item_separator,
-            "empty_token": competition.empty_token, "types": list(competition.types),
-            "weights": list(competition.weights), "k": competition.k, "metrics": [str(m) for m in competition.metrics]}
+    config = {"name": competition.name, "shape": competition.shape, "header": list(competition.header),
+              "id_pattern": competition.id_pattern, "item_separator": competition.item_separator,
+              "empty_token": competition.empty_token, "types": list(competition.types),
+              "weights": list(competition.weights), "k": competition.k, "metrics": [str(m) for m in competition.metrics]}
+    from scorer.spec.competition import SHAPE_RULES
+
+    defaults = {rule: values[0] for rule, values in SHAPE_RULES.get(competition.shape, {}).items()}
+    turned = {rule: getattr(competition.rules, rule) for rule in defaults if getattr(competition.rules, rule) != defaults[rule]}
+    if turned:  # only where they are not the shape's own: a config of the defaults keeps the hash it had before rules
+        config["rules"] = turned
+    if competition.table_reader:  # the table reader's layout decides which fields are read
+        config["table"] = {"key": list(competition.key), "prediction": competition.prediction, "rank": competition.rank,
+                           "field_separator": competition.field_separator, "first_line": competition.first_line,
+                           "metadata": competition.metadata, "comment": competition.comment, "list_length": competition.list_length,
+                           "item_type": competition.item_type}
+    return config
 
 
 def config_hash(competition: Competition) -> str:
