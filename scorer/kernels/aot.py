@@ -39,7 +39,8 @@ PACKAGE = Path(__file__).resolve().parent.parent  # scorer/
 # what the modules are compiled from besides scorer/kernels/*.py: the build, and the engine's classes whose arrays give
 # the exported kernels their argument types (scorer/engine/kernel_examples.py)
 BUILD_SOURCES = ("engine/aot_compile.py", "engine/kernel_examples.py", "engine/id_kernel.py", "engine/string_kernel.py",
-                 "engine/frame_pass.py", "engine/beyond.py", "engine/explain_pass.py", "engine/candidate_pass.py")
+                 "engine/table_kernel.py", "engine/impression_kernel.py", "engine/frame_pass.py", "engine/beyond.py",
+                 "engine/explain_pass.py", "engine/candidate_pass.py")
 PREBUILT = Path(__file__).parent / "prebuilt"  # the modules the package's build compiled, if any
 _OWN_CODE = __file__  # whose owner may have written the prebuilt modules: the package's own code
 _tried: dict[Path, object] = {}
