@@ -72,6 +72,10 @@ def _feed(digest, name: str, value) -> None:
         digest.update(f"{name}={json.dumps(value)}".encode())
 
 
+# fields a truth gained later, hashed only when set: a truth without them keeps the hash its receipts recorded
+UNHASHED_WHEN_FALSE = ("multiset",)
+
+
 def truth_hash(truth) -> str:
     """The content hash of a loaded truth: every array (sessions, offsets, items, Usage, grades, string tables) and its
     types; not where it was read from. About 10 ms at OTTO size (83 MB of arrays); kept per truth object."""
@@ -80,8 +84,9 @@ def truth_hash(truth) -> str:
         return known
     name, digest = content_digest()
     for part in fields(truth):
-        if part.name != "source":
-            _feed(digest, part.name, getattr(truth, part.name))
+        value = getattr(truth, part.name)
+        if part.name != "source" and not (part.name in UNHASHED_WHEN_FALSE and value is False):
+            _feed(digest, part.name, value)
     found = f"{name}-{digest.hexdigest()}"
     _truth_hashes[truth] = found
     return found
