@@ -299,7 +299,9 @@ class FramePass(Pass):
             raise UsageError(f"the labels of the form {', '.join(self.fields)} must be a list column")
         id_name, labels_name = self.competition.header
         for name in (id_name, labels_name):  # refused before any piece is made
-            _as_text(pa.array([], rows.schema.field(name).type), name)
+            kind = rows.schema.field(name).type
+            if not pa.types.is_dictionary(kind):  # a Categorical's strings are read from its dictionary (frames.strings)
+                _as_text(pa.array([], kind), name)
         pieces = (self._text_piece(piece.column(id_name), piece.column(labels_name), id_name, labels_name)
                   for piece in _pieces(rows, TEXT_ROWS))
         lines_before = 0
