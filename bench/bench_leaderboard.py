@@ -10,12 +10,12 @@ S - 1 submissions are made by perturbing its per-session hits (each loses a hit 
 one in others, up to the truth's size: varied scores, some close, some far), and stream into the leaderboard one at a
 time, as the command's scored files do:
 
-  --engine memory (the default): into the float32 columns of every submission (scorer.analytics.joint_bootstrap), then
+  --engine memory (the default): into the float32 columns of every submission (scorer.analytics.leaderboard.joint_bootstrap), then
     the joint bootstrap and every figure (ranks, intervals, p_first, tiers), without and with --split public=0.3 --mde;
     and, as the straightforward implementation measured in the same run, the obvious loop: per resample a Poisson(1)
     weight per session from numpy (shared by all submissions), then per submission the weighted sums of its
     per-session numerators (np.einsum per submission), timed on a few resamples and scaled to R;
-  --engine stream: each submission reduced as it comes to its resampled sums (scorer.analytics.streamed_bootstrap, in
+  --engine stream: each submission reduced as it comes to its resampled sums (scorer.analytics.leaderboard.streamed_bootstrap, in
     the command's batches), then the same figures with --split public=0.3 --mde; the time of one submission's reduction
     alone (what a Dask task adds to its score), and a digest of the board's JSON (equal digests: equal figures);
   --files (with --engine stream): each submission a real file, make_otto's generator with its own seed and hit rate,
@@ -147,9 +147,9 @@ def scored_base(truth_path: Path, submission: Path):
 
 
 def in_memory(args, truth_path: Path, submission: Path) -> None:
-    from scorer.analytics.joint_bootstrap import SessionColumns
-    from scorer.analytics.leaderboard import leaderboard
-    from scorer.analytics.leaderboard_split import hash_split
+    from scorer.analytics.leaderboard.board import leaderboard
+    from scorer.analytics.leaderboard.joint_bootstrap import SessionColumns
+    from scorer.analytics.split import hash_split
 
     _, table = scored_base(truth_path, submission)
     n_sessions = table.sizes.shape[0]
@@ -189,9 +189,9 @@ def in_memory(args, truth_path: Path, submission: Path) -> None:
 
 def streamed(args, truth_path: Path, submission: Path) -> None:
     """The stream engine, as `scorer leaderboard --split public=0.3 --mde` runs it, on perturbed tables or real files."""
-    from scorer.analytics.leaderboard import leaderboard, sides_of
-    from scorer.analytics.leaderboard_split import hash_split
-    from scorer.analytics.streamed_bootstrap import Plan, StreamedColumns, batch_size, reduce_tables, truth_table
+    from scorer.analytics.leaderboard.board import leaderboard, sides_of
+    from scorer.analytics.leaderboard.streamed_bootstrap import Plan, StreamedColumns, batch_size, reduce_tables, truth_table
+    from scorer.analytics.split import hash_split
     from scorer.spec.competition import load_competition
 
     truth, table = scored_base(truth_path, submission)
@@ -288,7 +288,7 @@ def compare(args) -> None:
 def reduce_cost(count: int, resamples: int) -> None:
     """The figures' cost at `count` submissions: standings (ranks, intervals, p_first, every pair's p-value, Holm, tiers)
     of synthetic resampled scores, timed, with the process's peak RSS."""
-    from scorer.analytics.standings import standings
+    from scorer.analytics.leaderboard.standings import standings
 
     rng = np.random.default_rng(0)
     strength = np.sort(rng.normal(0.17, 0.01, count))[::-1]
@@ -309,7 +309,7 @@ def digest(board: dict) -> str:
 
 def write_report(args, board: dict) -> None:
     if args.report:
-        from scorer.analytics.leaderboard_plot import write_leaderboard_report
+        from scorer.analytics.leaderboard.plot import write_leaderboard_report
 
         started = time.perf_counter()
         write_leaderboard_report(args.report, board)

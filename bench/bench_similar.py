@@ -39,8 +39,8 @@ import numpy as np
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from scorer.analytics.similar import similarity  # noqa: E402
-from scorer.analytics.similar_sketch import DEFAULT_K, DEFAULT_SAMPLE, Sketch, sketch_file  # noqa: E402
+from scorer.analytics.similar.pairs import similarity  # noqa: E402
+from scorer.analytics.similar.sketch import DEFAULT_K, DEFAULT_SAMPLE, Sketch, sketch_file  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -172,7 +172,7 @@ def run(args, folder: Path) -> None:
         if path not in args.otto:
             path.unlink()
     if args.hm:
-        from scorer.analytics.similar_sketch import spec_of
+        from scorer.analytics.similar.sketch import spec_of
         from scorer.spec.competition import load_competition
 
         hm = load_competition("hm")

@@ -24,7 +24,7 @@ from scorer.adapters.codabench import grade
 from scorer.adapters.evalai import EvaluationFailed, SubmissionRejected, evaluate
 from scorer.adapters.kaggle import MAX_MESSAGE, HostVisibleError, ParticipantVisibleError
 from scorer.adapters.kaggle import score as kaggle_score
-from scorer.analytics.leaderboard_split import hash_split
+from scorer.analytics.split import hash_split
 from scorer.api import score as api_score
 from scorer.cli.main import main
 from scorer.engine.problems import ERROR, kind

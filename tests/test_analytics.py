@@ -12,7 +12,7 @@ import scorer
 from conftest import TYPES, full_rows, submission_text, truth_lines
 from scorer.analytics.bootstrap import SessionTable, bootstrap, resample
 from scorer.analytics.compare import compare
-from scorer.analytics.leaderboard_split import hash_split
+from scorer.analytics.split import hash_split
 from scorer.cli.main import main
 from scorer.kernels.resample import group_rows, poisson_draws, sign_flip_draws, stream_seeds
 from scorer.spec.metrics import parse_metric
@@ -191,7 +191,7 @@ def test_public_and_private_figures_equal_scoring_the_truth_subsets(tmp_path):
 
 
 def test_usage_column_splits_and_ignored_sessions_count_nowhere(tmp_path):
-    from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.split import resolve_split
     from scorer.analytics.summary import analyse
 
     truth, truth_path, _, weak, _ = make_case(tmp_path, n=200, usage=True)
@@ -341,7 +341,7 @@ def test_a_session_with_two_usages_in_a_table_is_refused(tmp_path):
 def test_hash_split_of_string_ids_hashes_the_id_not_its_code():
     from types import SimpleNamespace
 
-    from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.split import resolve_split
 
     def table(names, form):  # the string tables of scorer.truth.strings: keys with starts/ends, or offsets
         raw = [name.encode() for name in names]

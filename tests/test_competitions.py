@@ -376,7 +376,7 @@ def test_leaderboard_borda_counts_places_over_the_metrics(tmp_path, capsys):
 
 
 def test_borda_breaks_equal_points_top_down():
-    from scorer.analytics.borda import borda
+    from scorer.analytics.leaderboard.borda import borda
 
     metrics = [parse_metric(text) for text in ("mrr@10", "ndcg@10", "map@10")]
     board = borda({"a": {"mrr@10": 0.9, "ndcg@10": 0.1, "map@10": 0.5}, "b": {"mrr@10": 0.5, "ndcg@10": 0.5, "map@10": 0.6},

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorer.analytics.conventions import OTTO_TYPES
-from scorer.analytics.explain import _Steps, choose
+from scorer.analytics.explain.conventions import OTTO_TYPES
+from scorer.analytics.explain.published import _Steps, choose
 from scorer.kernels.conventions import convention_sums
 from scorer.kernels.explain_layout import (
     BASE_MAP,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from reference_conventions import mapk, otto_evaluate, recommenders_map
-from scorer.analytics.explain import SHOWN, explain
+from scorer.analytics.explain.published import SHOWN, explain
 from scorer.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -273,7 +273,7 @@ def test_cli_text_and_json(case, tmp_path, capsys):
 
 
 def test_cli_names_every_convention_without_importing_them():
-    from scorer.analytics.conventions import CONVENTIONS
+    from scorer.analytics.explain.conventions import CONVENTIONS
     from scorer.cli import explain as command
 
     assert command.CONVENTION_NAMES == tuple(c.name for c in CONVENTIONS)

@@ -361,7 +361,7 @@ def test_a_frames_problems_name_the_row_and_column(tmp_path):
 
 # -- scorer explain: the conventions turned one at a time ---------------------------------------------------------------
 def test_explain_turns_each_convention_and_names_the_impressions_it_moves(tmp_path, capsys):
-    from scorer.analytics.impression_explain import TURNS
+    from scorer.analytics.explain.impressions import TURNS
     from scorer.cli.explain import IMPRESSION_CONVENTIONS
 
     assert IMPRESSION_CONVENTIONS == tuple(turn.name for turn in TURNS)

@@ -1,4 +1,4 @@
-"""The parameter-free Ladder (scorer.analytics.ladder, `scorer ladder`, the EvalAI worker's live Ladder): the rule against
+"""The parameter-free Ladder (scorer.analytics.ladder.rule, `scorer ladder`, the EvalAI worker's live Ladder): the rule against
 a slow reference, ties and equal files as its docstring says, an honest sequence released step by step, the paper's
 attack (bench/bench_ladder.py's, one seed) climbing the plain public board and not the Ladder, and the files a user hands
 it (teams file, state file) read as untrusted input."""
@@ -24,10 +24,10 @@ from conftest import TYPES, run_main, submission_text, truth_lines
 from scorer.adapters import evalai
 from scorer.adapters.ladder_state import StateError, open_state, read_state
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.ladder import Offer, TeamLadder, paired_margin, session_scores
-from scorer.analytics.ladder_board import SplitFigures
-from scorer.analytics.leaderboard_split import PUBLIC, hash_split
-from scorer.analytics.streamed_bootstrap import truth_table
+from scorer.analytics.ladder.board import SplitFigures
+from scorer.analytics.ladder.rule import Offer, TeamLadder, paired_margin, session_scores
+from scorer.analytics.leaderboard.streamed_bootstrap import truth_table
+from scorer.analytics.split import PUBLIC, hash_split
 from scorer.analytics.teams_file import MAX_BYTES, read_teams
 from scorer.errors import UsageError
 from scorer.spec.competition import load_competition

@@ -15,12 +15,12 @@ import pytest
 import scorer
 from conftest import TYPES, submission_text, truth_lines
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.joint_bootstrap import BLOCK, joint_sums, resample_weights, resampled_scores
-from scorer.analytics.leaderboard import collect, leaderboard
-from scorer.analytics.leaderboard_split import hash_split
-from scorer.analytics.mde import contributions, mde, multiplier
-from scorer.analytics.multiple_testing import adjust
-from scorer.analytics.standings import standings
+from scorer.analytics.leaderboard.board import collect, leaderboard
+from scorer.analytics.leaderboard.joint_bootstrap import BLOCK, joint_sums, resample_weights, resampled_scores
+from scorer.analytics.leaderboard.mde import contributions, mde, multiplier
+from scorer.analytics.leaderboard.multiple_testing import adjust
+from scorer.analytics.leaderboard.standings import standings
+from scorer.analytics.split import hash_split
 from scorer.cli.main import main
 from scorer.kernels.resample import stream_seeds
 

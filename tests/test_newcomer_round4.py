@@ -522,7 +522,7 @@ def _board(tiers: list[int], intervals: list[tuple[int, int]], adjusted: float =
 
 
 def test_a_tier_whose_rank_intervals_are_apart_says_why_it_is_tied():
-    from scorer.analytics.leaderboard import render_text
+    from scorer.analytics.leaderboard.board import render_text
 
     text = render_text(_board([1, 1, 2], [(1, 1), (2, 3), (3, 3)]))
     assert "tier 1: s1.csv (ranks 2-3) is tied with s0.csv (ranks 1-1) although their rank intervals do not overlap" in text
@@ -546,7 +546,7 @@ def test_the_plot_gives_each_tier_its_own_colour_and_says_which(tiers):
     pytest.importorskip("matplotlib")
     from matplotlib.colors import to_hex
 
-    from scorer.analytics.leaderboard_plot import LEGEND_TIERS, leaderboard_figure
+    from scorer.analytics.leaderboard.plot import LEGEND_TIERS, leaderboard_figure
 
     board = _board(list(range(1, tiers + 1)), [(i + 1, i + 1) for i in range(tiers)], adjusted=0.001)
     figure = leaderboard_figure(board)
@@ -629,7 +629,7 @@ def test_the_candidate_hit_ranks_are_a_density_over_bins_of_unequal_width(tmp_pa
 
 # -- 12. explain lists what moves a figure, the rest on request ---------------------------------------------------------
 def test_explain_lists_the_rules_that_move_a_figure_and_the_rest_with_all():
-    from scorer.analytics.explain import explain
+    from scorer.analytics.explain.published import explain
 
     fixtures = ROOT / "fixtures" / "explain"
     explanation = explain(fixtures / "submission.csv", fixtures / "truth.jsonl", against="trec_eval")
@@ -653,7 +653,7 @@ def test_explain_with_show_0_lists_no_rows(tmp_path):
 
 # -- 13. otto-official models today's evaluate.py; the one before December 2022 is otto-official-2022 -------------------
 def test_otto_official_is_todays_evaluate_py_and_the_older_one_is_named(tmp_path):
-    from scorer.analytics.explain import explain
+    from scorer.analytics.explain.published import explain
 
     (tmp_path / "truth.jsonl").write_text('{"session": 1, "labels": {"clicks": 4, "carts": [5]}}\n{"session": 2, "labels": {"clicks": 6}}\n')
     (tmp_path / "sub.csv").write_text("session_type,labels\n1_clicks,4\n2_clicks,6\n")  # session 1 has no carts row

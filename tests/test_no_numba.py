@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scorer.analytics.conventions import CONVENTIONS as ALL_CONVENTIONS
+from scorer.analytics.explain.conventions import CONVENTIONS as ALL_CONVENTIONS
 from scorer.kernels import aot, door
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

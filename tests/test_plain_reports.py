@@ -247,7 +247,7 @@ def wide_board(count: int = 12) -> dict:
 
 
 def test_the_tier_key_covers_no_point():
-    from scorer.analytics.leaderboard_plot import leaderboard_figure
+    from scorer.analytics.leaderboard.plot import leaderboard_figure
 
     figure = leaderboard_figure(wide_board())
     renderer = drawn(figure)
@@ -260,7 +260,7 @@ def test_the_tier_key_covers_no_point():
 
 
 def test_the_leaderboard_plot_speaks_plainly_and_keeps_the_teams_names():
-    from scorer.analytics.leaderboard_plot import leaderboard_figure
+    from scorer.analytics.leaderboard.plot import leaderboard_figure
 
     board = wide_board()
     figure = leaderboard_figure(board)
@@ -303,7 +303,7 @@ def ladder_board_of(tmp_path):
 
 
 def test_the_plain_boards_markers_are_drawn_above_the_ladders(tmp_path, saved):
-    from scorer.analytics.ladder_plot import ladder_png
+    from scorer.analytics.ladder.plot import ladder_png
 
     board, _, _ = ladder_board_of(tmp_path)
     ladder_png(board)
@@ -316,8 +316,8 @@ def test_the_plain_boards_markers_are_drawn_above_the_ladders(tmp_path, saved):
 
 
 def test_the_ladder_png_says_its_rule_within_the_figure(tmp_path, saved):
-    from scorer.analytics.ladder_board import RULE, render_text
-    from scorer.analytics.ladder_plot import write_ladder_report
+    from scorer.analytics.ladder.board import RULE, render_text
+    from scorer.analytics.ladder.plot import write_ladder_report
 
     board, teams, truth = ladder_board_of(tmp_path)
     write_ladder_report(tmp_path / "ladder.png", board)
@@ -366,7 +366,7 @@ def test_the_heatmap_names_teams_when_a_teams_file_gives_them(tmp_path):
 
 
 def test_every_figure_written_fits_its_cell_and_every_name_its_header(tmp_path):
-    from scorer.analytics.similar_page import CHAR_WIDTH
+    from scorer.analytics.similar.page import CHAR_WIDTH
 
     _, page = similar_report(tmp_path, teams=True)
     cell = int(re.search(r"table\.heat td\{width:(\d+)px", page).group(1))
@@ -383,9 +383,9 @@ def test_every_figure_written_fits_its_cell_and_every_name_its_header(tmp_path):
 def test_the_heatmap_fills_the_page_width(tmp_path, count):
     """A heatmap of 40 teams is drawn across the page (about 960 px of cells beside their names at 1,280 px), not in a
     corner of it; every size it picks still fits its figures."""
-    from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_page import MAX_FILES, page
-    from scorer.analytics.similar_sketch import Sketch
+    from scorer.analytics.similar.page import MAX_FILES, page
+    from scorer.analytics.similar.pairs import similarity
+    from scorer.analytics.similar.sketch import Sketch
     from test_similar import field, sketch_file, team_rows, write
 
     rng = np.random.default_rng(5)

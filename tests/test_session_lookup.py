@@ -12,7 +12,7 @@ import pytest
 import reference
 import scorer
 from conftest import TYPES, submission_text, truth_lines
-from scorer.analytics.explain import explain
+from scorer.analytics.explain.published import explain
 from scorer.engine.id_kernel import truth_arrays
 
 OFFSETS = range(12)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorer.analytics.similar_sketch import SLOTS, TYPES, sketch_file
+from scorer.analytics.similar.sketch import SLOTS, TYPES, sketch_file
 from scorer.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -264,7 +264,7 @@ def test_long_and_repeated_rows_keep_little_and_count_as_a_score_counts_them(tmp
 
 
 def test_what_a_sketch_keeps_does_not_grow_with_repeated_or_long_rows():
-    from scorer.analytics.similar_sketch import _Kept, _prefixes, splitmix64
+    from scorer.analytics.similar.sketch import _Kept, _prefixes, splitmix64
 
     text = ("7_clicks," + " ".join(str(i) for i in range(1, 5001)) + "\n") * 200 + "8_orders,5 6\n" * 5000
     data = np.frombuffer(text.encode(), np.uint8)
@@ -292,9 +292,9 @@ def test_the_command_loads_neither_numba_nor_pandas(tmp_path):
 
 
 def test_the_page_of_many_files_shows_the_flagged_first_and_at_most_its_limit(tmp_path):
-    from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_page import MAX_FILES, page
-    from scorer.analytics.similar_sketch import Sketch
+    from scorer.analytics.similar.page import MAX_FILES, page
+    from scorer.analytics.similar.pairs import similarity
+    from scorer.analytics.similar.sketch import Sketch
 
     rng = np.random.default_rng(4)
     ground = field(rng, 100)
@@ -357,7 +357,7 @@ def test_an_hm_copy_is_flagged_and_the_independents_are_not(hm_field, capsys):
 
 
 def test_hm_rows_are_keyed_by_customer_whatever_their_order(hm_field, tmp_path):
-    from scorer.analytics.similar_sketch import spec_of
+    from scorer.analytics.similar.sketch import spec_of
     from scorer.spec.competition import load_competition
 
     ground, files = hm_field
@@ -445,7 +445,7 @@ def test_the_long_shape_reads_an_ids_rows_in_file_order(tmp_path, capsys):
     assert at1["identical"] == 0 and at1["jaccard"] == 0  # the first country alone: always the other one
     from dataclasses import replace
 
-    from scorer.analytics.similar_sketch import spec_of
+    from scorer.analytics.similar.sketch import spec_of
     from scorer.spec.competition import load_competition
 
     long_spec = spec_of(load_competition("airbnb"))
@@ -529,8 +529,8 @@ def test_the_comparison_holds_a_few_bytes_a_pair(tmp_path):
     comparison of 600 small sketches, over its 179,700 pairs: at most 32 bytes a pair with the tokens."""
     import tracemalloc
 
-    from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_sketch import Sketch
+    from scorer.analytics.similar.pairs import similarity
+    from scorer.analytics.similar.sketch import Sketch
 
     rng = np.random.default_rng(9)
     keys = np.sort(rng.choice(1 << 62, 10, replace=False).astype(np.uint64))

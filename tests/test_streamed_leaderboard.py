@@ -1,4 +1,4 @@
-"""The streamed joint bootstrap (scorer.analytics.streamed_bootstrap, `scorer leaderboard --engine stream | dask`): the
+"""The streamed joint bootstrap (scorer.analytics.leaderboard.streamed_bootstrap, `scorer leaderboard --engine stream | dask`): the
 kernel against the weights' matrix product, and every figure of the leaderboard against the in-memory path's (the same
 bits for integer figures, float32 block error for fractional ones), in batches, in lanes, on Dask."""
 
@@ -11,12 +11,12 @@ import pytest
 
 import scorer
 from conftest import run_main, truth_lines
-from scorer.analytics import streamed_bootstrap
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.joint_bootstrap import BLOCK, THRESHOLDS, resample_weights
-from scorer.analytics.leaderboard import JointSums, collect, leaderboard, sides_of
-from scorer.analytics.leaderboard_split import hash_split
-from scorer.analytics.streamed_bootstrap import Plan, Reduced, StreamedColumns, reduce_tables, truth_table
+from scorer.analytics.leaderboard import streamed_bootstrap
+from scorer.analytics.leaderboard.board import JointSums, collect, leaderboard, sides_of
+from scorer.analytics.leaderboard.joint_bootstrap import BLOCK, THRESHOLDS, resample_weights
+from scorer.analytics.leaderboard.streamed_bootstrap import Plan, Reduced, StreamedColumns, reduce_tables, truth_table
+from scorer.analytics.split import hash_split
 from scorer.errors import UsageError
 from scorer.kernels import door
 from scorer.spec.competition import load_competition
@@ -238,7 +238,7 @@ def test_the_docs_say_what_holds_between_the_engines():
     sums as the code has them, and no longer claims "the same figures" or float32's 1e-7 for the interval ends."""
     from pathlib import Path
 
-    from scorer.analytics.joint_bootstrap import BLOCK
+    from scorer.analytics.leaderboard.joint_bootstrap import BLOCK
 
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "analytics.md").read_text().split())
     assert f"sample of {streamed_bootstrap.MDE_SAMPLE:,} of them" in text and f"up to {streamed_bootstrap.MDE_SAMPLE:,} planning sessions" in text

@@ -21,7 +21,7 @@ from scorer.adapters.bundle_zip import MAX_YAML_BYTES, extract, load_yaml, open_
 from scorer.adapters.codabench import find_truth
 from scorer.adapters.kaggle import USAGE, HostVisibleError, parse_ids, truth_from_solution
 from scorer.analytics.audit import check_split
-from scorer.analytics.leaderboard_split import Split
+from scorer.analytics.split import Split
 from scorer.api import resolve_truth
 from scorer.engine.checklist import Check, failed
 from scorer.engine.receipt import truth_hash

@@ -160,7 +160,7 @@ def split_figures(result, truth: Truth) -> dict:
     """{"public_score": {...}, "private_score": {...}}: the leaderboard figures of each side's sessions, as
     `scorer score --split usage` gives them; a type no session of a side has truth for is NaN there (`score` gives
     null: no figure)."""
-    from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.split import resolve_split
     from scorer.analytics.summary import analyse
 
     figures = analyse(result, truth, split=resolve_split(truth))["split"]["figures"]

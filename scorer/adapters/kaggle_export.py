@@ -39,7 +39,7 @@ def usage(sessions: np.ndarray, public: float, seed: int) -> np.ndarray:
     """True for the sessions of the Public split: the same seeded hash split as `scorer score --split public=F --seed S`."""
     if not 0.0 <= public <= 1.0:
         raise UsageError(f"--public must be between 0 and 1, got {public}")
-    from scorer.analytics.leaderboard_split import hash_split
+    from scorer.analytics.split import hash_split
 
     return hash_split(sessions, public, seed).mask("public")
 

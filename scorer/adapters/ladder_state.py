@@ -3,7 +3,7 @@ remote worker, scorer.adapters.evalai), and read back as untrusted input every t
 
 The file: a first line, the header (JSON: format, version, metric, types, weights, the split {"source", "public",
 "private"}, the truth's content key); then one record per submission, a JSON line (a history row of
-scorer.analytics.ladder_board, plus "figures": its public figure per type, and "vector": a byte count), followed, when
+scorer.analytics.ladder.board, plus "figures": its public figure per type, and "vector": a byte count), followed, when
 the submission was released, by exactly "vector" = 8 x public sessions bytes (its per-session public scores, float64
 little-endian) and a newline; a file of version 1 (scorer 0.2.0) holds float32 scores, 4 bytes each, and is read and
 written on as it is. Records are appended, one write each, under an exclusive lock (flock), never rewritten.

@@ -1,5 +1,5 @@
 """The parameter-free Ladder applied live by a grader that sees a competition's submissions one after another (the EvalAI
-remote worker): each scored submission is offered to its team's Ladder (scorer.analytics.ladder), whose state between
+remote worker): each scored submission is offered to its team's Ladder (scorer.analytics.ladder.rule), whose state between
 submissions is a file (scorer.adapters.ladder_state), and the figures returned for the leaderboard are the team's shown
 ones: the leader's public score and public figure per type, never the new submission's own (that would undo the Ladder).
 
@@ -19,10 +19,10 @@ from datetime import datetime, timezone
 
 from scorer.adapters.ladder_state import FORMAT, VERSION, LadderState, StateError, open_state
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.ladder import Offer, TeamLadder
-from scorer.analytics.ladder_board import SplitFigures, history_row, split_summary
-from scorer.analytics.leaderboard_split import parse_split, resolve_split
-from scorer.analytics.streamed_bootstrap import truth_table
+from scorer.analytics.ladder.board import SplitFigures, history_row, split_summary
+from scorer.analytics.ladder.rule import Offer, TeamLadder
+from scorer.analytics.leaderboard.streamed_bootstrap import truth_table
+from scorer.analytics.split import parse_split, resolve_split
 from scorer.analytics.teams_file import TEAM_RULE, Entry, team_problem
 
 

@@ -99,7 +99,7 @@ def _named(record: dict, name: str) -> bool:
 
 def rescore(recorded: dict, submission, truth, competition, threads: int = 2) -> dict:
     """A receipt made now, from the same mode, split and bootstrap settings as the recorded one."""
-    from scorer.analytics.leaderboard_split import resolve_split
+    from scorer.analytics.split import resolve_split
     from scorer.analytics.summary import analyse
 
     result = score(submission, truth, competition, strict=recorded.get("mode") == "strict", threads=threads)

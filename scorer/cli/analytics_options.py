@@ -60,7 +60,7 @@ def receipt_settings(args, analytics: dict | None = None) -> tuple[dict | None, 
     """The split and bootstrap settings a receipt records (scorer.engine.receipt), None for those not asked for."""
     split = None
     if analytics and "split" in analytics:
-        from scorer.analytics.leaderboard_split import parse_split
+        from scorer.analytics.split import parse_split
 
         split = {"usage": True} if getattr(args, "split", None) in (None, "usage") else {"public": parse_split(args.split), "seed": args.seed}
     bootstrap = {"resamples": args.bootstrap, "seed": args.seed, "level": args.level} if getattr(args, "bootstrap", 0) else None
@@ -82,7 +82,7 @@ def with_receipt(args, result, competition, analytics: dict | None = None) -> st
 
 def finish(args, result, competition) -> int:
     """Post-process a scored Result for `scorer score`: analyse, print text or JSON (with its receipt), write the report."""
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
+    from scorer.analytics.split import parse_split, resolve_split
     from scorer.analytics.summary import analyse, render_text  # here: building the parser loads no engine
 
     if result.slot_values is None or result.truth_sizes is None or result.score is None:  # nothing to analyse

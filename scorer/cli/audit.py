@@ -77,7 +77,7 @@ def run(args) -> int:
 def split_checks(args, truth, competition) -> list:
     """The solution's checks (its labels and Usage split), else the split of --split or of the truth's Usage."""
     from scorer.analytics.audit import check_split
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
+    from scorer.analytics.split import parse_split, resolve_split
     from scorer.engine.checklist import Check
     from scorer.errors import UsageError
 

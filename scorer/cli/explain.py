@@ -12,9 +12,9 @@ HELP = ("score a submission under other evaluators' conventions (OTTO's evaluate
 
 
 # Named here, not imported: building the parser must not import the kernels (numba's cache check runs on their import,
-# outside main's error handling). tests/test_explain.py holds this list to scorer.analytics.conventions.CONVENTIONS.
+# outside main's error handling). tests/test_explain.py holds this list to scorer.analytics.explain.conventions.CONVENTIONS.
 CONVENTION_NAMES = ("otto-official", "otto-official-2022", "kaggle-apk", "trec_eval", "recommenders-map", "recommenders-map_at_k", "ranx", "implicit")
-# the impression shape's (scorer.analytics.impression_explain.TURNS, held to it by tests/test_impressions.py)
+# the impression shape's (scorer.analytics.explain.impressions.TURNS, held to it by tests/test_impressions.py)
 IMPRESSION_CONVENTIONS = ("gauc", "first-click-mrr", "ties-later-first", "missing-zero", "masked-zero")
 
 

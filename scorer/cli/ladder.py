@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.analytics.ladder_plot import write_ladder_report
+    from scorer.analytics.ladder.plot import write_ladder_report
     from scorer.cli.outputs import refuse_overwriting
     from scorer.jobs.ladder import ladder
 

@@ -60,7 +60,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scorer.analytics.leaderboard_plot import write_leaderboard_report
+    from scorer.analytics.leaderboard.plot import write_leaderboard_report
     from scorer.cli.outputs import refuse_overwriting
     from scorer.jobs.leaderboard import leaderboard
     from scorer.wording import inline

@@ -14,7 +14,7 @@ HELP = "pairwise similarity of submissions (identical lists, Jaccard, rank agree
 
 
 def add_arguments(parser) -> None:
-    from scorer.analytics.similar_defaults import DEFAULT_SAMPLE, DEFAULT_Z
+    from scorer.analytics.similar.defaults import DEFAULT_SAMPLE, DEFAULT_Z
 
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submission files of the competition (OTTO's "
                         "session_type,labels, H&M's customer_id,prediction, Airbnb's id,country ... CSV: plain, .gz or .zip), at least two")
@@ -46,7 +46,7 @@ def run(args) -> int:
     found = similar(args.submissions, competition=args.competition, config=args.config, teams=args.teams, k=args.k,
                     sample=args.sample, z=args.z, top=args.top, threads=args.threads)
     if args.report:
-        from scorer.analytics.similar_page import write_page
+        from scorer.analytics.similar.page import write_page
 
         write_page(args.report, {**found.to_dict(), "matrix": found.matrix})
     print_board(args, found)

@@ -1,5 +1,5 @@
 """`scorer leaderboard --engine dask`: one task per submission scores it on a worker and reduces it there to its
-resampled sums (scorer.analytics.streamed_bootstrap), so only R x types floats per side travel back, whatever the
+resampled sums (scorer.analytics.leaderboard.streamed_bootstrap), so only R x types floats per side travel back, whatever the
 number of sessions. The tasks run under scorer.dask.grade.Grading: its retries, lost workers and scheduler, cancelled
 tasks and re-run counts; a task that never finishes leaves its submission unranked with the reason.
 """
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.leaderboard import sides_of, unranked_reason
-from scorer.analytics.leaderboard_split import parse_split, resolve_split
-from scorer.analytics.streamed_bootstrap import Plan, reduce_tables
+from scorer.analytics.leaderboard.board import sides_of, unranked_reason
+from scorer.analytics.leaderboard.streamed_bootstrap import Plan, reduce_tables
+from scorer.analytics.split import parse_split, resolve_split
 from scorer.dask.grade import Grading
 from scorer.dask.truthcache import truth_for
 from scorer.errors import ScorerError

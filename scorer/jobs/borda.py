@@ -7,13 +7,13 @@ from scorer.jobs.board import Board
 
 
 class BordaBoard(Board):
-    """The board of `scorer leaderboard --borda`: to_dict() its JSON (scorer.analytics.borda), to_text() its table,
+    """The board of `scorer leaderboard --borda`: to_dict() its JSON (scorer.analytics.leaderboard.borda), to_text() its table,
     to_arrow() a row per submission (the ranked, then the unranked with their reason)."""
 
     columns = ("name", "rank", "points", "reason")
 
     def to_text(self) -> str:
-        from scorer.analytics.borda import render_text
+        from scorer.analytics.leaderboard.borda import render_text
 
         return render_text(self.data)
 
@@ -31,8 +31,8 @@ def borda(submissions, truth, *, metrics: str | None = None, competition="otto",
     """Score each submission against the truth (strict unless lenient) and rank them by a Borda count over `metrics`
     (comma-separated metric texts of the competition; default: all of its metrics). A submission that gets no score is
     listed unranked with its first error."""
-    from scorer.analytics.borda import borda as count
-    from scorer.analytics.leaderboard import unranked_reason
+    from scorer.analytics.leaderboard.board import unranked_reason
+    from scorer.analytics.leaderboard.borda import borda as count
     from scorer.api import resolve_competition, resolve_truth, score
     from scorer.jobs import options as check
     from scorer.spec.metrics import parse_metric, split_metrics

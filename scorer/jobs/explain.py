@@ -11,7 +11,7 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
     `scorer explain` (against: comma-separated conventions, default all that apply; show: rows listed per rule; all: the
     text also lists the rules that move no figure).
 
-    Returns a scorer.analytics.explain.Explanation (the impression shape: an ImpressionExplanation). The submission is a
+    Returns a scorer.analytics.explain.published.Explanation (the impression shape: an ImpressionExplanation). The submission is a
     path or a frame; the id_type shape reads a file twice (the second time for each row's masks), so a frame of it is
     written to a private temporary CSV first, whose line N is the frame's row N - 2 in the problems.
     """
@@ -23,18 +23,18 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
     whole("threads", threads, 1, 64)
     resolved = resolve_competition(competition, config)
     if resolved.shape in ("list", "long", "value"):  # each rule at the edges turned ("rule=value,..." in against)
-        from scorer.analytics.rules_explain import explain_rules
+        from scorer.analytics.explain.rules import explain_rules
 
         explanation = explain_rules(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted, shown=show)
         explanation.all_rules = bool(all)
         return explanation
     if resolved.shape == "impression":
-        from scorer.analytics.impression_explain import explain_impressions as explain_file
+        from scorer.analytics.explain.impressions import explain_impressions as explain_file
 
         if is_stream(submission) and type(submission).__name__ == "RecordBatchReader":
             submission = submission.read_all()  # scored once per convention: a reader is read once
     else:
-        from scorer.analytics.explain import explain as explain_file
+        from scorer.analytics.explain.published import explain as explain_file
 
         if is_frame(submission):
             with written(submission, resolved) as (path, name):

@@ -20,7 +20,7 @@ class Ladder(Board):
     columns = TEAM_COLUMNS
 
     def to_text(self) -> str:
-        from scorer.analytics.ladder_board import render_text
+        from scorer.analytics.ladder.board import render_text
 
         return render_text(self.data)
 
@@ -76,9 +76,9 @@ def ladder(teams=None, results: str | None = None, truth=None, *, competition="o
 def replayed(teams, results, truth, competition, config, split, seed, lenient, threads) -> dict:
     """Every team's submissions scored one at a time, in the order they were made, through the Ladder."""
     from scorer.analytics.bootstrap import SessionTable
-    from scorer.analytics.ladder_board import SplitFigures, ladder_board, replay, split_summary
-    from scorer.analytics.leaderboard import unranked_reason
-    from scorer.analytics.streamed_bootstrap import truth_table
+    from scorer.analytics.ladder.board import SplitFigures, ladder_board, replay, split_summary
+    from scorer.analytics.leaderboard.board import unranked_reason
+    from scorer.analytics.leaderboard.streamed_bootstrap import truth_table
     from scorer.analytics.teams_file import by_team, read_teams
     from scorer.api import resolve_competition, resolve_truth, score
     from scorer.jobs.leaderboard_engines import warn_changed
@@ -124,7 +124,7 @@ def _matched(entries, records: list[dict], results: str) -> dict:
 def from_state(path: str) -> dict:
     """The boards of the decisions an EvalAI worker recorded in its Ladder state (read only; a torn last record left out)."""
     from scorer.adapters.ladder_state import StateError, read_state
-    from scorer.analytics.ladder_board import ladder_board
+    from scorer.analytics.ladder.board import ladder_board
 
     try:
         header, history = read_state(path)

@@ -46,7 +46,7 @@ class Leaderboard(Board):
         return self.data if self.ranked else {"submissions": [], "unranked": self.unranked}
 
     def to_text(self) -> str:
-        from scorer.analytics.leaderboard import render_text
+        from scorer.analytics.leaderboard.board import render_text
         from scorer.wording import inline
 
         if not self.ranked:
@@ -124,10 +124,10 @@ def leaderboard(submissions=None, truth=None, *, results: str | None = None, com
             raise UsageError("--truth is needed to score submission files")
         if split or mde is not None:
             raise UsageError("--split and --mde need --truth (the per-session figures)")
-        from scorer.analytics.leaderboard import from_records
+        from scorer.analytics.leaderboard.board import from_records
 
         return Leaderboard(from_records(records))
-    from scorer.analytics.leaderboard import leaderboard as rank
+    from scorer.analytics.leaderboard.board import leaderboard as rank
     from scorer.api import resolve_competition, resolve_truth
 
     names, sources = check.named(submissions or [r["file"] for r in records])

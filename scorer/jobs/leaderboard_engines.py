@@ -1,8 +1,8 @@
 """Where `scorer leaderboard` (scorer.leaderboard) scores its submissions and keeps what the joint bootstrap needs (--engine):
 
 - stream (default): scored one at a time here and reduced in batches to their resampled sums
-  (scorer.analytics.streamed_bootstrap): memory grows with submissions x resamples, not with sessions;
-- memory: scored one at a time here, every submission's per-session numerators kept (scorer.analytics.joint_bootstrap):
+  (scorer.analytics.leaderboard.streamed_bootstrap): memory grows with submissions x resamples, not with sessions;
+- memory: scored one at a time here, every submission's per-session numerators kept (scorer.analytics.leaderboard.joint_bootstrap):
   4 bytes x sessions x types x (submissions + 1), one bootstrap pass over them;
 - dask: one task per file on a Dask cluster scores and reduces it where it runs (scorer.dask.leaderboard).
 
@@ -42,22 +42,22 @@ def scored(entries: list[tuple], recorded: dict, truth, competition, options):
 
 
 def plan_of(truth, split, options):
-    from scorer.analytics.leaderboard import sides_of
-    from scorer.analytics.streamed_bootstrap import Plan
+    from scorer.analytics.leaderboard.board import sides_of
+    from scorer.analytics.leaderboard.streamed_bootstrap import Plan
 
     mde_side = None if options.mde is None else "private" if split is not None else "all"
     return Plan.make(sides_of(split, int(truth.sizes.shape[0])), options.bootstrap, options.seed, options.threads, mde_side)
 
 
 def in_memory(entries, recorded, truth, competition, split, options):
-    from scorer.analytics.leaderboard import collect
+    from scorer.analytics.leaderboard.board import collect
 
     return (*collect(scored(entries, recorded, truth, competition, options), len(entries)), False)
 
 
 def streamed(entries, recorded, truth, competition, split, options):
-    from scorer.analytics.leaderboard import collect
-    from scorer.analytics.streamed_bootstrap import StreamedColumns, batch_size, truth_table
+    from scorer.analytics.leaderboard.board import collect
+    from scorer.analytics.leaderboard.streamed_bootstrap import StreamedColumns, batch_size, truth_table
 
     plan = plan_of(truth, split, options)
     base = truth_table(truth, competition)
@@ -68,7 +68,7 @@ def streamed(entries, recorded, truth, competition, split, options):
 
 def on_cluster(entries, recorded, truth, competition, split, options):
     """The files scored and reduced on a Dask cluster; the denominators reduced here once the tasks are out."""
-    from scorer.analytics.streamed_bootstrap import StreamedColumns, truth_table
+    from scorer.analytics.leaderboard.streamed_bootstrap import StreamedColumns, truth_table
     from scorer.dask import require
     from scorer.dask.cluster import client_for, wait_for_workers
     from scorer.dask.leaderboard import Resampling, reductions

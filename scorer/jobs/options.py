@@ -42,7 +42,7 @@ def with_items(competition, metrics: str | None = None, items=None, train=None):
 
 def split_of(text: str | None, truth, truth_name, seed: int):
     """The Split that --split asks for (public=F hashed with the seed, or "usage": the truth's column), None without it."""
-    from scorer.analytics.leaderboard_split import parse_split, resolve_split
+    from scorer.analytics.split import parse_split, resolve_split
 
     if not text:
         return None

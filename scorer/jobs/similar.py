@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 
-from scorer.analytics.similar_defaults import DEFAULT_SAMPLE, DEFAULT_Z
+from scorer.analytics.similar.defaults import DEFAULT_SAMPLE, DEFAULT_Z
 from scorer.errors import UsageError
 from scorer.jobs.board import Board
 
@@ -24,7 +24,7 @@ class Similarity(Board):
         self.matrix = matrix
 
     def to_text(self) -> str:
-        from scorer.analytics.similar import render_text
+        from scorer.analytics.similar.pairs import render_text
 
         return render_text(self.data)
 
@@ -54,8 +54,8 @@ def similar(submissions, *, competition="otto", config=None, teams=None, k: int 
     JSON, as `scorer ladder` reads it) or a dict {path or name: team}: pairs of one team are never flagged (default:
     every file is its own team).
     """
-    from scorer.analytics.similar import similarity
-    from scorer.analytics.similar_sketch import sketch_files, spec_of
+    from scorer.analytics.similar.pairs import similarity
+    from scorer.analytics.similar.sketch import sketch_files, spec_of
     from scorer.analytics.teams_file import read_teams, team_lookup
     from scorer.api import resolve_competition
     from scorer.frames import is_frame

@@ -1,7 +1,7 @@
 """The figures of one type's rows under each published convention, and the rows each of its rules changes.
 
 A convention's metric is one of ours (BASE_*) with rules applied one after the other (RULE_* bits, in
-scorer.analytics.conventions). A *step* is a base metric and a set of rules; step s's value differs from
+scorer.analytics.explain.conventions). A *step* is a base metric and a set of rules; step s's value differs from
 step prev[s]'s by one rule. For each step the kernel sums, over the rows it averages, the row's numerator,
 denominator and their ratio, and counts the rows whose figure (or whether they count) differs from prev[s]'s.
 

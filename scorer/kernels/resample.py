@@ -140,7 +140,7 @@ def poisson_draws(counts, seeds, out):
 def session_poisson_weights(seeds, rows, thresholds, out):
     """out[r, j] = w_rj ~ Poisson(1): the weight of session s = rows[j] in resample r, a function of (seeds[r], s) alone.
 
-    w_rj = #{c : u >= thresholds[c]} (inversion; thresholds from scorer.analytics.joint_bootstrap.poisson_one_thresholds), u = one 32-bit half
+    w_rj = #{c : u >= thresholds[c]} (inversion; thresholds from scorer.analytics.leaderboard.joint_bootstrap.poisson_one_thresholds), u = one 32-bit half
     (s mod 2) of mix64(mix64(seeds[r]) + (s div 2 + 1)·φ): splitmix64's output at position s div 2 of resample r's
     stream. Any block of sessions, drawn in any order or thread, gets the same weights, so the joint bootstrap of
     many submissions draws them once per block and applies them to every submission's columns. The first seven

@@ -13,6 +13,7 @@ import numpy as np
 
 from scorer.errors import ConfigError
 from scorer.file_formats import not_a_regular_file
+from scorer.kernels.kinds import ROW_RPREC_ARTIST
 from scorer.spec.metrics import Metric, parse_metric
 
 try:
@@ -105,6 +106,19 @@ class TruthSpec:
 
 
 @dataclass(frozen=True)
+class ArtistSpec:
+    """[artists]: how the artist table's files are read (scorer.truth.sides): each item with its artist, the fields of a
+    track in the MPD's JSON of playlists, or two columns of a table. R-precision's artist credit reads it."""
+
+    format: str = "playlists"  # "playlists": the MPD's JSON (its slices, challenge_set.json); "table": CSV (plain or .gz) or Parquet
+    item: str = ""  # the field (column) of the item
+    artist: str = ""  # the field (column) of its artist
+    first_line: str = "header"  # table: "header", or "row" with columns naming them
+    columns: tuple[str, ...] = ()
+    field_separator: str = ","
+
+
+@dataclass(frozen=True)
 class Competition:
     name: str
     title: str
@@ -132,7 +146,17 @@ class Competition:
     comment: str = ""  # a line that starts with this is skipped (Spotify's verify_submission.py skips '#' lines)
     list_length: int = 0  # list shape: the number of items every row must hold (verify_submission.py's 500), 0 for any
     item_type: str = "text"  # "integer": items are whole numbers compared as int() reads them (trivago's), else S008
+    key_types: tuple[str, ...] = ()  # per key column, "text" (as written) or "integer" (as int() reads it: pandas' 0100 is 100)
+    item_prefix: str = ""  # list shape: every item is this text, then item_id_bytes bytes (verify_submission.py's track URI), else S041
+    item_id_bytes: int = 0
     truth_spec: TruthSpec | None = None  # [truth]: the published truth's form; None: the shape's own truth files
+    seeds_spec: TruthSpec | None = None  # [seeds]: the items each row was given, which it may not list (S042), read as [truth] is
+    artists_spec: ArtistSpec | None = None  # [artists]: each item's artist, for r_precision(credit=artist)
+
+    @property
+    def integer_keys(self) -> tuple[bool, ...]:
+        """Per key column: is it compared as an integer?"""
+        return tuple(kind == "integer" for kind in self.key_types) or (False,) * len(self.key)
 
     @property
     def table_reader(self) -> bool:
@@ -143,7 +167,8 @@ class Competition:
             return False
         plain = (len(self.header) == 2 and self.key == self.header[:1] and self.prediction == self.header[1] and not self.rank
                  and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment
-                 and not self.list_length and self.item_type == "text")
+                 and not self.list_length and self.item_type == "text" and not any(self.integer_keys) and not self.item_prefix
+                 and self.seeds_spec is None)
         return not plain or not self.rules.plain(self.shape) or any(metric.kind.table_only for metric in self.metrics)
 
     @property
@@ -288,7 +313,7 @@ def _string_list(table: dict[str, Any], key: str, source: str, section: str, def
 
 def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Competition:
     """Check every key of a parsed config; a bad one raises ConfigError naming key and value."""
-    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits", "rules", "truth"), source)
+    _refuse_unknown(data, ("name", "title", "submission", "scoring", "limits", "rules", "truth", "seeds", "artists"), source)
     name = _get(data, "name", str, source)
     title = _get(data, "title", str, source, default=name)
     submission = _get(data, "submission", dict, source)
@@ -296,6 +321,8 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
     limits_table = _get(data, "limits", dict, source, default={})
     rules_table = _get(data, "rules", dict, source, default={})
     truth_table = _get(data, "truth", dict, source, default={})
+    seeds_table = _get(data, "seeds", dict, source, default={})
+    artists_table = _get(data, "artists", dict, source, default={})
 
     _refuse_unknown(submission, SUBMISSION_KEYS, source, "submission")
     _refuse_unknown(scoring, ("types", "weights", "k", "metric", "diagnostics"), source, "scoring")
@@ -368,6 +395,9 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs a string shape (list, long or value), not {shape!r}")
         if parsed.family == "beyond" and (shape != "id_type" or parsed.cutoff > 63):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'id_type' (integer item ids) and K at most 63")
+        if parsed.row_kind == ROW_RPREC_ARTIST and (shape != "list" or not artists_table):
+            raise ConfigError(f"{source}: metric {str(parsed)!r} needs shape 'list' and an [artists] section (how the table of "
+                              "each item's artist is read)")
         if parsed.family == "catalog" and shape not in ("list", "long"):
             raise ConfigError(f"{source}: metric {str(parsed)!r} needs an item catalogue: shape 'list' or 'long'")
         impression_metric = parsed.family == "impression" or parsed.name in ("ndcg", "mrr")
@@ -391,12 +421,16 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         diagnostics=diagnostics, limits=Limits(**limit_values), source=source, shape=shape, empty_token=empty_token,
         first_line=first_line, values=values, rules=rules, **layout,
         truth_spec=_truth_spec(truth_table, shape, layout["key"], source) if truth_table else None,
+        seeds_spec=_seeds_spec(seeds_table, shape, layout["key"], source) if seeds_table else None,
+        artists_spec=_artists_spec(artists_table, source) if artists_table else None,
     )
 
 
 SUBMISSION_KEYS = ("header", "shape", "id_pattern", "item_separator", "empty_token", "first_line", "values", "key", "prediction", "rank",
-                   "field_separator", "metadata", "comment", "list_length", "item_type")
-TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment", "list_length", "item_type")  # the table reader's
+                   "field_separator", "metadata", "comment", "list_length", "item_type", "key_types", "item_prefix", "item_id_bytes")
+TABLE_KEYS = ("key", "prediction", "rank", "field_separator", "metadata", "comment", "list_length", "item_type", "key_types",
+              "item_prefix", "item_id_bytes")  # the table reader's
+MAX_ITEM_ID_BYTES = 1000
 
 
 def _separator(table: dict[str, Any], key: str, default: str, source: str, section: str) -> str:
@@ -450,9 +484,20 @@ def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, fir
     item_type = _get(submission, "item_type", str, source, default="text", section="submission")
     if item_type not in ("text", "integer") or (item_type == "integer" and shape == "value"):
         raise ConfigError(f"{source}: key 'submission.item_type' must be 'text' or 'integer' (list and long shapes), got {item_type!r}")
+    key_types = _string_list(submission, "key_types", source, "submission", default=["text"] * len(key))
+    if len(key_types) != len(key) or not set(key_types) <= {"text", "integer"}:
+        raise ConfigError(f"{source}: key 'submission.key_types' must give 'text' or 'integer' for each column of 'submission.key' "
+                          f"({len(key)}), got {list(key_types)!r}")
+    item_prefix = _get(submission, "item_prefix", str, source, default="", section="submission")
+    item_id_bytes = _get(submission, "item_id_bytes", int, source, default=0, section="submission")
+    if (bool(item_prefix) != bool(item_id_bytes) or shape != "list" or not 1 <= item_id_bytes <= MAX_ITEM_ID_BYTES
+            or not item_prefix.isprintable() or len(item_prefix.encode()) > MAX_ITEM_ID_BYTES) and (item_prefix or item_id_bytes):
+        raise ConfigError(f"{source}: keys 'submission.item_prefix' and 'item_id_bytes' go together, for shape 'list': the text every "
+                          f"item starts with and the number of bytes after it (1 to {MAX_ITEM_ID_BYTES}), got {item_prefix!r} and "
+                          f"{item_id_bytes!r}")
     return {"key": tuple(key), "prediction": prediction, "rank": rank, "field_separator": field_separator,
             "item_separator": item_separator, "metadata": metadata, "comment": comment, "list_length": list_length,
-            "item_type": item_type}
+            "item_type": item_type, "key_types": tuple(key_types), "item_prefix": item_prefix, "item_id_bytes": item_id_bytes}
 
 
 TRUTH_KEYS = ("format", "first_line", "columns", "field_separator", "key", "item", "item_separator", "value", "grade", "where")

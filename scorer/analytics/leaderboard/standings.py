@@ -6,7 +6,7 @@ For resample r, submission i has rank ρ_ri = 1 + #{j : x_rj > x_ri} (equal scor
   pair (i, j): the observed difference d = x_i - x_j over its bootstrap standard error se = sd_r(x_ri - x_rj)
     (the same resamples for both: paired), and the two-sided p-value p_ij = 2 · (1 - Φ(|d| / se)) (1 when d = se = 0);
     the family is every pair, m = S(S - 1)/2, adjusted by Holm or Benjamini–Hochberg
-    (scorer.analytics.multiple_testing). The percentile p-value, #{d_r <= 0} / R, cannot go below 1/(R + 1): under
+    (scorer.analytics.leaderboard.multiple_testing). The percentile p-value, #{d_r <= 0} / R, cannot go below 1/(R + 1): under
     Holm over m pairs nothing would be significant with fewer than about 2m/α resamples (198,000 for 100
     submissions), hence the normal tail with the bootstrap's standard error;
   tiers: down the ranking, a submission starts a new tier when its difference from the current tier's first
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from scorer.analytics.multiple_testing import adjust
+from scorer.analytics.leaderboard.multiple_testing import adjust
 
 erfc = np.vectorize(math.erfc, otypes=[np.float64])  # 2 · (1 - Φ(z)) = erfc(z / √2)
 

@@ -1,4 +1,4 @@
-"""`scorer similar`: pairwise similarity of submissions from their sketches (scorer.analytics.similar_sketch).
+"""`scorer similar`: pairwise similarity of submissions from their sketches (scorer.analytics.similar.sketch).
 
 The sketches are aligned on one set of sessions, the S smallest session hashes over all files, so row r of every
 file is the same (session, type). For a pair (a, b), over the n_ab rows both files hold:
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from scorer.analytics.similar_defaults import DEFAULT_Z
-from scorer.analytics.similar_sketch import BASE, EMPTY, SLOTS, Sketch
+from scorer.analytics.similar.defaults import DEFAULT_Z
+from scorer.analytics.similar.sketch import BASE, EMPTY, SLOTS, Sketch
 from scorer.wording import counted, inline, percent
 
 MIN_SPREAD = 0.02  # a measure's spread is at least 2 points: smaller gaps between files are not called outliers

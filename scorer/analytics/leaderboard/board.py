@@ -1,10 +1,10 @@
 """A leaderboard with honest uncertainty: many submissions ranked on one joint, paired session bootstrap.
 
 Submissions come one at a time (collect) and their Results are dropped: in memory, each one's per-session numerators go
-into a float32 matrix (scorer.analytics.joint_bootstrap), and one joint bootstrap resamples the sessions once for all of
-them; streamed, each one is reduced to its resampled sums as it comes (scorer.analytics.streamed_bootstrap). Either way
-the figures are made from the same JointSums: scorer.analytics.standings turns the resampled scores into ranks, rank
-intervals, p_first, p_top, pairwise p-values and tiers, and scorer.analytics.mde plans a split's size.
+into a float32 matrix (scorer.analytics.leaderboard.joint_bootstrap), and one joint bootstrap resamples the sessions once for all of
+them; streamed, each one is reduced to its resampled sums as it comes (scorer.analytics.leaderboard.streamed_bootstrap). Either way
+the figures are made from the same JointSums: scorer.analytics.leaderboard.standings turns the resampled scores into ranks, rank
+intervals, p_first, p_top, pairwise p-values and tiers, and scorer.analytics.leaderboard.mde plans a split's size.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.joint_bootstrap import SessionColumns, joint_sums, observed_sums, resampled_scores, row_blocks
-from scorer.analytics.leaderboard_split import PRIVATE, PUBLIC, Split
-from scorer.analytics.mde import linearized, mde
-from scorer.analytics.multiple_testing import METHODS
-from scorer.analytics.standings import rank_change, standings
-from scorer.analytics.streamed_bootstrap import StreamedColumns
+from scorer.analytics.leaderboard.joint_bootstrap import SessionColumns, joint_sums, observed_sums, resampled_scores, row_blocks
+from scorer.analytics.leaderboard.mde import linearized, mde
+from scorer.analytics.leaderboard.multiple_testing import METHODS
+from scorer.analytics.leaderboard.standings import rank_change, standings
+from scorer.analytics.leaderboard.streamed_bootstrap import StreamedColumns
+from scorer.analytics.split import PRIVATE, PUBLIC, Split
 from scorer.engine.result import finite_or_none
 from scorer.wording import counted, fixed, inline, listed, significant
 
@@ -116,7 +116,7 @@ def plan(columns, rows: np.ndarray, sums: np.ndarray, order: np.ndarray, names: 
 
     One pass over the given rows of the per-session columns (matrix, default columns.used(); sums: the column sums of the
     whole planning side, of side_sessions sessions, default len(rows)), a block at a time: per block the linearized terms
-    c_s of every submission (scorer.analytics.mde), and the sums of the adjacent pairs' differences and squares. The
+    c_s of every submission (scorer.analytics.leaderboard.mde), and the sums of the adjacent pairs' differences and squares. The
     rows may be a sample of the side: the variance is then estimated from the sample ("variance_from").
     """
     t = columns.n_types

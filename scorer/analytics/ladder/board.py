@@ -1,4 +1,4 @@
-"""The public board as the parameter-free Ladder (scorer.analytics.ladder) would have shown it, beside the plain public
+"""The public board as the parameter-free Ladder (scorer.analytics.ladder.rule) would have shown it, beside the plain public
 board and the private one, from every team's submissions in the order they were made.
 
   ladder:  each team's shown score R: the public score of its last released submission (its leader)
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.ladder import Decision, Offer, TeamLadder, session_scores
-from scorer.analytics.leaderboard_split import PRIVATE, PUBLIC, Split
-from scorer.analytics.standings import min_ranks
+from scorer.analytics.ladder.rule import Decision, Offer, TeamLadder, session_scores
+from scorer.analytics.leaderboard.standings import min_ranks
+from scorer.analytics.split import PRIVATE, PUBLIC, Split
 from scorer.analytics.teams_file import Entry
 from scorer.engine.result import finite_or_none
 from scorer.wording import counted, fixed, inline

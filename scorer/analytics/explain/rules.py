@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from scorer.analytics.explain import explanation_html, rows_table
+from scorer.analytics.explain.published import explanation_html, rows_table
 from scorer.api import resolve_competition, resolve_truth, score
 from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError

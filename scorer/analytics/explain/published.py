@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.analytics.conventions import BY_NAME, CONVENTIONS, OTTO_TYPES, OUR_METRICS, RULES, Convention, pooled
+from scorer.analytics.explain.conventions import BY_NAME, CONVENTIONS, OTTO_TYPES, OUR_METRICS, RULES, Convention, pooled
 from scorer.api import resolve_competition, score
 from scorer.engine.explain_pass import read_truth_rows
 from scorer.engine.result import Result, finite_or_none

@@ -1,6 +1,6 @@
 """The joint bootstrap streamed: each submission reduced, where it is scored, to its resampled numerators per type.
 
-The in-memory path (scorer.analytics.joint_bootstrap) holds every submission's per-session numerators, 4 bytes x
+The in-memory path (scorer.analytics.leaderboard.joint_bootstrap) holds every submission's per-session numerators, 4 bytes x
 sessions x types x (S + 1), and sums them block by block. Here a submission's numerators (float32, as there) are
 reduced on their own as soon as it is scored: per side, for each block of BLOCK of the side's sessions (the same
 blocks), the float32 sums Σ_{s in block} w_rs num_st (the kernel resampled_block_sums, which draws the same weights
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.analytics.bootstrap import SessionTable
-from scorer.analytics.joint_bootstrap import BLOCK, THRESHOLDS, blockwise_sums, observed_sums
+from scorer.analytics.leaderboard.joint_bootstrap import BLOCK, THRESHOLDS, blockwise_sums, observed_sums
 from scorer.errors import UsageError
 from scorer.kernels import door
 

@@ -62,7 +62,7 @@ def ladder_png(board: dict, dpi: int = 110, lead: str | None = None) -> bytes:
 def write_ladder_report(path, board: dict) -> Path:
     """Write FILE.png (the plot, the lead and the rule above it) or FILE.html (self-contained: the lead, the plot and the
     boards)."""
-    from scorer.analytics.ladder_board import lead, render_text
+    from scorer.analytics.ladder.board import lead, render_text
 
     check_name(path)
     opening_ = lead(board)

@@ -123,7 +123,7 @@ def style(layout: Layout) -> str:
 
 
 def page(report: dict) -> str:
-    from scorer.analytics.similar import lead, render_text
+    from scorer.analytics.similar.pairs import lead, render_text
 
     table, layout = heatmap(report)
     key = "".join(f"<span style='background:{_colour(x)}'></span>" for x in (0, 0.25, 0.5, 0.75, 1))

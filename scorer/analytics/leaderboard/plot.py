@@ -102,7 +102,7 @@ def leaderboard_png(board: dict, dpi: int = 110, lead: str | None = None) -> byt
 
 def write_leaderboard_report(path, board: dict) -> Path:
     """Write FILE.png (the plot) or FILE.html (self-contained: the plot and the table), each opening with the lead."""
-    from scorer.analytics.leaderboard import lead, render_text
+    from scorer.analytics.leaderboard.board import lead, render_text
 
     check_name(path)
     return _write(path, lambda opening_: leaderboard_png(board, lead=opening_), "scorer leaderboard", lead(board), "",

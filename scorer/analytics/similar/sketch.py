@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.analytics.similar_defaults import DEFAULT_SAMPLE
+from scorer.analytics.similar.defaults import DEFAULT_SAMPLE
 from scorer.errors import SubmissionError, UsageError
 from scorer.spec.competition import Competition, id_literals
 from scorer.wording import printable
