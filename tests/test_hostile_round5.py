@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from test_hostile_round4 import OTTO_SUBMISSION, OTTO_TRUTH, run_cli, run_process
+from test_prebuilt_kernels import _prebuilt_here
 
 # -- text drawn on a report -----------------------------------------------------------------------------------
 TEX = "a$\\foo{$"  # mathtext would parse it and fail: ParseFatalException, exit 3
@@ -56,15 +57,6 @@ PROBE = ("import sys\nfrom scorer.kernels import aot, door\nmodule = aot.load(sy
          "print(module is not None and module.stage_identity() == aot.identity(sys.argv[1]), door.served(sys.argv[1]).split()[0])")
 
 
-def _package_module(stage: str) -> Path:
-    from scorer.kernels import aot
-
-    present = [path for path in aot.prebuilt_paths(stage) if path.is_file()]
-    if not present:
-        pytest.skip("no module compiled with the package here (installed without a C compiler, or from the pure wheel)")
-    return present[0]
-
-
 @pytest.fixture
 def cache_modules(tmp_path, monkeypatch):
     """A private cache folder that aot now reads (SCORER_AOT=cache), and a function planting a package module in it under
@@ -78,7 +70,7 @@ def cache_modules(tmp_path, monkeypatch):
     def plant(module_of: str, named_as: str) -> Path:
         target = aot.module_path(named_as)
         target.parent.mkdir(mode=0o700, exist_ok=True)
-        data = _package_module(module_of).read_bytes()
+        data = _prebuilt_here(module_of).read_bytes()
         target.write_bytes(data)
         target.chmod(0o600)
         aot.keep_note(target, ".sha256", f"{hashlib.sha256(data).hexdigest()}  {target.name}\n".encode())
@@ -183,6 +175,6 @@ def test_a_stage_module_loaded_again_at_a_path_seen_before_stays_itself():
     """CPython keeps a single-phase module's contents by path and name, and every stage module has one name: loaded again
     at a /proc/self/fd path it has seen, a module was merged into the last stage module imported (which then exported
     another stage's kernels too)."""
-    _package_module("score"), _package_module("explain")
+    _prebuilt_here("score"), _prebuilt_here("explain")
     done = subprocess.run([sys.executable, "-c", REPEATED_PATH], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.split() == ["True"], done.stdout + done.stderr

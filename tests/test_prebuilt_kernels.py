@@ -26,8 +26,9 @@ PROBE = ("import sys, io, contextlib\nfrom scorer.cli.main import main\nfrom sco
          "print(code, 'numba' in sys.modules, getattr(aot.load('score'), '__file__', 'jit'))")
 
 
-def _prebuilt_here() -> Path:
-    present = [path for path in aot.prebuilt_paths(STAGE) if path.is_file()]
+def _prebuilt_here(stage: str = STAGE) -> Path:
+    """The stage's module compiled with the package; the test skips where there is none."""
+    present = [path for path in aot.prebuilt_paths(stage) if path.is_file()]
     if not present:
         pytest.skip("no module compiled with the package here (installed without a C compiler, or from the pure wheel)")
     return present[0]
