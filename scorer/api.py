@@ -85,7 +85,8 @@ def _check_options(max_per_code: int, threads: int, block_bytes: int) -> None:
 def score(submission, truth, competition: str | Competition = "otto", *,
           config: str | Path | None = None, strict: bool = False, max_per_code: int = 20,
           block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = False,
-          untrusted: bool = False, items=None, deadline: Deadline | None = None, per_session: bool = False) -> Result:
+          untrusted: bool = False, items=None, deadline: Deadline | None = None, per_session: bool = False, seeds=None,
+          artists=None) -> Result:
     """Score a submission against ground truth.
 
     The submission is a file (CSV, gz, zip) or a data frame: pandas or polars DataFrame, pyarrow Table, RecordBatch
@@ -102,6 +103,9 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     deadline: a scorer.engine.reader.Deadline this file's reading shares with other work (the parts of one partitioned
     submission: one time limit for them all); default: the config's max_seconds from now.
     per_session: keep the per-session figures, result.sessions (a pyarrow Table, one row per truth session and type).
+    seeds: a file of the items each row was given (the config's [seeds]: Spotify's challenge_set.json), which no row may
+    list (S042). artists: the files (or folders of files) of each item's artist (the config's [artists]: the MPD's slices
+    and the truth's file), for r_precision(credit=artist).
     """
     from scorer.frames import check_source, is_frame
 
@@ -110,12 +114,13 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     check_source(submission)
     competition = resolve_competition(competition, config)
     truth = resolve_truth(truth, competition)
+    side = _table_side(competition, truth, seeds, artists)
     report = Report(strict=strict, max_per_code=max_per_code)
     if is_frame(submission):
         if items is not None or any(metric.family == "beyond" for metric in competition.metrics):
             raise UsageError("beyond-accuracy metrics are computed for file submissions only, not yet for data frames")
-        return _score_frame(submission, competition, truth, report, strict, threads, started, per_session)
-    engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress, items=items)
+        return _score_frame(submission, competition, truth, report, strict, threads, started, per_session, side)
+    engine = Pass(competition, truth, report, block_bytes=block_bytes, threads=threads, progress=progress, items=items, side=side)
     try:
         outcome = engine.run(submission, untrusted, deadline)
     except SubmissionError as error:
@@ -134,13 +139,25 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     return _result(competition, truth, report, outcome, str(submission), strict, time.monotonic() - started, per_session)
 
 
+def _table_side(competition: Competition, truth: Truth, seeds, artists):
+    """The table reader's side inputs (scorer.truth.sides), read for this truth; None without them."""
+    if seeds is None and not artists:
+        return None
+    if not competition.table_reader or not hasattr(truth, "ids"):
+        raise UsageError("seeds and artists are side inputs of the table reader's list configs (such as spotify-mpd), not of "
+                         f"{competition.name!r}")
+    from scorer.truth.sides import read_side
+
+    return read_side(competition, truth, seeds, artists)
+
+
 def _score_frame(frame, competition: Competition, truth: Truth, report: Report, strict: bool, threads: int, started: float,
-                 per_session: bool) -> Result:
+                 per_session: bool, side=None) -> Result:
     from scorer.engine.frame_pass import FramePass
     from scorer.frames import Batches, describe
 
     rows = Batches(frame)
-    outcome = FramePass(competition, truth, report, threads=threads, progress=False).run_frame(rows)
+    outcome = FramePass(competition, truth, report, threads=threads, progress=False, side=side).run_frame(rows)
     return _result(competition, truth, report, outcome, describe(frame, rows), strict, time.monotonic() - started, per_session)
 
 
@@ -169,8 +186,13 @@ def load_truth(source, types=None, use_cache: bool = True, *, competition: str |
 
 def validate(submission, truth: str | Path | Truth | None = None, competition: str | Competition = "otto", *,
              config: str | Path | None = None, strict: bool = True, **options) -> Result:
-    """Find every problem in a submission (strict by default, as a grader judges it)."""
+    """Find every problem in a submission (strict by default, as a grader judges it). Without a truth, a seeds file
+    (options' seeds) names the rows the file must give, as verify_submission.py reads the MPD's challenge set."""
     competition = resolve_competition(competition, config)
+    if truth is None and options.get("seeds") is not None and competition.seeds_spec is not None:
+        from scorer.truth.sides import seeds_truth
+
+        truth = seeds_truth(options["seeds"], competition)
     if truth is None:
         from scorer.truth.ids import empty_truth
         from scorer.truth.impressions import empty_impression_truth

@@ -48,6 +48,29 @@ def spotify(targets: dict, predictions: dict, k: int = 500) -> tuple[float, floa
     return tuple(total / len(targets) for total in sums)
 
 
+def spotify_artist_r_precision(targets: dict, predictions: dict, artist_of: dict, k: int = 500) -> float:
+    """The RecSys Challenge 2018 rules' R-precision: (|S_T ∩ G_T| + 0.25·|S_A ∩ G_A|) / |G_T| per playlist, G_T its
+    distinct hidden tracks, S_T the first |G_T| of its first k predictions, G_A and S_A their artists (a track with no
+    artist has none); a playlist without predictions scores 0; the mean over the truth's playlists."""
+    total = 0.0
+    for pid, hidden in targets.items():
+        if pid not in predictions:
+            continue
+        g_t = set(hidden)
+        s_t = set(predictions[pid][:k][: len(g_t)])
+        g_a = {artist_of[track] for track in g_t if track in artist_of}
+        s_a = {artist_of[track] for track in s_t if track in artist_of}
+        total += (len(s_t & g_t) + 0.25 * len(s_a & g_a)) / len(g_t)
+    return total / len(targets)
+
+
+def is_track_uri(uri: bytes) -> bool:
+    """verify_submission.py's check of a track (Python 2: a field of bytes): three fields at ':', 'spotify', 'track' and 22
+    bytes."""
+    fields = uri.split(b":")
+    return len(fields) == 3 and fields[0] == b"spotify" and fields[1] == b"track" and len(fields[2]) == 22
+
+
 def yoochoose(bought: dict, predicted: dict) -> float:
     """YooChoose 2015: Σ over the predicted sessions of |Sb|/|S| + Jaccard where the session bought, −|Sb|/|S| where it
     did not. bought: every test session -> its set of items (empty: no buy); predicted: session -> its set."""

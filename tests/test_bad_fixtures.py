@@ -18,7 +18,7 @@ from scorer.engine.reader import BlockReader, LimitExceeded
 BAD = Path(__file__).parent.parent / "fixtures" / "bad"
 TRUTH = BAD.parent / "otto_truth.jsonl"
 TABLE = tomllib.loads((BAD / "expected.toml").read_text())["fixture"]
-HELPERS = {"expected.toml", "make_binaries.py", "impressions_truth.txt"}
+HELPERS = {"expected.toml", "make_binaries.py", "impressions_truth.txt", "seeds.csv"}
 
 
 def truth_of(entry: dict) -> Path | None:
@@ -30,7 +30,7 @@ def truth_of(entry: dict) -> Path | None:
 def _run(entry: dict):
     truth = truth_of(entry)
     config = BAD / entry["config"] if "config" in entry else None
-    return scorer.validate(BAD / entry["file"], truth, config=config)
+    return scorer.validate(BAD / entry["file"], truth, config=config, seeds=BAD / entry["seeds"] if "seeds" in entry else None)
 
 
 @pytest.mark.parametrize("entry", TABLE, ids=[entry["file"] for entry in TABLE])
@@ -54,6 +54,8 @@ def test_cli_json_agrees_and_exit_code_says_valid(entry, capsys):
         argv += ["--truth", str(truth_of(entry))]
     if "config" in entry:
         argv += ["--config", str(BAD / entry["config"])]
+    if "seeds" in entry:
+        argv += ["--seeds", str(BAD / entry["seeds"])]
     code = main(argv)
     out = json.loads(capsys.readouterr().out)
     found = Counter((p["code"], p["line"], p["column"]) for p in out["problems"])

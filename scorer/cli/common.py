@@ -194,6 +194,18 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     add_untrusted(parser)
 
 
+def add_side_inputs(parser) -> None:
+    """--seeds and --artists: the table reader's side inputs of a list row (scorer.truth.sides)."""
+    parser.add_argument("--seeds", metavar="FILE", help="the items each row was given, which it may not list (the config's "
+                        "[seeds]: spotify-mpd's challenge_set.json); validate without --truth also checks the rows it names")
+    parser.add_argument("--artists", metavar="FILE", nargs="+", help="files or folders of each item's artist (the config's "
+                        "[artists]: the MPD's slices, with the truth's file), for the metric r_precision(credit=artist)")
+
+
+def side_inputs(args) -> dict:
+    return {"seeds": getattr(args, "seeds", None), "artists": getattr(args, "artists", None)}
+
+
 def engine_options(args) -> dict:
     return {"config": args.config, "max_per_code": args.max_per_code, "threads": args.threads,
             "progress": False if args.no_progress else None, "untrusted": args.untrusted}

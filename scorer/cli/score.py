@@ -9,8 +9,10 @@ from scorer.cli.common import (
     add_cluster_options,
     add_competition,
     add_report_options,
+    add_side_inputs,
     engine_options,
     output_path,
+    side_inputs,
     warning_examples,
     whole_number,
 )
@@ -26,6 +28,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("submission", metavar="SUBMISSION", help="submission CSV (plain, .gz or .zip), or a directory of CSV/Parquet part files")
     parser.add_argument("--truth", required=True, help="ground truth: OTTO labels .jsonl, a session,type,aid .parquet/.csv, a compiled .truth.npz; string shapes: .csv/.parquet or .strings.npz")
     add_competition(parser)
+    add_side_inputs(parser)
     parser.add_argument("--strict", action="store_true",
                         help="judge as a grader: missing, repeated or unknown rows are errors, and any error means no score")
     add_report_options(parser)
@@ -66,7 +69,8 @@ def run(args) -> int:
             from scorer.cli.item_options import from_args
 
             competition, items = from_args(args, args.competition)
-            result = score(args.submission, args.truth, competition, strict=args.strict, items=items, **engine_options(args))
+            result = score(args.submission, args.truth, competition, strict=args.strict, items=items, **engine_options(args),
+                           **side_inputs(args))
     except TruthError as error:
         if _looks_like_a_submission(args.truth, args):
             raise TruthError(f"{error} — arguments swapped? {args.truth} looks like a submission "

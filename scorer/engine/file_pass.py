@@ -80,7 +80,7 @@ def _context(line: bytes, start: int, end: int) -> dict:
 
 class Pass:
     def __init__(self, competition: Competition, truth: Truth, report: Report,
-                 block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = None, items=None):
+                 block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 2, progress: bool | None = None, items=None, side=None):
         self.competition = competition
         self.truth = truth
         self.report = report
@@ -90,7 +90,7 @@ class Pass:
         self.has_truth = truth.n_sessions > 0
         self.keep_row_keys = not self.has_truth  # without truth (no slots), repeated rows are found by sorting the keys
         self.row_keys = RowKeys(len(competition.types))
-        self.kernel = kernel_for(competition, truth, report.max_per_code, items)
+        self.kernel = kernel_for(competition, truth, report.max_per_code, items, side)
         n_slots = truth.n_sessions * len(competition.types)
         self.slot_line = np.zeros(n_slots, LINE_DTYPE)
         self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
@@ -209,9 +209,9 @@ class Pass:
                 words["hint"] = f" ({TAB_SEPARATED})"
             words["expected"] = self.competition.field_separator.join(getattr(self.kernel, "names", self.competition.header))
             words["fields"] = len(getattr(self.kernel, "names", self.competition.header))
-        elif code == codes.MALFORMED_ID and hasattr(self.kernel, "names"):  # the table reader: a key column is empty
+        elif code == codes.MALFORMED_ID and hasattr(self.kernel, "names"):  # the table reader: a key column is empty, or no integer
             column = self.kernel.names[text[:start].count(self.competition.field_separator.encode())]
-            words["value"] = f"'' (column {column!r} is empty)"
+            words["value"] = f"{_text(text[start:end])} (column {column!r} holds no whole number)" if end > start else f"'' (column {column!r} is empty)"
             words["expected"] = repr(self.competition.field_separator.join(self.competition.key))
         elif code == codes.MALFORMED_ID:
             words["expected"] = repr(self.competition.id_pattern)
@@ -233,6 +233,8 @@ class Pass:
             separator = self.competition.item_separator
             words.update(value=f"{sum(1 for item in text[start:end].split(separator.encode()) if item.strip()):,}",
                          expected=f"{self.competition.list_length:,}")
+        elif code == codes.ITEM_FORM:
+            words["expected"] = f"{self.competition.item_prefix!r} then {self.competition.item_id_bytes} characters"
         elif code == codes.BAD_RANK:  # the table reader's rank column (the impression shape's words are its kernel's)
             words.update(what="rank", expected="a whole number of at least 1 (1 is the first place)")
         elif code == codes.TOO_MANY_ITEMS:
@@ -445,8 +447,9 @@ def check_line_count(last_line: int) -> None:
                                                  "this scorer numbers")
 
 
-def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=None) -> RowKernel:
-    """The kernel of the competition's file shape."""
+def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=None, side=None) -> RowKernel:
+    """The kernel of the competition's file shape (items: the id shape's item side; side: the table reader's,
+    scorer.truth.sides.TableSide)."""
     if competition.shape == "id_type":
         return IdKernel(competition, truth, max_per_code, items)
     if competition.shape == "impression":
@@ -456,7 +459,7 @@ def kernel_for(competition: Competition, truth: Truth, max_per_code: int, items=
     if competition.table_reader:
         from scorer.engine.table_kernel import TableKernel
 
-        return TableKernel(competition, truth, max_per_code)
+        return TableKernel(competition, truth, max_per_code, side)
     from scorer.engine.string_kernel import ShapeKernel
 
     return ShapeKernel(competition, truth, max_per_code)

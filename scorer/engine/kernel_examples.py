@@ -121,7 +121,8 @@ def _table() -> dict[str, tuple]:
     kept = np.zeros(listed.max_per_code, np.int64)
     return {
         "parse_table_block": (frozen(np.zeros(16, np.uint8)), 0, 1, 0, listed.layout, listed.tables, listed.truth, listed.metric,
-                              listed.limits, listed.scratch(), row_ints, row_values, np.zeros((1, 4), np.int64), counts, found, 0),
+                              listed.limits, listed.scratch(), listed.side, row_ints, row_values, np.zeros((1, 4), np.int64), counts,
+                              found, 0),
         "merge_table_rows": (row_ints, row_values, 0, 0, listed.keep, slot_line, slot_values, slot_hits, np.zeros(n_slots, np.int32),
                              found, 0, found, 0),
         "finish_table_long": (np.zeros(n_slots + 1, np.int64), np.zeros(_ROWS, np.int64), np.zeros(_ROWS, np.int64), long.repeat, long.truth,

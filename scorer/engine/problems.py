@@ -55,6 +55,8 @@ class Code(IntEnum):
     EXTRA_LINES = codes.EXTRA_LINES
     IMPRESSIONS_FILLED = 38
     LIST_LENGTH = codes.LIST_LENGTH
+    ITEM_FORM = codes.ITEM_FORM
+    SEED_ITEM = codes.SEED_ITEM
 
     @property
     def code(self) -> str:
@@ -122,6 +124,10 @@ CATALOGUE: dict[Code, ProblemKind] = {
         ProblemKind(Code.IMPRESSIONS_FILLED, WARNING, "impressions filled with rank 1", "{value}"),
         ProblemKind(Code.LIST_LENGTH, ERROR, "not the competition's number of items",
                     "{value} items in the row, where the competition's lists hold exactly {expected} (the row is scored as read)"),
+        ProblemKind(Code.ITEM_FORM, ERROR, "item not of the competition's form",
+                    "item {value} is not of the competition's form, {expected} (the first such item of the row; it is scored as read)"),
+        ProblemKind(Code.SEED_ITEM, ERROR, "a seed item listed",
+                    "item {value} is one of the row's seeds, which it may not list (the first such item of the row; it is scored as read)"),
     )
 }
 

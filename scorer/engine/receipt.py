@@ -48,6 +48,10 @@ def canonical_config(competition: Competition) -> dict:
                            "field_separator": competition.field_separator, "first_line": competition.first_line,
                            "metadata": competition.metadata, "comment": competition.comment, "list_length": competition.list_length,
                            "item_type": competition.item_type}
+        if any(competition.integer_keys):  # named only where set: the configs before them keep their hashes
+            config["table"]["key_types"] = list(competition.key_types)
+        if competition.item_prefix:
+            config["table"]["item_form"] = [competition.item_prefix, competition.item_id_bytes]
     return config
 
 

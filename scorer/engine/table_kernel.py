@@ -20,6 +20,7 @@ from scorer.kernels.kinds import LIST, LONG, ROW_VALUE, VALUE, discounts, ideal_
 from scorer.kernels.rows import frozen
 from scorer.kernels.table_layout import KEEP, KEEP_ALL, REPEAT, VALUE_ABSOLUTE, VALUE_PREDICTION, VALUE_SQUARED
 from scorer.spec.competition import ROW_INDEX, Competition
+from scorer.truth.sides import TableSide, check_side
 from scorer.truth.strings import StringTruth
 
 SHAPE_CODES = {"list": LIST, "long": LONG, "value": VALUE}
@@ -42,7 +43,8 @@ class TableKernel(RowKernel):
 
     hits_dtype = np.int64
 
-    def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int):
+    def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int, side: TableSide | None = None):
+        check_side(competition, side)
         self.competition = competition
         self.shape = SHAPE_CODES[competition.shape]
         metrics = competition.metrics
@@ -73,6 +75,9 @@ class TableKernel(RowKernel):
         self.seen: np.ndarray | None = None  # long shape: rows kept of each id so far
         self.slot_rows = np.zeros(truth.ids.size if self.keep == KEEP_ALL else 0, np.int32)  # repeated_key = all: rows per key
         self.spare = []
+        self.side = tuple(map(frozen, (side or TableSide()).arrays()))  # the seeds of each row and each item's artist, as parse_table_block takes them
+        self.widest_seeds = int(np.diff(self.side[0]).max(initial=0))
+        self.n_artists = int(max(self.side[10].max(initial=-1), self.side[11].max(initial=-1))) + 1  # codes of the truth's artists
 
     def columns(self, names: list[str]) -> None:
         """The layout of a file whose columns are `names` (the header line's, or the config's where the file has none)."""
@@ -86,7 +91,9 @@ class TableKernel(RowKernel):
                        np.int64(ord(competition.comment) if competition.comment else -1),
                        np.array([position[name] for name in competition.key], np.int64), np.int64(position[competition.prediction]),
                        np.int64(position[competition.rank] if competition.rank else NO_COLUMN), np.int64(len(names)), rest, self.repeat,
-                       np.int64(competition.list_length), competition.item_type == "integer")
+                       np.int64(competition.list_length), competition.item_type == "integer",
+                       np.array(competition.integer_keys, np.bool_), np.frombuffer(competition.item_prefix.encode(), np.uint8).copy(),
+                       np.int64(competition.item_id_bytes))
 
     def read_header(self, first: bytes) -> tuple[str, bool] | None:
         """None when line 1 names every column of the config (in any order; other columns are read past), the layout then
@@ -104,16 +111,20 @@ class TableKernel(RowKernel):
         return f"header is {quoted(first)}; expected {expected!r} (in any order, other columns read past): {found} not found", False
 
     def scratch(self) -> tuple:
-        """One thread's work arrays: field bounds, the key's bytes, a row's items and their flags, the set of its items."""
+        """One thread's work arrays: field bounds, the key's bytes, a row's items and their flags, the set of its items, the
+        tables of its truth items and of its seeds, and the marks of the artists of its truth and of those counted."""
         k = self.kmax + 1
         seen, local = 1 << max(4, int(4 * k - 1).bit_length()), 1 << max(4, int(4 * self.widest + 3).bit_length())
+        seeds = 1 << max(4, int(4 * self.widest_seeds + 3).bit_length())
         return (np.zeros(2 * self.n_columns + 2, np.int64), np.zeros(self.competition.limits.max_line_bytes + 16, np.uint8),
                 np.empty(k, np.int64), np.zeros(k, np.bool_), np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.bool_),
                 np.zeros(k, np.float64), np.full(seen, -1, np.int64), np.zeros(seen, np.int64), np.zeros(seen, np.int64),
-                np.full(local, -1, np.int64), np.zeros(local, np.uint64), np.zeros(local, np.int64))
+                np.full(local, -1, np.int64), np.zeros(local, np.uint64), np.zeros(local, np.int64),
+                np.full(seeds, -1, np.int64), np.zeros(seeds, np.uint64), np.zeros(seeds, np.int64),
+                np.full(self.n_artists, -1, np.int64), np.full(self.n_artists, -1, np.int64))
 
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
-        head = (self.layout, self.tables, self.truth, self.metric, self.limits, self.scratch())
+        head = (self.layout, self.tables, self.truth, self.metric, self.limits, self.scratch(), self.side)
         return parse_calls(self, door.kernel("parse_table_block"), head, data, start, end, first_line, 4)
 
     def merge(self, rows: tuple, line_offset: int, merged) -> tuple[int, int]:

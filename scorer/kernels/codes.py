@@ -29,6 +29,8 @@ BAD_RANK_LIST = 36  # impression shape: the ranks are not a JSON list of numbers
 EXTRA_LINES = 37  # impression shape: a line past the truth's last impression (ignored)
 
 LIST_LENGTH = 40  # table reader: a list row does not hold the config's list_length items (verify_submission.py's 500)
+ITEM_FORM = 41  # table reader: an item is not of the config's form (item_prefix, item_id_bytes: verify_submission.py's track URI)
+SEED_ITEM = 42  # table reader: a row lists an item it was seeded with (the seeds file: verify_submission.py's seed tracks)
 
 ROWS_WITH_ERRORS = 47  # not a problem: the kernel counts here the rows of the truth read with an error (they score 0)
 

@@ -19,6 +19,7 @@ ROW_RPREC = 9  # hits among the first |T| (distinct truth items) ÷ |T|       (r
 ROW_CLICKS = 10  # ⌊(rank of the first hit − 1) / 10⌋ within k, k / 10 + 1 without a hit    (clicks)
 ROW_JACCARD = 11  # hits ÷ (distinct predictions + |T| − hits)               (jaccard, signed_jaccard)
 ROW_VALUE = 12  # value shape: the row's prediction itself, for the totals over all rows (roc_auc, pr_auc, ..., rce)
+ROW_RPREC_ARTIST = 13  # (hits + 0.25 · artists matched) among the first |T|, ÷ |T|   (r_precision, credit=artist)
 
 
 def discounts(k: int) -> np.ndarray:

@@ -6,5 +6,8 @@ REPEAT_FIRST, REPEAT_ZERO, REPEAT_COLLAPSE = 0, 1, 2  # rules.repeated_item: how
 VALUE_SQUARED, VALUE_ABSOLUTE, VALUE_PREDICTION = 1, 2, 3  # a value row's figure: (ŷ − y)², |ŷ − y|, or ŷ itself
 # (string_ids.value_figures reads these numbers; kinds.SQUARED and kinds.ABSOLUTE are the first two)
 
+ARTIST_CREDIT = 0.25  # R-precision's credit for a matched artist (the RecSys Challenge 2018 rules: r_precision, credit=artist)
+BAD_INTEGER_KEY = 1 << 20  # table_rows.join_key's return, past a key column's: the column holds no whole number
+
 KEEP = {"last": KEEP_LAST, "first": KEEP_FIRST, "all": KEEP_ALL}
 REPEAT = {"first": REPEAT_FIRST, "zero": REPEAT_ZERO, "collapse": REPEAT_COLLAPSE}

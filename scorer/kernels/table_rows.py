@@ -30,6 +30,7 @@ from scorer.kernels.kinds import (
     ROW_NDCG,
     ROW_NDCG_EXP,
     ROW_RPREC,
+    ROW_RPREC_ARTIST,
     ROW_RR,
     ROW_SET_F1,
     VALUE,
@@ -38,7 +39,7 @@ from scorer.kernels.parse import _problem, _utf8_error, blank_lines
 from scorer.kernels.rank import locate
 from scorer.kernels.string_ids import parse_float, value_figures
 from scorer.kernels.strings import HIGHS, byte_matches, hash_bytes, lookup, next_separator, same_bytes, word
-from scorer.kernels.table_layout import KEEP_ALL, KEEP_FIRST, REPEAT_COLLAPSE, REPEAT_ZERO
+from scorer.kernels.table_layout import ARTIST_CREDIT, BAD_INTEGER_KEY, KEEP_ALL, KEEP_FIRST, REPEAT_COLLAPSE, REPEAT_ZERO
 
 U = np.uint64
 NO_COLUMN = -1
@@ -135,9 +136,11 @@ def _trim(buf, start, end):
 
 
 @njit(cache=True, nogil=True)
-def join_key(buf, bounds, key_columns, separator, keybuf):
+def join_key(buf, bounds, key_columns, integers, separator, keybuf):
     """The key's fields, in the key's order, joined by the separator into keybuf (as the truth writes a key of several
-    columns); returns its length, or -1 - c where column c of the line, a key column, is empty."""
+    columns), a column of integers as int() prints its field (spaces, a '+' and leading zeros left out: pandas reads 0100
+    as 100); returns its length, -1 - c where column c of the line, a key column, is empty, or -1 - c - BAD_INTEGER_KEY
+    where it holds no whole number."""
     length = 0
     for p in range(key_columns.shape[0]):
         c = key_columns[p]
@@ -147,12 +150,44 @@ def join_key(buf, bounds, key_columns, separator, keybuf):
         if p > 0:
             keybuf[length] = separator
             length += 1
+        if integers[p]:
+            start, end = _trim(buf, start, end)
+            negative = start < end and buf[start] == 45
+            digits = integer_start(buf, start, end)
+            if digits < 0:  # a whole number written as a float (100.0, 1e2): pandas reads the column as floats, which join
+                value, good = parse_float(buf, start, end)
+                if not good or value != np.floor(value) or abs(value) >= 2.0**53:
+                    return -1 - c - BAD_INTEGER_KEY
+                length = _write_integer(np.int64(value), keybuf, length)
+                continue
+            if negative:
+                digits = integer_start(buf, start + 1, end)  # "-007" is -7, and "-0" is 0
+                if digits < 0 or not (end - digits == 1 and buf[digits] == 48):
+                    keybuf[length] = 45
+                    length += 1
+            start = digits
         for i in range(start, end):
             keybuf[length] = buf[i]
             length += 1
     for i in range(length, length + 8):  # the loads of the hash read 8 bytes
         keybuf[i] = 0
     return length
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_integer(value, keybuf, at):
+    """Write value's decimal digits (a '-' before a negative one) into keybuf at `at`; returns the offset after them."""
+    if value < 0:
+        keybuf[at] = 45
+        at += 1
+        value = -value
+    n = 1
+    while value // 10 ** n > 0:
+        n += 1
+    for i in range(n - 1, -1, -1):
+        keybuf[at + i] = 48 + value % 10
+        value //= 10
+    return at + n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -223,7 +258,7 @@ def score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grade
             out[j] = 0.0
             continue
         cut = n_items if kind == ROW_MRR_MEAN or kind == ROW_SET_F1 or kind == ROW_JACCARD else min(k, n_items)
-        if kind == ROW_RPREC:
+        if kind == ROW_RPREC or kind == ROW_RPREC_ARTIST:
             cut = min(n_set, n_items)
         exponential = kind == ROW_NDCG_EXP
         n_hits = 0
@@ -258,7 +293,7 @@ def score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grade
                 out[j] = total / ideal[min(k, n_truth)]
         elif kind == ROW_RR or kind == ROW_MRR_MEAN:
             out[j] = 1.0 / (first + 1) if first >= 0 else 0.0
-        elif kind == ROW_RPREC:
+        elif kind == ROW_RPREC or kind == ROW_RPREC_ARTIST:  # (the artist credit is added by artist_credit)
             out[j] = n_hits / n_set
         elif kind == ROW_CLICKS:
             out[j] = float(first // 10) if first >= 0 else k / 10.0 + 1.0
@@ -350,21 +385,76 @@ def parse_rank(buf, start, end):
     return value, 1 <= value <= 2147483647
 
 
+@njit(cache=True, nogil=True, inline="always")
+def item_form_ok(buf, start, end, prefix, id_bytes):
+    """Is buf[start:end] the prefix, then id_bytes bytes none of which is the prefix's last (verify_submission.py's
+    is_track_uri: 'spotify:track:' and 22 characters, three fields at ':')?"""
+    n_prefix = prefix.shape[0]
+    if end - start != n_prefix + id_bytes:
+        return False
+    for i in range(n_prefix):
+        if buf[start + i] != prefix[i]:
+            return False
+    for i in range(start + n_prefix, end):
+        if buf[i] == prefix[n_prefix - 1]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
-def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, scratch, row_ints, row_values, preds, counts, found,
-                      n_problems):
+def artist_credit(buf, starts, ends, places, n_items, truth_items, t_start, t_end, truth_artist, artist_keys, artist_starts, artist_ends,
+                  artist_table, artist_of, stamp, row_artists, counted):
+    """The challenge rules' artist credit of a list row: ARTIST_CREDIT · |S_A ∩ A_T| / |T|, S_A the artists of its first |T|
+    items (|T| = the row's distinct truth items), A_T those of its truth items; an artist counts once, and an item whose
+    artist is not in the table has none. An item of the row's truth takes its artist from truth_artist, another from the
+    table of items and artists (row_artists and counted: per artist, stamped with the row, so never cleared)."""
+    n_set = 0
+    for t in range(t_start, t_end):
+        if t == t_start or truth_items[t] != truth_items[t - 1]:
+            n_set += 1
+        artist = truth_artist[truth_items[t]]
+        if artist >= 0:
+            row_artists[artist] = stamp
+    if n_set == 0:
+        return 0.0
+    matched = 0
+    for r in range(min(n_set, n_items)):
+        at = places[r]
+        if at >= 0:
+            artist = truth_artist[truth_items[at]]
+        else:
+            index, _ = lookup(buf, starts[r], ends[r], artist_keys, artist_starts, artist_ends, artist_table)
+            artist = artist_of[index] if index >= 0 else np.int64(-1)
+        if artist >= 0 and row_artists[artist] == stamp and counted[artist] != stamp:
+            counted[artist] = stamp
+            matched += 1
+    return ARTIST_CREDIT * matched / n_set
+
+
+@njit(cache=True, nogil=True)
+def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, scratch, side, row_ints, row_values, preds, counts,
+                      found, n_problems):
     """Parse lines of buf[pos:n] until it ends, row_ints is full or (long shape) preds is full.
 
     Returns (pos, line, rows written, predictions written, problems kept). preds rows (long shape): slot, line, item
     code, rank (its line where the file has no rank column), one per line of a known id; the rows of unknown ids go to
-    row_ints as the list and value shapes' rows do."""
+    row_ints as the list and value shapes' rows do. side: the list shape's seeds of each truth row (a row may not list
+    one: S042) and the table of each item's artist (r_precision with credit=artist), empty where there are none."""
     (shape, separator, item_separator, comment, key_columns, prediction, rank_column, n_columns, rest, repeat_mode, list_length,
-     integers) = layout
+     integers, integer_keys, form_prefix, form_bytes) = layout
     id_keys, id_starts, id_ends, id_table, item_keys, item_starts, item_ends, item_table, item_hashes = tables
     indptr, truth_items, truth_grades, sorted_grades = truth
     kinds, ks, kmax, discount, ideal, value_kinds = metric
     max_line_bytes, max_per_code = limits
-    bounds, keybuf, places, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at, local_stamp, local_hash, local_at = scratch
+    (bounds, keybuf, places, firsts, starts, ends, hits, gains, seen_stamp, seen_code, seen_at, local_stamp, local_hash, local_at,
+     seed_stamp, seed_hash, seed_at, row_artists, counted_artists) = scratch
+    (seed_indptr, seed_items, seed_keys, seed_starts, seed_ends, seed_hashes, artist_keys, artist_starts, artist_ends, artist_table,
+     artist_of, truth_artist) = side
+    has_seeds = seed_indptr.shape[0] > 1
+    credit_artists = False
+    for j in range(kinds.shape[0]):
+        if kinds[j] == ROW_RPREC_ARTIST:
+            credit_artists = True
     n_ids = id_starts.shape[0]
     previous = -1  # rows usually come in the truth's order: try the next id before hashing
     n_rows = 0
@@ -407,10 +497,11 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                                                 found, n_problems)
         if not ok:
             continue
-        length = join_key(buf, bounds, key_columns, separator, keybuf)
+        length = join_key(buf, bounds, key_columns, integer_keys, separator, keybuf)
         if length < 0:
-            at = bounds[2 * (-1 - length)]
-            n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, at, at, line_start)
+            c = (-1 - length) % BAD_INTEGER_KEY
+            at, to = bounds[2 * c], bounds[2 * c] if -1 - length < BAD_INTEGER_KEY else bounds[2 * c + 1]  # empty, or not a number
+            n_problems = _problem(found, n_problems, counts, max_per_code, codes.MALFORMED_ID, line, at, to, line_start)
             continue
         guess = previous + 1
         if guess < n_ids and same_bytes(keybuf, 0, length, id_keys, id_starts[guess], id_ends[guess]):
@@ -470,11 +561,15 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
         # LIST: the items of the prediction field, split at the item separator (and, for a space, tabs)
         t_start, t_end = (np.int64(indptr[index]), np.int64(indptr[index + 1])) if index >= 0 else (np.int64(0), np.int64(0))
         truth_row_table(truth_items, item_hashes, t_start, t_end, line, local_stamp, local_hash, local_at)
+        s_start, s_end = (np.int64(seed_indptr[index]), np.int64(seed_indptr[index + 1])) if has_seeds and index >= 0 else (0, 0)
+        truth_row_table(seed_items, seed_hashes, s_start, s_end, line, seed_stamp, seed_hash, seed_at)
         n_items = 0
         n_tokens = 0
         reported = False
         repeat_said = False
         not_integer_said = False
+        form_said = False
+        seed_said = False
         i = field_start
         while i < field_end:
             if item_separator == 32:
@@ -492,6 +587,10 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                 if n_tokens == kmax + 1:
                     n_problems = _problem(found, n_problems, counts, max_per_code, codes.TOO_MANY_ITEMS, line, token_start, field_end,
                                           line_start)
+                if form_bytes > 0 and not form_said and not item_form_ok(buf, token_start, token_stop, form_prefix, form_bytes):
+                    form_said = True  # said once a line: the first item not of the form
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_FORM, line, token_start, token_stop,
+                                          line_start)
                 if integers:  # compared as int() reads them: "007" is 7; anything else is said once a line, and a miss
                     canonical = integer_start(buf, token_start, token_stop)
                     if canonical < 0 and not not_integer_said:
@@ -499,8 +598,13 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
                         n_problems = _problem(found, n_problems, counts, max_per_code, codes.ITEM_NOT_INTEGER, line, token_start,
                                               token_stop, line_start)
                     token_start = canonical if canonical >= 0 else token_start
+                h = hash_bytes(buf, token_start, token_stop) if n_items < kmax or s_end > s_start else U(0)
+                if s_end > s_start and not seed_said and truth_place(buf, token_start, token_stop, h, line, seed_stamp, seed_hash, seed_at,
+                                                                     seed_items, seed_keys, seed_starts, seed_ends) >= 0:
+                    seed_said = True  # said once a line, as verify_submission.py says it once a playlist
+                    n_problems = _problem(found, n_problems, counts, max_per_code, codes.SEED_ITEM, line, token_start, token_stop,
+                                          line_start)
                 if n_items < kmax:  # (a row of an unknown id too: its repeats are still said)
-                    h = hash_bytes(buf, token_start, token_stop)
                     at = truth_place(buf, token_start, token_stop, h, line, local_stamp, local_hash, local_at, truth_items, item_keys,
                                      item_starts, item_ends) if t_end > t_start else np.int64(-1)
                     code = truth_items[at] if at >= 0 else -1 - np.int64(h >> U(1))  # an item not in the row's truth: its hash
@@ -523,6 +627,12 @@ def parse_table_block(buf, pos, n, line, layout, tables, truth, metric, limits, 
         _row_head(row_ints, n_rows, index, row_key, line)
         row_ints[n_rows, 4] = score_items(places, firsts, n_items, truth_items, truth_grades, sorted_grades, t_start, t_end, kinds, ks,
                                           discount, ideal, repeat_mode, hits, gains, row_values[n_rows])
+        if credit_artists:
+            credit = artist_credit(buf, starts, ends, places, n_items, truth_items, t_start, t_end, truth_artist, artist_keys,
+                                   artist_starts, artist_ends, artist_table, artist_of, line, row_artists, counted_artists)
+            for j in range(kinds.shape[0]):
+                if kinds[j] == ROW_RPREC_ARTIST:
+                    row_values[n_rows, j] += credit
         n_rows += 1
     return pos, line, n_rows, n_preds, n_problems
 

@@ -501,44 +501,73 @@ def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, fir
 
 
 TRUTH_KEYS = ("format", "first_line", "columns", "field_separator", "key", "item", "item_separator", "value", "grade", "where")
+SEEDS_KEYS = ("format", "first_line", "columns", "field_separator", "key", "item", "item_separator", "where")
+ARTISTS_KEYS = ("format", "first_line", "columns", "field_separator", "item", "artist")
 
 
-def _truth_spec(table: dict[str, Any], shape: str, key: tuple[str, ...], source: str) -> TruthSpec:
-    """The [truth] section: how the competition's published truth is read (its columns by name)."""
-    _refuse_unknown(table, TRUTH_KEYS, source, "truth")
+def _truth_spec(table: dict[str, Any], shape: str, key: tuple[str, ...], source: str, section: str = "truth") -> TruthSpec:
+    """The [truth] section: how the competition's published truth is read (its columns by name); [seeds] is read alike."""
+    _refuse_unknown(table, TRUTH_KEYS if section == "truth" else SEEDS_KEYS, source, section)
     if shape not in ("list", "long", "value"):
-        raise ConfigError(f"{source}: section [truth] is for the string shapes (list, long, value), not {shape!r}")
-    form = _get(table, "format", str, source, default="table", section="truth")
+        raise ConfigError(f"{source}: section [{section}] is for the string shapes (list, long, value), not {shape!r}")
+    form = _get(table, "format", str, source, default="table", section=section)
     if form not in ("table", "playlists"):
-        raise ConfigError(f"{source}: key 'truth.format' must be 'table' (CSV or Parquet) or 'playlists' (the MPD's JSON), got {form!r}")
-    first_line = _get(table, "first_line", str, source, default="header", section="truth")
-    columns = _string_list(table, "columns", source, "truth", default=[])
-    if first_line not in ("header", "row") or (first_line == "row") != bool(columns):
-        raise ConfigError(f"{source}: key 'truth.first_line' must be 'header' or 'row', and 'row' needs 'truth.columns' (their names "
-                          f"in order), got {first_line!r}")
-    truth_key = _string_list(table, "key", source, "truth", default=list(key))
+        raise ConfigError(f"{source}: key '{section}.format' must be 'table' (CSV or Parquet) or 'playlists' (the MPD's JSON), got {form!r}")
+    first_line, columns = _first_line(table, source, section)
+    truth_key = _string_list(table, "key", source, section, default=list(key))
     if len(truth_key) != len(key):
-        raise ConfigError(f"{source}: key 'truth.key' must name as many columns as 'submission.key' ({len(key)}), got {list(truth_key)!r}")
-    item = _get(table, "item", str, source, default="", section="truth")
-    value = _get(table, "value", str, source, default="", section="truth")
+        raise ConfigError(f"{source}: key '{section}.key' must name as many columns as 'submission.key' ({len(key)}), got {list(truth_key)!r}")
+    item = _get(table, "item", str, source, default="", section=section)
+    value = _get(table, "value", str, source, default="", section=section)
     if (shape == "value") != bool(value) or (shape != "value") != bool(item):
-        needed = "'truth.value' (the column of the true value)" if shape == "value" else "'truth.item' (the column of the truth's items)"
-        raise ConfigError(f"{source}: shape {shape!r} reads its truth's {needed}, and only that")
-    item_separator = _get(table, "item_separator", str, source, default="", section="truth")
+        needed = f"'{section}.value' (the column of the true value)" if shape == "value" else f"'{section}.item' (the column of its items)"
+        raise ConfigError(f"{source}: shape {shape!r} reads its {section}'s {needed}, and only that")
+    item_separator = _get(table, "item_separator", str, source, default="", section=section)
     if item_separator and (len(item_separator) != 1 or item_separator not in SEPARATORS):
-        raise ConfigError(f"{source}: key 'truth.item_separator' must be one of {', '.join(map(repr, SEPARATORS))}, got {item_separator!r}")
-    grade = _get(table, "grade", dict, source, default={}, section="truth")
+        raise ConfigError(f"{source}: key '{section}.item_separator' must be one of {', '.join(map(repr, SEPARATORS))}, got {item_separator!r}")
+    grade = _get(table, "grade", dict, source, default={}, section=section)
     for column, weight in grade.items():
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
-            raise ConfigError(f"{source}: key 'truth.grade.{column}' must be a finite positive grade, got {weight!r}")
-    where = _get(table, "where", dict, source, default={}, section="truth")
+            raise ConfigError(f"{source}: key '{section}.grade.{column}' must be a finite positive grade, got {weight!r}")
+    where = _get(table, "where", dict, source, default={}, section=section)
     for column, wanted in where.items():
         if not isinstance(wanted, str):
-            raise ConfigError(f"{source}: key 'truth.where.{column}' must be the text the column holds, got {wanted!r}")
-    return TruthSpec(format=form, first_line=first_line, columns=tuple(columns),
-                     field_separator=_separator(table, "field_separator", ",", source, "truth"), key=tuple(truth_key), item=item,
+            raise ConfigError(f"{source}: key '{section}.where.{column}' must be the text the column holds, got {wanted!r}")
+    return TruthSpec(format=form, first_line=first_line, columns=columns,
+                     field_separator=_separator(table, "field_separator", ",", source, section), key=tuple(truth_key), item=item,
                      item_separator=item_separator, value=value, grade=tuple((str(c), float(w)) for c, w in grade.items()),
                      where=tuple(where.items()))
+
+
+def _first_line(table: dict[str, Any], source: str, section: str) -> tuple[str, tuple[str, ...]]:
+    """A published table's first_line and, for "row", its columns' names."""
+    first_line = _get(table, "first_line", str, source, default="header", section=section)
+    columns = _string_list(table, "columns", source, section, default=[])
+    if first_line not in ("header", "row") or (first_line == "row") != bool(columns):
+        raise ConfigError(f"{source}: key '{section}.first_line' must be 'header' or 'row', and 'row' needs '{section}.columns' (their "
+                          f"names in order), got {first_line!r}")
+    return first_line, columns
+
+
+def _seeds_spec(table: dict[str, Any], shape: str, key: tuple[str, ...], source: str) -> TruthSpec:
+    """The [seeds] section: the items each row was given (Spotify's seed tracks), in a file read as a published truth is."""
+    if shape != "list":
+        raise ConfigError(f"{source}: section [seeds] is for shape 'list' (a row's items), not {shape!r}")
+    return _truth_spec(table, shape, key, source, "seeds")
+
+
+def _artists_spec(table: dict[str, Any], source: str) -> ArtistSpec:
+    """The [artists] section: how the files of each item's artist are read."""
+    _refuse_unknown(table, ARTISTS_KEYS, source, "artists")
+    form = _get(table, "format", str, source, default="playlists", section="artists")
+    if form not in ("table", "playlists"):
+        raise ConfigError(f"{source}: key 'artists.format' must be 'playlists' (the MPD's JSON) or 'table' (CSV or Parquet), got {form!r}")
+    first_line, columns = _first_line(table, source, "artists")
+    item, artist = (_get(table, name, str, source, section="artists") for name in ("item", "artist"))
+    if not item or not artist or item == artist:
+        raise ConfigError(f"{source}: keys 'artists.item' and 'artists.artist' must name two different fields, got {item!r} and {artist!r}")
+    return ArtistSpec(format=form, item=item, artist=artist, first_line=first_line, columns=columns,
+                      field_separator=_separator(table, "field_separator", ",", source, "artists"))
 
 
 def _rules(table: dict[str, Any], shape: str, source: str) -> Rules:

@@ -29,6 +29,7 @@ from scorer.kernels.kinds import (
     ROW_NDCG_EXP,
     ROW_NONE,
     ROW_RPREC,
+    ROW_RPREC_ARTIST,
     ROW_RR,
     ROW_SET_F1,
     ROW_VALUE,
@@ -147,7 +148,9 @@ REGISTRY: dict[str, MetricKind] = {
                    family=IMPRESSION, table_only=True),
         # The table reader's (scorer.kernels.table_rows): P = the row's distinct predictions, h = hits, |T| = distinct truth items.
         MetricKind("r_precision", ROW_RPREC, "mean_N |first |T| predictions ∩ T| / |T| (R-precision, the cut at |T|: Spotify's "
-                   "metrics.py, track-only)", family=SET, table_only=True),
+                   "metrics.py, track-only); credit=artist: mean_N (|S_T ∩ T| + 0.25·|S_A ∩ A_T|) / |T|, S_T the first |T| predictions, "
+                   "S_A and A_T their artists and the truth's (the challenge rules' artist credit; the config's [artists] table)",
+                   family=SET, options=(("credit", ("track", "artist")), ("empty", EMPTY)), table_only=True),
         MetricKind("clicks@k", ROW_CLICKS, "mean_N ⌊(rank of the first hit − 1) / 10⌋ within k, k/10 + 1 without one (Spotify's "
                    "recommended-songs clicks: pages of 10 a listener clicks through; lower is better)", table_only=True,
                    lower_is_better=True),
@@ -210,6 +213,8 @@ class Metric:
     def row_kind(self) -> int:
         if self.kind.row_kind == ROW_NDCG and self.option("gain") == "exp":
             return ROW_NDCG_EXP
+        if self.kind.row_kind == ROW_RPREC and self.option("credit") == "artist":
+            return ROW_RPREC_ARTIST
         return self.kind.row_kind
 
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,14 +39,14 @@ class PublishedRows:
     grades: np.ndarray | None = None
 
 
-def read_published_rows(path: Path, competition: Competition) -> PublishedRows:
-    """The rows of `path` as the competition's [truth] section reads them; TruthError naming the file, the row and the
-    column where they cannot be."""
-    spec = competition.truth_spec
+def read_published_rows(path: Path, competition: Competition, spec: TruthSpec | None = None) -> PublishedRows:
+    """The rows of `path` as the competition's [truth] section (or `spec`, its [seeds]) reads them; TruthError naming the
+    file, the row and the column where they cannot be."""
+    spec = spec or competition.truth_spec
     frame = _playlists(path, spec) if spec.format == "playlists" else _table(path, spec)
     for column, wanted in spec.where:
         frame = frame[frame[column] == wanted]
-    keys = _keys(frame, spec, competition.field_separator, path)
+    keys = _keys(frame, spec, competition.field_separator, path, competition.integer_keys)
     import pandas as pd
 
     id_index, id_names = pd.factorize(keys)
@@ -74,7 +75,7 @@ def read_published_rows(path: Path, competition: Competition) -> PublishedRows:
     else:
         items = np.array([field.strip() for field in items], dtype=object)
     if competition.item_type == "integer":
-        items = _integers(items, frame, spec.item, path)
+        items = _integers(items, None, spec.item, path)
     keep = items != ""
     if grades is not None:
         keep &= grades > 0  # a row of grade 0 is not relevant: its key stays in the truth with nothing to predict
@@ -82,17 +83,24 @@ def read_published_rows(path: Path, competition: Competition) -> PublishedRows:
                          grades=None if grades is None else grades[keep])
 
 
-def _integers(items: np.ndarray, frame, column: str, path: Path) -> np.ndarray:
-    """The truth's items as int() prints them (the config's item_type "integer"); an item that is no whole number is a
-    truth error."""
-    import re
+WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")  # ASCII digits, as the kernel reads them (int() also takes other scripts)
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
-    whole = re.compile(r"[+-]?\d+")
+
+def _integers(items: np.ndarray, place, column: str, path: Path, what: str = "items") -> np.ndarray:
+    """The truth's items (or a key column's fields) as int() prints them (the config's item_type or key_types "integer");
+    one that is no whole number is a truth error (place(at): where the message says it is, or None). A key may also be a
+    whole number written as a float (100.0: pandas reads such a column as floats, which join integers)."""
     out = np.empty(len(items), dtype=object)
     for at, item in enumerate(items):
-        if item and not whole.fullmatch(item):
-            raise TruthError(f"truth file {path}, column {column!r}: {item!r} is not a whole number (the config's items are integers)")
-        out[at] = str(int(item)) if item else item
+        if not item or WHOLE_NUMBER.fullmatch(item):
+            out[at] = str(int(item)) if item else item
+        elif what == "key columns" and DECIMAL.fullmatch(item) and float(item).is_integer() and abs(float(item)) < 2.0**53:
+            out[at] = str(int(float(item)))
+        else:
+            where = f", {place(at)}" if place else ""
+            raise TruthError(f"truth file {path}{where}, column {column!r}: {item!r} is not a whole number (the config's {what} are "
+                             "integers)")
     return out
 
 
@@ -101,14 +109,19 @@ def _row(frame, at: int) -> str:
     return f"data row {int(frame.index[at]) + 1:,}"
 
 
-def _keys(frame, spec: TruthSpec, separator: str, path: Path) -> np.ndarray:
-    """Each row's key: its key columns' fields joined by the separator (ROW_INDEX: the row's position in the file)."""
+def _keys(frame, spec: TruthSpec, separator: str, path: Path, integer_keys: tuple[bool, ...]) -> np.ndarray:
+    """Each row's key: its key columns' fields joined by the separator (ROW_INDEX: the row's position in the file; a column
+    of integers as int() prints its fields)."""
+    import pandas as pd
+
     parts = []
-    for column in spec.key:
+    for column, integer in zip(spec.key, integer_keys):
         values = frame.index.astype(str).to_series(index=frame.index) if column == ROW_INDEX else frame[column].str.strip()
         empty = np.flatnonzero((values == "").to_numpy())
         if len(empty):
             raise TruthError(f"truth file {path}, {_row(frame, empty[0])}: the key column {column!r} is empty")
+        if integer and column != ROW_INDEX:
+            values = pd.Series(_integers(values.to_numpy(dtype=object), lambda at: _row(frame, at), column, path, "key columns"), index=frame.index)
         parts.append(values)
     joined = parts[0] if len(parts) == 1 else parts[0].str.cat(parts[1:], sep=separator)
     return joined.to_numpy(dtype=object)
@@ -201,20 +214,9 @@ def _playlists(path: Path, spec: TruthSpec):
     (pid) and the item column the track's field (track_uri); a playlist without tracks is one row with an empty item."""
     import pandas as pd
 
-    size = path.stat().st_size
-    if size > MAX_JSON_BYTES:
-        raise TruthError(f"truth file {path} is {size:,} bytes, over the {MAX_JSON_BYTES:,} a playlists file may have")
-    try:
-        with open(path, "rb") as handle:
-            document = json.loads(handle.read())
-    except (UnicodeDecodeError, ValueError) as error:
-        raise TruthError(f"truth file {path} is not JSON: {error}") from None
-    playlists = document.get("playlists") if isinstance(document, dict) else None
-    if not isinstance(playlists, list):
-        raise TruthError(f"truth file {path}: expected a JSON object with a list \"playlists\" (the MPD's challenge_set.json form)")
     key, item = spec.key[0], spec.item
     keys, items = [], []
-    for at, playlist in enumerate(playlists):
+    for at, playlist in enumerate(load_playlists(path)):
         tracks = playlist.get("tracks", []) if isinstance(playlist, dict) else None
         name = playlist.get(key) if isinstance(playlist, dict) else None
         if not isinstance(tracks, list) or isinstance(name, (dict, list)) or name is None or isinstance(name, bool):
@@ -225,3 +227,21 @@ def _playlists(path: Path, spec: TruthSpec):
         keys += [str(name)] * max(len(found), 1)
         items += found or [""]
     return pd.DataFrame({key: keys, item: items}, dtype=object)
+
+
+def load_playlists(path: Path) -> list:
+    """The list "playlists" of a file of the MPD's JSON form (its slices, challenge_set.json), at most MAX_JSON_BYTES."""
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise TruthError(f"truth file {path} is {size:,} bytes, over the {MAX_JSON_BYTES:,} a playlists file may have")
+    try:
+        with open(path, "rb") as handle:
+            document = json.loads(handle.read())
+    except (UnicodeDecodeError, ValueError) as error:
+        raise TruthError(f"truth file {path} is not JSON: {error}") from None
+    except RecursionError:  # arrays nested some thousands deep: no playlists file, and json's decoder gives up
+        raise TruthError(f"truth file {path} nests its JSON too deep: not the MPD's form of playlists") from None
+    playlists = document.get("playlists") if isinstance(document, dict) else None
+    if not isinstance(playlists, list):
+        raise TruthError(f"truth file {path}: expected a JSON object with a list \"playlists\" (the MPD's challenge_set.json form)")
+    return playlists
