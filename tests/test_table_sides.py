@@ -259,3 +259,5 @@ def test_hostile_seeds_and_artist_files_get_a_sentence_and_exit_2(tmp_path, caps
             assert code == 2 and err.startswith("scorer: error:") and "Traceback" not in err, (name, option, err)
             assert ("seeds" if option[0] == "--seeds" else "artists") in err, (name, err)
     assert not os.path.exists(folder / "absent.json")
+    assert main(["score", sub, "--truth", str(folder / "deep.json"), "--competition", "spotify-mpd"]) == 2  # the truth's reader too
+    assert "nests its JSON too deep" in capsys.readouterr().err
