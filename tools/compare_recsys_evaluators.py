@@ -4,7 +4,8 @@ difference (it must be under 1e-12 wherever the official accepts a file).
 The official code is read at run time from local copies of the public repositories, never kept here:
   TRIVAGO_REPO   recsyschallenge/2019 (src/score_submission/functions.py at TRIVAGO_COMMIT, default 1d15a69, the
                  challenge's version of March 2019; default /work/.mirror/recsyschallenge+2019/repo)
-  MPD_REPO       plamere/RecsysChallengeTools (metrics.py; default /work/.mirror/plamere+RecsysChallengeTools/repo)
+  MPD_REPO       plamere/RecsysChallengeTools (metrics.py, and verify_submission.py, Python 2: turned into Python 3 by
+                 lib2to3 as it is read; default /work/.mirror/plamere+RecsysChallengeTools/repo)
   METRICS_REPO   benhamner/Metrics (Python/ml_metrics/average_precision.py, Kaggle's apk; default
                  /work/.mirror/benhamner+Metrics/repo)
 Each may be a work tree or a bare git directory (the file is then read with `git show`). Twitter's RecSys 2020 metric
@@ -14,6 +15,12 @@ clipped them in 2020 (today's clips at the dtype's epsilon; predictions of 0 and
 
 The officials run in a child process with pandas' string inference off (the code of 2019 was written for pandas'
 object columns).
+
+verify_submission.py runs at a smaller size (challenge sets of VERIFY_PLAYLISTS playlists, lists of VERIFY_TRACKS
+tracks: its 10,000 and 500, and the config's list_length, made small alike); its verdict (no error) is compared with
+`scorer validate --seeds challenge_set.json`'s, and the lines where it finds a seed track or a bad track URI with those of
+S042 and S041 (where it read the rows: without the team_info line it reads none; a pid not in the challenge set stops
+it, a KeyError, where the scorer gives S012).
 
     python tools/compare_recsys_evaluators.py [--cases 200] [--seed 0]
 """
@@ -38,6 +45,7 @@ TRIVAGO_REPO = os.environ.get("TRIVAGO_REPO", "/work/.mirror/recsyschallenge+201
 TRIVAGO_COMMIT = os.environ.get("TRIVAGO_COMMIT", "1d15a69")
 MPD_REPO = os.environ.get("MPD_REPO", "/work/.mirror/plamere+RecsysChallengeTools/repo")
 METRICS_REPO = os.environ.get("METRICS_REPO", "/work/.mirror/benhamner+Metrics/repo")
+VERIFY_PLAYLISTS, VERIFY_TRACKS = 20, 5  # verify_submission.py's 10,000 playlists and 500 tracks, made small
 
 
 def source(repo: str, path: str, commit: str = "HEAD") -> str:
@@ -54,10 +62,13 @@ import pandas as pd
 pd.set_option("future.infer_string", False)
 import numpy as np
 from sklearn.metrics import auc, log_loss, precision_recall_curve, roc_auc_score, average_precision_score
-trivago, mpd, kaggle = (types.ModuleType(name) for name in ("trivago_functions", "mpd_metrics", "average_precision"))
+import contextlib, io, re
+trivago, mpd, kaggle, verify = (types.ModuleType(name) for name in ("trivago_functions", "mpd_metrics", "average_precision", "verify"))
 exec(compile(sys.argv[1], "functions.py", "exec"), trivago.__dict__)
 exec(compile(sys.argv[2], "metrics.py", "exec"), mpd.__dict__)
 exec(compile(sys.argv[3], "average_precision.py", "exec"), kaggle.__dict__)
+exec(compile(sys.argv[4], "verify_submission.py", "exec"), verify.__dict__)
+verify.NTRACKS = int(sys.argv[6])
 for line in sys.stdin:
     case = json.loads(line)
     out = {}
@@ -70,6 +81,15 @@ for line in sys.stdin:
             sub = {int(pid): tracks for pid, tracks in case["predictions"].items()}
             summary = mpd.aggregate_metrics(truth, sub, 500, list(truth))
             out["figures"] = [float(summary.mean_r_precision), float(summary.mean_ndcg), float(summary.mean_plex_clicks)]
+        elif kind == "verify":
+            said = io.StringIO()
+            with contextlib.redirect_stdout(said):
+                errors = verify.verify_submission(case["challenge"], case["submission"])
+            lines = said.getvalue().splitlines()
+            at = lambda words: sorted({int(re.search(r" at (?:line )?(\d+)$", line).group(1)) + 1 for line in lines if words in line})
+            out["figures"] = [float(errors == 0)]
+            if not any("missing team_info" in line for line in lines):  # without it, it reads no row further
+                out["lines"] = {"S042": at("found seed tracks"), "S041": at("bad track uri")}
         elif kind == "hm-multiset":
             out["figures"] = [float(kaggle.mapk(case["actual"], case["predicted"], 12))]
         elif kind == "twitter20":
@@ -92,7 +112,8 @@ def _uri(rng) -> str:
 
 def trivago_case(rng, folder: Path, index: int) -> dict:
     """A ground truth in train.csv's form and a submission with the three rules at play: rows missing, keys given twice,
-    the clicked item listed twice; extra columns on both sides."""
+    the clicked item listed twice; extra columns on both sides; timestamps and steps now and then written with leading
+    zeros, a '+', spaces or as floats (pandas reads them as the integers they are: key_types)."""
     items = [str(5000 + i) for i in range(30)]
     truth_lines = ["user_id,session_id,timestamp,step,action_type,reference,platform,city,device,current_filters,impressions,prices"]
     keys = []
@@ -112,7 +133,10 @@ def trivago_case(rng, folder: Path, index: int) -> dict:
                 chosen.insert(int(rng.integers(0, len(chosen) + 1)), reference)  # listed twice (or once more)
             if rng.random() < 0.1:
                 chosen = ["0" + item if rng.random() < 0.3 else item for item in chosen]  # int() reads 05001 as 5001
-            sub_lines.append(",".join(key) + ",DE," + " ".join(chosen))
+            written = list(key)
+            if rng.random() < 0.2:
+                written[2:] = [str(rng.choice(["0", "+", " ", ""])) + part + str(rng.choice(["", ".0", "e0", " "])) for part in key[2:]]
+            sub_lines.append(",".join(written) + ",DE," + " ".join(chosen))
     truth, submission = folder / f"trivago_truth_{index}.csv", folder / f"trivago_sub_{index}.csv"
     truth.write_text("\n".join(truth_lines) + "\n")
     submission.write_text("\n".join(sub_lines) + "\n")
@@ -141,6 +165,51 @@ def spotify_case(rng, folder: Path, index: int) -> dict:
     submission.write_text("team_info,main,tools,tools@example.com\n" + "".join(f"{pid}, {', '.join(tracks)}\n"
                                                                            for pid, tracks in predictions.items()))
     return {"kind": "spotify-mpd", "targets": targets, "predictions": predictions, "truth": str(truth), "submission": str(submission)}
+
+
+def verify_case(rng, folder: Path, index: int) -> dict:
+    """A challenge set of VERIFY_PLAYLISTS playlists (0 to 3 seed tracks each) and a submission of VERIFY_TRACKS tracks a
+    row with verify_submission.py's checks at play: seeds listed, URIs of another form, pids missing, unknown or written
+    with leading zeros, lists too short or long or with repeats, blank and comment lines, the team_info line left out."""
+    pool = [_uri(rng) for _ in range(60)]
+    pids = list(range(1000, 1000 + VERIFY_PLAYLISTS))
+    seeds = {pid: list(rng.choice(pool, int(rng.integers(0, 4)), replace=False)) for pid in pids}
+    challenge = folder / f"verify_challenge_{index}.json"
+    challenge.write_text(json.dumps({"playlists": [{"pid": pid, "tracks": [{"track_uri": uri} for uri in tracks]}
+                                                   for pid, tracks in seeds.items()]}))
+    careful = rng.random() < 0.3  # a file that should pass
+    lines = ["# made by compare_recsys_evaluators.py"] if rng.random() < 0.3 else []
+    if careful or rng.random() < 0.9:
+        lines.append("team_info,main,tools,tools@example.com")
+    for pid in pids:
+        if not careful and rng.random() < 0.05:
+            continue
+        free = [uri for uri in pool if uri not in seeds[pid]]
+        tracks = list(rng.choice(free, VERIFY_TRACKS, replace=False))
+        if not careful:
+            for _ in range(int(rng.choice([0, 0, 0, 1, 2]))):
+                spot, what = int(rng.integers(0, len(tracks))), rng.random()
+                if what < 0.25 and seeds[pid]:
+                    tracks[spot] = str(rng.choice(seeds[pid]))
+                elif what < 0.5:
+                    tracks[spot] = str(rng.choice(["spotify:album:", "spotify:track:x:", "spotify:track:", "Spotify:track:"])) + tracks[spot][-22:]
+                elif what < 0.6:
+                    tracks[spot] = tracks[spot][:-1]
+                elif what < 0.75:
+                    tracks.append(str(rng.choice(free)))
+                elif what < 0.85 and len(tracks) > 1:
+                    tracks = tracks[:-1]
+                else:
+                    tracks[spot] = tracks[(spot + 1) % len(tracks)]
+        written = f"0{pid}" if rng.random() < 0.1 else str(pid)
+        lines.append(f"{written}, {', '.join(tracks)}")
+        if rng.random() < 0.05:
+            lines.append("")
+    if not careful and rng.random() < 0.1:
+        lines.append(f"{pids[-1] + 1}, {', '.join(pool[:VERIFY_TRACKS])}")
+    submission = folder / f"verify_sub_{index}.csv"
+    submission.write_text("\n".join(lines) + "\n")
+    return {"kind": "verify", "challenge": str(challenge), "submission": str(submission)}
 
 
 def hm_case(rng, folder: Path, index: int) -> dict:
@@ -174,6 +243,18 @@ def twitter_case(rng, folder: Path, index: int) -> dict:
             "submission": str(submission)}
 
 
+def python3(text: str) -> str:
+    """Python 2 source (verify_submission.py's print statements) as Python 3, by lib2to3 (standard library to 3.12)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (DeprecationWarning, PendingDeprecationWarning))
+        from lib2to3 import refactor
+
+        tool = refactor.RefactoringTool(refactor.get_fixers_from_package("lib2to3.fixes"))
+        return str(tool.refactor_string(text if text.endswith("\n") else text + "\n", "verify_submission.py"))
+
+
 def hm_multiset():
     """H&M's config with its truth read as a multiset (Kaggle's apk divides by len(actual) with the repeats)."""
     from dataclasses import replace
@@ -184,10 +265,23 @@ def hm_multiset():
     return replace(hm, rules=hm.rules.turned(truth="multiset"))
 
 
+def verify_config():
+    """spotify-mpd with its lists made as short as the run's verify_submission.py wants them."""
+    from dataclasses import replace
+
+    from scorer.spec.competition import load_competition
+
+    return replace(load_competition("spotify-mpd"), list_length=VERIFY_TRACKS)
+
+
 def ours(case: dict) -> list[float]:
     import scorer
 
     kind = case["kind"]
+    if kind == "verify":
+        result = scorer.validate(case["submission"], competition=verify_config(), seeds=case["challenge"])
+        case["lines"] = {code: sorted({p.line for p in result.problems if p.code == code}) for code in ("S042", "S041")}
+        return [float(result.valid)]
     competition = hm_multiset() if kind == "hm-multiset" else kind
     result = scorer.score(case["submission"], case["truth"], competition)
     metrics = result.metrics["all"]
@@ -202,11 +296,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     codes = [source(TRIVAGO_REPO, "src/score_submission/functions.py", TRIVAGO_COMMIT), source(MPD_REPO, "metrics.py"),
-             source(METRICS_REPO, "Python/ml_metrics/average_precision.py")]
+             source(METRICS_REPO, "Python/ml_metrics/average_precision.py"), python3(source(MPD_REPO, "verify_submission.py"))
+             .replace("!= 10000", f"!= {VERIFY_PLAYLISTS}"), str(VERIFY_PLAYLISTS), str(VERIFY_TRACKS)]
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory() as folder:
         cases = [make(rng, Path(folder), index) for index in range(args.cases)
-                 for make in (trivago_case, spotify_case, hm_case, twitter_case)]
+                 for make in (trivago_case, spotify_case, hm_case, twitter_case, verify_case)]
         child = subprocess.run([sys.executable, "-c", CHILD, *codes], input="".join(json.dumps(case) + "\n" for case in cases),
                                capture_output=True, text=True)
         if child.returncode:
@@ -221,6 +316,8 @@ def main(argv=None) -> int:
                 errors[kind] = errors.get(kind, 0) + 1
                 continue
             mine = ours(case)
+            if kind == "verify" and official.get("lines", case["lines"]) != case["lines"]:
+                mine = [math.inf]  # the same verdict on other lines is no agreement
             gap = max(0.0 if math.isnan(a) and math.isnan(b) else abs(a - b) if not math.isnan(a - b) else math.inf
                       for a, b in zip(official["figures"], mine))
             if gap > worst.get(kind, (-1.0,))[0]:
