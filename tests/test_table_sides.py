@@ -227,6 +227,14 @@ def test_trivago19_locates_a_key_that_is_no_whole_number(tmp_path):
         scorer.score(sub, bad, "trivago19")
 
 
+def test_a_truth_cached_with_keys_as_written_is_not_the_one_of_integer_keys(tmp_path):
+    gt = write(tmp_path / "gt.csv", TRIVAGO_HEADER + "U,S,0100,1,clickout item,7,DE,x,mobile,,,\n")
+    sub = write(tmp_path / "sub.csv", "user_id,session_id,timestamp,step,item_recommendations\nU,S,100,1,7\n")
+    trivago = load_competition("trivago19")
+    assert scorer.score(sub, gt, replace(trivago, key_types=("text",) * 4)).metrics["all"]["mrr"] is None  # '0100' is not '100'
+    assert scorer.score(sub, gt, trivago).score == 1.0
+
+
 def test_key_types_and_the_item_form_are_checked_and_named_in_the_receipt():
     from scorer.engine.receipt import config_hash
 

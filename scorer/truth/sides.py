@@ -122,11 +122,12 @@ def read_seeds(path: Path, competition: Competition, truth: StringTruth) -> Seed
     slot = np.array([place.get(name, -1) for name in rows.ids], np.int64)[rows.rows] if len(rows.rows) else np.empty(0, np.int64)
     known = slot >= 0
     codes, names = pd.factorize(rows.items[known]) if known.any() else (np.empty(0, np.int64), np.empty(0, dtype=object))
-    pairs = np.unique(np.stack([slot[known], np.asarray(codes, np.int64)]), axis=1) if len(codes) else np.empty((2, 0), np.int64)
+    width = max(len(names), 1)
+    pairs = np.unique(slot[known] * width + np.asarray(codes, np.int64))  # by row, then item; each pair once
     indptr = np.zeros(truth.ids.size + 1, np.int64)
-    np.cumsum(np.bincount(pairs[0], minlength=truth.ids.size), out=indptr[1:])
+    np.cumsum(np.bincount(pairs // width, minlength=truth.ids.size), out=indptr[1:])
     table = StringTable.of(np.asarray(names, dtype=object))
-    return Seeds(indptr, np.ascontiguousarray(pairs[1]), table, hash_keys(table.keys, table.starts, table.ends))
+    return Seeds(indptr, pairs % width, table, hash_keys(table.keys, table.starts, table.ends))
 
 
 def seeds_truth(path, competition: Competition) -> StringTruth:

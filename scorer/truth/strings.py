@@ -199,6 +199,8 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
         what = ["strings", shape, type_name] + (["multiset"] if multiset else [])
         if spec is not None:
             what += ["published", competition.field_separator, competition.item_type, *spec.describe()]
+            if any(competition.integer_keys):  # the keys as int() prints them (named only where set: other entries keep their keys)
+                what += ["key_types", *competition.key_types]
         cached = cache_path(path, what, STRINGS_SUFFIX) if use_cache else None
         hit = cached_copy(cached, read_compiled_strings, shape, source=str(path))
         if hit is not None:
