@@ -92,7 +92,7 @@ class TableKernel(RowKernel):
                        np.array([position[name] for name in competition.key], np.int64), np.int64(position[competition.prediction]),
                        np.int64(position[competition.rank] if competition.rank else NO_COLUMN), np.int64(len(names)), rest, self.repeat,
                        np.int64(competition.list_length), competition.item_type == "integer",
-                       np.array(competition.integer_keys, np.bool_), np.frombuffer(competition.item_prefix.encode(), np.uint8).copy(),
+                       np.array(competition.integer_keys, np.bool_), np.frombuffer(competition.item_prefix.encode() + bytes(8), np.uint8).copy(),
                        np.int64(competition.item_id_bytes))
 
     def read_header(self, first: bytes) -> tuple[str, bool] | None:

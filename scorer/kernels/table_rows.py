@@ -388,15 +388,17 @@ def parse_rank(buf, start, end):
 @njit(cache=True, nogil=True, inline="always")
 def item_form_ok(buf, start, end, prefix, id_bytes):
     """Is buf[start:end] the prefix, then id_bytes bytes none of which is the prefix's last (verify_submission.py's
-    is_track_uri: 'spotify:track:' and 22 characters, three fields at ':')?"""
-    n_prefix = prefix.shape[0]
+    is_track_uri: 'spotify:track:' and 22 characters, three fields at ':')? prefix: its bytes, then 8 zero bytes; both
+    are read eight bytes at a time."""
+    n_prefix = prefix.shape[0] - 8
     if end - start != n_prefix + id_bytes:
         return False
-    for i in range(n_prefix):
-        if buf[start + i] != prefix[i]:
+    for p in range(0, n_prefix, 8):
+        if word(buf, start + p, start + min(p + 8, n_prefix)) != word(prefix, p, n_prefix):
             return False
-    for i in range(start + n_prefix, end):
-        if buf[i] == prefix[n_prefix - 1]:
+    delimiter = U(prefix[n_prefix - 1]) * U(0x0101010101010101)
+    for p in range(start + n_prefix, end, 8):
+        if byte_matches(word(buf, p, end), delimiter) != U(0):
             return False
     return True
 
