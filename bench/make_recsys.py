@@ -72,9 +72,10 @@ def mpd(n: int, folder: Path, seed: int = 0) -> tuple[Path, Path]:
             hidden = int(rng.integers(5, 251))
             playlists.append({"pid": pid, "num_holdouts": hidden, "tracks": [{"track_uri": uri} for uri in picked[500 : 500 + hidden]]})
             listed = list(picked[:500])
-            for at in rng.choice(500, hidden // 4, replace=False):  # some hidden tracks found, at random ranks
-                listed[at] = picked[500 + int(rng.integers(0, hidden))]
-            s.write(f"{pid}, " + ", ".join(dict.fromkeys(listed)) + "\n")
+            found = rng.choice(hidden, hidden // 4, replace=False)  # some hidden tracks found, each once, at random ranks
+            for at, which in zip(rng.choice(500, len(found), replace=False), found):
+                listed[at] = picked[500 + int(which)]
+            s.write(f"{pid}, " + ", ".join(listed) + "\n")  # 500 distinct tracks: verify_submission.py's (and S040's) rule
     truth.write_text(json.dumps({"info": {"generated": "bench/make_recsys.py"}, "playlists": playlists}))
     return sub, truth
 
