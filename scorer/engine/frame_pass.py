@@ -399,12 +399,16 @@ def _impression_columns(table, id_name: str, list_name: str) -> tuple[np.ndarray
         raise UsageError(f"column {id_name!r} holds {id_column.type}: impression ids are whole numbers")
     if not frames.is_list(lists.type) or not (pa.types.is_integer(lists.type.value_type) or pa.types.is_floating(lists.type.value_type)):
         raise UsageError(f"column {list_name!r} holds {lists.type}: it must be a list of numbers, one per candidate")
+    if pa.types.is_unsigned_integer(id_column.type) and len(id_column) and (pc.max(id_column).as_py() or 0) > np.iinfo(np.int64).max:
+        row = pc.index(pc.greater(id_column, pa.scalar(np.iinfo(np.int64).max, id_column.type)), True).as_py()
+        raise UsageError(f"column {id_name!r}, row {row:,}: {id_column[row].as_py()} is past the largest impression id, 2^63 - 1")
     ids = pc.fill_null(pc.cast(id_column, pa.int64()), -1).to_numpy()
     lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
     lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    values = pc.fill_null(pc.cast(lists.flatten(), pa.float64()), float("nan")).to_numpy(zero_copy_only=False)
+    # whole numbers past 2^53 are read as the nearest float64, as a file's ranks are (safe=False: pyarrow refuses otherwise)
+    values = pc.fill_null(pc.cast(lists.flatten(), pa.float64(), safe=False), float("nan")).to_numpy(zero_copy_only=False)
     return frozen(ids), frozen(offsets), frozen(values)
 
 

@@ -207,9 +207,12 @@ def read_behaviors(path: Path) -> ImpressionTruth:
         raise
     except Exception as error:  # pyarrow raises many kinds; the message is what matters
         raise TruthError(f"cannot read truth file {path}: {error}") from None
+    _check_behavior_columns(table.schema, path)
     ids = table["impression_id"].to_numpy(zero_copy_only=False)
     if ids.dtype.kind not in "iu" or (len(ids) and ids.min() < 0):
         raise TruthError(f"truth file {path}: impression_id must hold whole numbers of at least 0")
+    if len(ids) and int(ids.max()) > np.iinfo(np.int64).max:
+        raise TruthError(f"truth file {path}, row {int(np.argmax(ids)):,}: impression_id {int(ids.max())} is past the largest id, 2^63 - 1")
     inview = table["article_ids_inview"].combine_chunks()
     clicked = table["article_ids_clicked"].combine_chunks()
     if inview.null_count or clicked.null_count:
@@ -231,6 +234,28 @@ def read_behaviors(path: Path) -> ImpressionTruth:
         row = int(single[0])
         raise TruthError(f"truth file {path}, row {row:,} (impression_id {int(ids[row])}): {TRUTH_PROBLEMS[TRUTH_ONE_CLASS]}")
     return ImpressionTruth((TYPE,), ids.astype(np.int64), indptr.astype(INDPTR_DTYPE), np.packbits(labels, bitorder="little"), str(path))
+
+
+def _check_behavior_columns(schema, path: Path) -> None:
+    """The columns' types, before they are read as lists: the two article columns lists of ids of one kind (whole numbers
+    or text), is_beyond_accuracy true or false."""
+    import pyarrow as pa
+
+    from scorer.frames import is_list
+
+    kinds = []
+    for name in BEHAVIOR_COLUMNS[1:]:
+        kind = schema.field(name).type
+        inner = kind.value_type if is_list(kind) else None
+        if inner is None or not (pa.types.is_integer(inner) or pa.types.is_string(inner) or pa.types.is_large_string(inner)):
+            raise TruthError(f"truth file {path}: column {name!r} holds {kind}: expected a list of article ids per impression")
+        kinds.append(pa.types.is_integer(inner))
+    if kinds[0] != kinds[1]:
+        raise TruthError(f"truth file {path}: {BEHAVIOR_COLUMNS[1]!r} and {BEHAVIOR_COLUMNS[2]!r} hold ids of different kinds "
+                         f"({schema.field(BEHAVIOR_COLUMNS[1]).type} and {schema.field(BEHAVIOR_COLUMNS[2]).type})")
+    if "is_beyond_accuracy" in schema.names and not pa.types.is_boolean(schema.field("is_beyond_accuracy").type):
+        raise TruthError(f"truth file {path}: column 'is_beyond_accuracy' holds {schema.field('is_beyond_accuracy').type}: expected "
+                         "true or false")
 
 
 ROWS_AT_ONCE = 1 << 20  # rows of a behaviors table labelled at a time: the temporary arrays stay small
