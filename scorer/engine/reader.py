@@ -215,6 +215,15 @@ class _Prefixed(io.RawIOBase):
         return size
 
 
+def member_kind(info: zipfile.ZipInfo) -> str | None:
+    """What a zip member is when its Unix mode says it is not a regular file (a symbolic link, whose content is the
+    path it names; a device; a FIFO), or None. unzip would make it that thing, so it is not read as the file."""
+    mode = info.external_attr >> 16
+    if info.create_system != 3 or not stat.S_IFMT(mode) or stat.S_ISREG(mode):
+        return None
+    return "a symbolic link" if stat.S_ISLNK(mode) else "a device or a named pipe" if not stat.S_ISDIR(mode) else "a folder"
+
+
 def _zip_entries(raw) -> int | None:
     """The entry count of a zip's end record (zip64 too), or None when there is none to read (zipfile says why)."""
     try:
@@ -297,6 +306,11 @@ class BlockReader:
                 raw.close()
                 names = ", ".join(info.filename for info in members[:5]) or "none"
                 raise LimitExceeded(Code.ZIP_NOT_ONE_FILE, f"the zip archive holds {len(members)} files ({names}); it must hold exactly one")
+            kind = member_kind(members[0])
+            if kind is not None:
+                raw.close()
+                raise LimitExceeded(Code.ZIP_NOT_ONE_FILE, f"the zip archive's member {members[0].filename!r} is {kind}, not a file: zip the "
+                                                           "file itself")
             try:
                 return archive.open(members[0]), raw
             except READ_ERRORS as error:
