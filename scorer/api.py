@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import os
 import time
 from pathlib import Path
 
@@ -24,6 +25,11 @@ __all__ = ["score", "validate", "candidates", "load_truth", "resolve_competition
 def resolve_competition(competition: str | Competition | None = "otto", config: str | Path | None = None) -> Competition:
     if isinstance(competition, Competition):
         return competition
+    if competition is not None and not isinstance(competition, str):
+        raise UsageError(f"competition must be a bundled competition's name (such as 'otto') or a Competition, not a "
+                         f"{type(competition).__name__}")
+    if config is not None and not isinstance(config, (str, os.PathLike)):
+        raise UsageError(f"config must be the path of a competition config (TOML), not a {type(config).__name__}")
     return load_competition(path=config) if config is not None else load_competition(competition or "otto")
 
 
@@ -41,6 +47,9 @@ def resolve_truth(truth: str | Path | Truth, competition: Competition) -> Truth:
     from scorer.frames import check_source, is_frame
 
     check_source(truth, "the truth", ", or a truth scorer.load_truth read")
+    if competition.shape == "impression" and is_frame(truth):
+        raise UsageError("the impression shape's truth is read from its file (truth.txt, behaviors.parquet or a compiled "
+                         ".impressions.npz), or from a truth scorer.load_truth read; not from a frame")
     if competition.shape == "impression":
         from scorer.truth.impressions import read_impression_truth
 

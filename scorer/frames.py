@@ -36,7 +36,12 @@ def is_stream(obj) -> bool:
 
 def check_source(obj, what: str = "the submission", more: str = "") -> None:
     """UsageError unless obj is a path (str, os.PathLike) or a frame: the sentence names what is accepted (and `more`)."""
-    if isinstance(obj, (str, os.PathLike)) or is_frame(obj):
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        if ("\0" if isinstance(path, str) else b"\0") in path:
+            raise UsageError(f"{what}'s path holds a NUL byte, which no file's name can")
+        return
+    if is_frame(obj):
         return
     kind = type(obj)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
@@ -60,7 +65,7 @@ class Batches:
             self.schema = as_arrow(empty).schema
             self._source = _chunks(obj)
         elif isinstance(obj, pa.RecordBatchReader):
-            self.schema, self._source = obj.schema, iter(obj)
+            self.schema, self._source = obj.schema, _read(obj)
         else:
             table = as_arrow(obj)
             self.schema, self._source = table.schema, iter([table])
@@ -95,6 +100,23 @@ def _query(lazy):
         raise UsageError(f"the polars LazyFrame could not be read: {first}") from None
 
 
+def _read(reader):
+    """A RecordBatchReader's batches; one it cannot give (its source raised, a batch of another schema) is a UsageError
+    naming why. Only the reading is caught: what the pass does with a batch raises as it would."""
+    import pyarrow as pa
+
+    batches = iter(reader)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (pa.ArrowException, ValueError, TypeError, OSError, KeyError, IndexError, RuntimeError) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise UsageError(f"the pyarrow RecordBatchReader could not be read: {type(error).__name__}: {first}") from None
+        yield batch
+
+
 def _chunks(lazy):
     """The LazyFrame's rows through polars' streaming engine, STREAM_ROWS at a time, as Arrow tables."""
     with _query(lazy):
@@ -120,7 +142,7 @@ def as_arrow(obj):
 
         return obj.to_arrow(compat_level=polars.CompatLevel.newest()) if hasattr(polars, "CompatLevel") else obj.to_arrow()
     if isinstance(obj, pa.RecordBatchReader):
-        return obj.read_all()
+        return pa.Table.from_batches(list(_read(obj)), schema=obj.schema)
     if isinstance(obj, pa.RecordBatch):
         return pa.Table.from_batches([obj])
     return obj

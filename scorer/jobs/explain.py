@@ -16,9 +16,12 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
     written to a private temporary CSV first, whose line N is the frame's row N - 2 in the problems.
     """
     from scorer.api import resolve_competition
-    from scorer.frames import is_frame, is_stream
+    from scorer.errors import UsageError
+    from scorer.frames import as_arrow, is_frame, is_stream
     from scorer.jobs.options import whole, written
 
+    if against is not None and not isinstance(against, str):
+        raise UsageError(f"against must be the conventions' names, comma-separated (such as 'gauc,tie_order'), not a {type(against).__name__}")
     whole("show", show, 0, 10_000)
     whole("threads", threads, 1, 64)
     resolved = resolve_competition(competition, config)
@@ -32,7 +35,7 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
         from scorer.analytics.explain.impressions import explain_impressions as explain_file
 
         if is_stream(submission) and type(submission).__name__ == "RecordBatchReader":
-            submission = submission.read_all()  # scored once per convention: a reader is read once
+            submission = as_arrow(submission)  # scored once per convention: a reader is read once
     else:
         from scorer.analytics.explain.published import explain as explain_file
 
