@@ -401,7 +401,7 @@ def _write(path, figure, title: str, lead: str, header: str, tables: str) -> Pat
             png = base64.b64encode(figure(None)).decode()
             body = (f"{header}<img alt='figures' style='max-width:100%' src='data:image/png;base64,{png}'>"
                     f"<pre>{html.escape(tables.strip())}</pre>")
-            path.write_text(page_html(title, lead, body), encoding="utf-8")
+            path.write_text(page_html(title, lead, body), encoding="utf-8", errors="backslashreplace")  # a name of undecodable bytes
     except OSError as error:
         raise UsageError(f"cannot write the report {path}: {error}") from None
     return path

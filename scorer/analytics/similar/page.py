@@ -137,7 +137,7 @@ def page(report: dict) -> str:
 def write_page(path, report: dict) -> Path:
     path = Path(path)
     try:
-        path.write_text(page(report), encoding="utf-8")
+        path.write_text(page(report), encoding="utf-8", errors="backslashreplace")  # a name of undecodable bytes
     except OSError as error:
         raise UsageError(f"cannot write the report {path}: {error.strerror or error}") from None
     return path
