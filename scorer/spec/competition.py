@@ -30,6 +30,9 @@ class Limits:
     max_seconds: float = 600.0
 
 
+LIMIT_MOST = {"max_file_bytes": 1 << 62, "max_decompressed_bytes": 1 << 62, "max_line_bytes": 1 << 30}  # the largest each limit may be
+
+
 RULES: dict[str, dict[str, str]] = {  # [rules]: how the evaluator of a competition treats the edges, each named
     "missing": {"zero": "a row of the truth that the file does not give scores 0 in every metric (and still counts)",
                 "skip": "a row of the truth that the file does not give is left out of the mean (trivago's inner join; "
@@ -165,11 +168,16 @@ class Competition:
         house's, or a metric only it computes), rather than the two-column reader of the string shapes?"""
         if self.shape not in ("list", "long", "value"):
             return False
-        plain = (len(self.header) == 2 and self.key == self.header[:1] and self.prediction == self.header[1] and not self.rank
-                 and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment
-                 and not self.list_length and self.item_type == "text" and not any(self.integer_keys) and not self.item_prefix
-                 and self.seeds_spec is None)
-        return not plain or not self.rules.plain(self.shape) or any(metric.kind.table_only for metric in self.metrics)
+        return not self.two_columns or not self.rules.plain(self.shape) or any(metric.kind.table_only for metric in self.metrics)
+
+    @property
+    def two_columns(self) -> bool:
+        """Are this competition's files the string shapes' plain layout: a header, then an id and its items (or value) in
+        two comma-separated columns, items separated by spaces, nothing else to check?"""
+        return (len(self.header) == 2 and self.key == self.header[:1] and self.prediction == self.header[1] and not self.rank
+                and self.field_separator == "," and self.item_separator == " " and self.first_line == "header" and not self.comment
+                and not self.list_length and self.item_type == "text" and not any(self.integer_keys) and not self.item_prefix
+                and self.seeds_spec is None)
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
@@ -413,6 +421,8 @@ def competition_from_dict(data: dict[str, Any], source: str = "<config>") -> Com
         value = _get(limits_table, field_name, kind, source, default=getattr(Limits, field_name), section="limits")
         if not math.isfinite(value) or value <= 0:  # nan compares false with everything: it would turn the limit off
             raise ConfigError(f"{source}: key 'limits.{field_name}' must be a finite positive number, got {value!r}")
+        if value > LIMIT_MOST.get(field_name, math.inf):  # a kernel takes it as an int64; a line is held whole
+            raise ConfigError(f"{source}: key 'limits.{field_name}' must be at most {LIMIT_MOST[field_name]:,}, got {value:,}")
         limit_values[field_name] = value
 
     return Competition(
@@ -448,6 +458,9 @@ def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, fir
         if key in submission and not strings:
             raise ConfigError(f"{source}: key 'submission.{key}' is for the string shapes (list, long, value), not {shape!r}")
     key = _string_list(submission, "key", source, "submission", default=list(header[:1]))
+    if not key:
+        raise ConfigError(f"{source}: key 'submission.key' names no column: a row needs a key (a column of the header, or "
+                          f"{ROW_INDEX})")
     prediction = _get(submission, "prediction", str, source, default=header[-1], section="submission")
     rank = _get(submission, "rank", str, source, default="", section="submission")
     named = set(header) | {ROW_INDEX}

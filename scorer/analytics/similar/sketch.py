@@ -85,6 +85,10 @@ def spec_of(competition: Competition | None = None) -> Spec:
     if competition.shape == "value":
         raise UsageError(f"{where}: its submissions hold one number per id, not a list of items; scorer similar "
                          "compares lists of items")
+    if competition.shape == "impression" or (competition.shape != "id_type" and not competition.two_columns):
+        layout = ("hold the ranks of each impression's candidates" if competition.shape == "impression" else
+                  "have a layout of their own (key columns, separators, a rank column or a first line other than the header)")
+        raise UsageError(f"{where}: its files {layout}; scorer similar reads an id and its items in two columns under a header")
     if competition.shape != "id_type":
         return Spec(competition, tuple(competition.types), "{session}", True, long=competition.shape == "long")
     prefix, middle, suffix = id_literals(competition.id_pattern)
