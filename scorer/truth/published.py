@@ -87,6 +87,13 @@ WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")  # ASCII digits, as the kernel reads t
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def whole_number_text(item: str) -> str:
+    """A whole number (WHOLE_NUMBER) as int() prints it ('+007' is '7', '-0' is '0'), worked out on the text: int() refuses
+    more than 4,300 digits, and the kernel reads any number of them."""
+    digits = (item[1:] if item[0] in "+-" else item).lstrip("0") or "0"
+    return "-" + digits if item[0] == "-" and digits != "0" else digits
+
+
 def _integers(items: np.ndarray, place, column: str, path: Path, what: str = "items") -> np.ndarray:
     """The truth's items (or a key column's fields) as int() prints them (the config's item_type or key_types "integer");
     one that is no whole number is a truth error (place(at): where the message says it is, or None). A key may also be a
@@ -94,7 +101,7 @@ def _integers(items: np.ndarray, place, column: str, path: Path, what: str = "it
     out = np.empty(len(items), dtype=object)
     for at, item in enumerate(items):
         if not item or WHOLE_NUMBER.fullmatch(item):
-            out[at] = str(int(item)) if item else item
+            out[at] = whole_number_text(item) if item else item
         elif what == "key columns" and DECIMAL.fullmatch(item) and float(item).is_integer() and abs(float(item)) < 2.0**53:
             out[at] = str(int(float(item)))
         else:

@@ -142,14 +142,14 @@ def seeds_truth(path, competition: Competition) -> StringTruth:
 def read_artists(sources, spec: ArtistSpec, truth: StringTruth, item_type: str = "text") -> Artists:
     """The artist table of the files (and folders' files) given, as [artists] reads them: the first artist given for an
     item stands; only the items whose artist is an artist of one of the truth's items are kept."""
-    from scorer.truth.published import WHOLE_NUMBER
+    from scorer.truth.published import WHOLE_NUMBER, whole_number_text
 
     artist_code: dict[str, int] = {}
     item_artist: dict[str, int] = {}
     for path in _artist_files(sources, spec):
         for item, artist in _pairs(path, spec):
             if item_type == "integer" and WHOLE_NUMBER.fullmatch(item):
-                item = str(int(item))  # as the kernel reads an integer item
+                item = whole_number_text(item)  # as the kernel reads an integer item
             if item not in item_artist:
                 item_artist[item] = artist_code.setdefault(artist, len(artist_code))
     truth_artist = np.array([item_artist.get(name, -1) for name in _names(truth.item_names)], np.int64)
