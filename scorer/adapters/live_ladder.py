@@ -85,6 +85,10 @@ def shown_values(result, settings: Settings, truth_path: str, competition, submi
     if fraction is None and getattr(truth, "usage", None) is None:
         raise LadderSettingError("the Ladder's split is the truth's Usage column, and this truth has none: set ladder_split=public=F")
     split = resolve_split(truth, fraction, settings.seed)
+    public = split.counts()["public"]
+    if public < 2:  # a paired test needs two sessions; the state's header would be refused at its next read
+        raise LadderSettingError(f"the Ladder's public part holds {public} session(s) of this truth; it needs 2 or more: give "
+                                 "ladder_split a larger public share, or a truth of more sessions")
     team, when = team_and_time(kwargs)
     figures = SplitFigures(truth_table(truth, competition), split).of(SessionTable.from_result(result))
     state = open_state(settings.state, header_of(truth_path, truth, competition, split))
