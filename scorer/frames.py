@@ -135,7 +135,7 @@ def as_arrow(obj):
     if module == "pandas":
         try:
             return pa.Table.from_pandas(obj, preserve_index=False)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as error:  # ValueError: columns of one name
             raise UsageError(f"cannot read the pandas DataFrame as Arrow: {error}") from None
     if module == "polars":  # its own string views, no copy: a batch's ids are cast as the pass reaches it
         import polars

@@ -75,6 +75,23 @@ def test_a_frame_with_a_struct_column_is_a_scorer_error():
         scorer.score(frame, str(KDD_TRUTH), "kdd23-m2")
 
 
+def test_frames_of_the_table_reader_of_other_arrow_types_score_or_are_named():
+    """Bytes that are not UTF-8 are located (S016) as in a CSV, not ArrowInvalid; polars' Categorical and Enum columns, and
+    lists of them, score as their text (pyarrow has no take of string_view); pandas columns of one name are a UsageError."""
+    pl = pytest.importorskip("polars")
+    pd = pytest.importorskip("pandas")
+    kdd = str(KDD_TRUTH)
+    undecodable = pa.table({"locale": ["DE"], "next_item_prediction": pa.array([[b"\xff"]], pa.list_(pa.binary()))})
+    assert scorer.score(undecodable, kdd, "kdd23-m2").report.counts.get("S016") == 1
+    plain = scorer.score(pl.DataFrame({"locale": ["DE", "JP"], "next_item_prediction": [["A"], ["B"]]}), kdd, "kdd23-m2").metrics
+    for locale, items in ((pl.Categorical, pl.List(pl.String)), (pl.Enum(["DE", "JP"]), pl.List(pl.String)), (pl.String, pl.List(pl.Categorical))):
+        frame = pl.DataFrame({"locale": pl.Series(["DE", "JP"], dtype=locale), "next_item_prediction": pl.Series([["A"], ["B"]], dtype=items)})
+        assert scorer.score(frame, kdd, "kdd23-m2").metrics == plain
+    with pytest.raises(UsageError, match="Duplicate column names"):
+        scorer.score(pd.DataFrame([[26, 4011, 1, 2]], columns=["session_id", "item_id", "rank", "rank"]),
+                     str(FIXTURES / "dressipi22" / "test_purchases.csv"), "dressipi22")
+
+
 @pytest.mark.parametrize("metadata", [b"[" * 200_000 + b"]" * 200_000,  # RecursionError
                                       b'{"index_columns": [{"kind": "range", "start": 1e400, "step": 1}]}',  # OverflowError
                                       b'{"index_columns": [{"kind": "range", "start": 0, "step": "x"}]}'])

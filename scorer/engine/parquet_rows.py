@@ -175,9 +175,16 @@ def _scalar(kind) -> bool:
     import pyarrow as pa
 
     kind = kind.value_type if pa.types.is_dictionary(kind) else kind
-    return (pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind)
-            or pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind)
-            or pa.types.is_boolean(kind) or pa.types.is_null(kind) or pa.types.is_decimal(kind))
+    return (_text_kind(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
+            or pa.types.is_null(kind) or pa.types.is_decimal(kind))
+
+
+def _text_kind(kind, views: bool = True) -> bool:
+    """Is it text or bytes (string, binary, their large forms; with views, their view forms)?"""
+    import pyarrow as pa
+
+    view = views and (getattr(pa.types, "is_string_view", lambda _: False)(kind) or getattr(pa.types, "is_binary_view", lambda _: False)(kind))
+    return view or pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
 
 
 def _is_fixed_list(kind) -> bool:
@@ -192,12 +199,10 @@ def _lengths(values) -> np.ndarray:
     import pyarrow.compute as pc
 
     if pa.types.is_dictionary(values.type):  # the dictionary's lengths, taken: never decoded
-        indices = pc.fill_null(values.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return np.append(_lengths(values.dictionary), 0)[indices]
-    if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type) or pa.types.is_string(values.type)
-            or pa.types.is_large_string(values.type)):
-        values = values.cast(pa.large_string())
-    return pc.fill_null(pc.binary_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        indices = values.indices.to_numpy(zero_copy_only=False)  # a null index: a float NaN (and for unsigned indices)
+        taken = np.where(np.isnan(indices), -1, indices).astype(np.int64) if indices.dtype.kind == "f" else indices.astype(np.int64)
+        return np.append(_lengths(values.dictionary), 0)[taken]
+    return pc.fill_null(pc.binary_length(_as_bytes(values)), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 NUMBER_BYTES = 24  # the most a number takes written as text ('-9223372036854775808', '-1.2345678901234567e-308')
@@ -214,7 +219,7 @@ def _fits(column, limit: int) -> bool:
         """Where each text value ends (its offsets, as numpy, no copy); None for another type."""
         kind = array.type
         large = pa.types.is_large_string(kind) or pa.types.is_large_binary(kind)
-        if not (large or pa.types.is_string(kind) or pa.types.is_binary(kind)):
+        if not _text_kind(kind, views=False):
             return None
         return np.frombuffer(array.buffers()[1], np.int64 if large else np.int32, len(array) + 1, array.offset * (8 if large else 4))
 
@@ -265,12 +270,24 @@ def cut_long(column, limit: int):
             offsets = np.concatenate([[0], np.cumsum(kept - offsets[:-1])])
         return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), items, mask=lists.is_null())
     if pa.types.is_dictionary(kind):
-        values = cut_long(column.dictionary, limit)
-        return column if values is column.dictionary else values.take(column.indices)
-    text = pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind)
-    if not (text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)) or _lengths(column).max(initial=0) <= limit + 1:
+        dictionary = column.dictionary
+        values = cut_long(dictionary, limit)
+        return column if values is dictionary else values.take(column.indices)
+    if not _text_kind(kind) or _lengths(column).max(initial=0) <= limit + 1:
         return column
-    return pc.utf8_slice_codeunits(column.cast(pa.large_string()), 0, limit + 1) if text else pc.binary_slice(column, 0, limit + 1)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind):
+        return pc.utf8_slice_codeunits(column.cast(pa.large_string()), 0, limit + 1)  # whole characters: no S016 made by the cut
+    return pc.binary_slice(_as_bytes(column), 0, limit + 1)
+
+
+def _as_bytes(column):
+    """The column's values as their text's bytes (large_binary): text as it is (bytes that are not UTF-8 too, which the
+    kernel then locates, S016, as in a CSV), numbers as pyarrow writes them, a dictionary's values taken."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(column.type):
+        return _as_bytes(column.dictionary).take(column.indices)
+    return column.cast(pa.large_binary()) if _text_kind(column.type) else column.cast(pa.large_string()).cast(pa.large_binary())
 
 
 def lines_of(batch, competition: Competition, positions) -> tuple[bytearray, int]:
@@ -282,17 +299,21 @@ def lines_of(batch, competition: Competition, positions) -> tuple[bytearray, int
 
     from scorer import frames
 
-    text = lambda value: pa.scalar(value, pa.large_string())  # noqa: E731
-    fields = [pa.array(positions, pa.large_string())] if ROW_INDEX in competition.key else []
+    text = lambda value: pa.scalar(value.encode(), pa.large_binary())  # noqa: E731
+    fields = [pa.array(positions, pa.large_string()).cast(pa.large_binary())] if ROW_INDEX in competition.key else []
     for name in competition.header:
         column = batch.column(name)
         check_column(column.type, name)
         column = cut_long(column, competition.limits.max_line_bytes)
         if frames.is_list(column.type) or _is_fixed_list(column.type):
-            items = column.cast(pa.large_list(pa.large_string()))
+            lists = column.cast(pa.large_list(column.type.value_type))
+            base = lists.offsets[0].as_py()
+            offsets = lists.offsets.to_numpy() - base
+            items = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), _as_bytes(lists.values.slice(base, int(offsets[-1]))),
+                                                  mask=lists.is_null())
             fields.append(pc.binary_join(items, text(competition.item_separator)))
         else:
-            fields.append(column.cast(pa.large_string()))
+            fields.append(_as_bytes(column))
     lines = pc.binary_join_element_wise(*fields, text(competition.field_separator), null_handling="replace")
     joined = pc.binary_join_element_wise(lines, text(""), text("\n"), null_handling="replace")
     values = joined.buffers()[2]
