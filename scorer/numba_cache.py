@@ -80,15 +80,25 @@ def _refuse_import(name: str, error: Exception) -> None:
 
 
 class _Refused:
-    """A meta path finder that raises its error for one module: numba, where no cache folder can serve it."""
+    """A meta path finder and loader that raises its error when one module is imported: numba, where no cache folder can
+    serve it. Finding it is no import (aot keys the cache's modules by numba's file: importlib.util.find_spec): its spec
+    is found, with no file, and only making the module raises."""
 
     def __init__(self, name: str, error: Exception):
         self.name, self.error = name, error
 
     def find_spec(self, name, path, target=None):
         if name == self.name:
-            raise self.error
+            from importlib.machinery import ModuleSpec
+
+            return ModuleSpec(name, self)
         return None
+
+    def create_module(self, spec):
+        raise self.error
+
+    def exec_module(self, module):
+        raise self.error
 
 
 def _tolerate_failed_writes() -> None:
