@@ -373,6 +373,14 @@ def test_leaderboard_borda_counts_places_over_the_metrics(tmp_path, capsys):
                                                    {"r_precision": 3, "ndcg@500": 3, "clicks@500": 3}]
     assert [(board[n]["rank"], board[n]["points"]) for n in "xyw"] == [(1, 9), (2, 7), (3, 3)]
     assert main(["leaderboard", *paths, "--truth", truth, "--competition", "spotify-mpd", "--borda", "r_precision"]) == 2
+    capsys.readouterr()
+    import scorer  # the same board from Python, the command's option under its own name
+
+    assert main(["leaderboard", *paths, "--truth", truth, "--competition", "spotify-mpd", "--borda", "--lenient", "--format", "json"]) == 0
+    assert scorer.leaderboard([str(p) for p in paths], truth, competition="spotify-mpd", borda="", lenient=True).to_json() \
+        == capsys.readouterr().out.rstrip("\n")
+    with pytest.raises(scorer.UsageError, match="--borda ranks submission files against --truth"):
+        scorer.leaderboard([str(p) for p in paths], truth, competition="spotify-mpd", borda="", split="public=0.5")
 
 
 def test_borda_breaks_equal_points_top_down():

@@ -91,11 +91,12 @@ def _borda(args) -> int:
     """--borda: the submission files scored and ranked by a Borda count (no resamples: the options of the bootstrap are
     not taken)."""
     from scorer.errors import UsageError
-    from scorer.jobs.borda import borda
+    from scorer.jobs.leaderboard import leaderboard
 
-    if args.results or args.truth is None or args.report or args.split or args.mde is not None or args.engine != "stream":
+    if args.report:
         raise UsageError("--borda ranks submission files against --truth; --results, --report, --split, --mde and --engine do not go with it")
-    board = borda(args.submissions, args.truth, metrics=args.borda, competition=args.competition, config=args.config,
-                  lenient=args.lenient, threads=args.threads)
+    board = leaderboard(args.submissions, args.truth, results=args.results, competition=args.competition, config=args.config,
+                        split=args.split, mde=args.mde, lenient=args.lenient, engine=args.engine, threads=args.threads,
+                        borda=args.borda)
     print(board.to_json() if args.format == "json" else board.to_text())
     return board.exit_code

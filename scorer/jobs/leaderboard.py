@@ -96,16 +96,26 @@ class Leaderboard(Board):
 def leaderboard(submissions=None, truth=None, *, results: str | None = None, competition="otto", config=None,
                 bootstrap: int = 1000, seed: int = 0, level: float = 0.95, top: int = 3, method: str = "holm",
                 split: str | None = None, mde: int | bool | None = None, lenient: bool = False, engine: str = "stream",
-                scheduler: str | None = None, workers: int | None = None, threads: int = 2) -> Leaderboard:
+                scheduler: str | None = None, workers: int | None = None, threads: int = 2, borda: str | None = None):
     """Rank many submissions on one joint, paired session bootstrap: rank intervals, p(first), tiers of tied submissions.
 
     submissions: a list of paths and frames, or a dict {name: path or frame}; or results: the JSON lines of
     `scorer grade -o` (its files scored again with the truth; without a truth, the table alone). The options are those of
     `scorer leaderboard` (mde: True for the default number of sessions, or a number of sessions). Strict unless lenient.
+    borda: rank by a Borda count over these metrics instead ("" for all of the competition's; `--borda`): a
+    scorer.jobs.borda.BordaBoard, with no resamples (results, split, mde and another engine do not go with it).
     """
     from scorer.jobs import options as check
     from scorer.jobs.leaderboard_engines import ENGINES
     from scorer.jobs.records import read_records
+
+    if borda is not None:
+        from scorer.jobs.borda import borda as by_borda
+
+        if results or truth is None or split or mde is not None or engine != "stream" or scheduler or workers:
+            raise UsageError("--borda ranks submission files against --truth; --results, --report, --split, --mde and --engine "
+                             "do not go with it")
+        return by_borda(submissions, truth, metrics=borda, competition=competition, config=config, lenient=lenient, threads=threads)
 
     if bool(submissions) == bool(results):
         raise UsageError("give submission files or --results FILE (the JSON lines of `scorer grade -o`), not both")
