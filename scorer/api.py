@@ -156,7 +156,9 @@ def _table_side(competition: Competition, truth: Truth, seeds, artists):
         raise UsageError("seeds and artists are side inputs of the table reader's list configs (such as spotify-mpd), not of "
                          f"{competition.name!r}")
     from scorer.truth.sides import read_side
+    from scorer.truth.strings import StringTruth
 
+    assert isinstance(truth, StringTruth)  # a truth with ids is a StringTruth (the check above)
     return read_side(competition, truth, seeds, artists)
 
 

@@ -295,7 +295,7 @@ def test_behaviors_parquet_compiles_to_labels_and_masks_beyond_accuracy_rows(tmp
     pq.write_table(table, tmp_path / "behaviors.parquet")
     truth = read_impression_truth(tmp_path / "behaviors.parquet", use_cache=False)
     assert truth.sessions.tolist() == [7, 0, 9] and truth.indptr.tolist() == [0, 3, 3, 5]
-    assert truth.labels.tolist() == [0, 1, 0, 1, 0]
+    assert truth.label_bytes.tolist() == [0, 1, 0, 1, 0]
     one_class = table.set_column(2, "article_ids_clicked", pa.array([[4, 5, 6], [], [6]], pa.list_(pa.int32())))
     pq.write_table(one_class, tmp_path / "all_clicked.parquet")
     with pytest.raises(TruthError, match=r"row 0 \(impression_id 7\): the labels are all 0 or all 1"):

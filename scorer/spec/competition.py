@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -16,9 +17,9 @@ from scorer.file_formats import not_a_regular_file
 from scorer.kernels.kinds import ROW_RPREC_ARTIST
 from scorer.spec.metrics import Metric, parse_metric
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser as the package tomli (a dependency there)
+else:  # Python 3.10: the same parser as the package tomli (a dependency there)
     import tomli as tomllib
 
 
@@ -55,10 +56,10 @@ RULES: dict[str, dict[str, str]] = {  # [rules]: how the evaluator of a competit
 }
 _STRING_RULES = {"missing": ("zero", "skip"), "repeated_key": ("last", "first", "all"), "repeated_item": ("first", "zero", "collapse"),
                  "truth": ("set", "multiset")}
-SHAPE_RULES = {"impression": {"missing": ("fill", "zero"), "ties": ("numpy", "later_first")},  # allowed values, default first
+SHAPE_RULES: dict[str, dict[str, tuple[str, ...]]] = {"impression": {"missing": ("fill", "zero"), "ties": ("numpy", "later_first")},  # allowed values, default first
                "list": _STRING_RULES, "long": _STRING_RULES,
                "value": {"missing": ("skip",), "repeated_key": ("last", "first")}}
-OTHER_SHAPES_RULES = {"missing": ("zero",)}
+OTHER_SHAPES_RULES: dict[str, tuple[str, ...]] = {"missing": ("zero",)}
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class TruthSpec:
     grade: tuple[tuple[str, float], ...] = ()  # graded truth: a row's grade is the largest weight whose column holds 1
     where: tuple[tuple[str, str], ...] = ()  # only the rows whose columns hold these values
 
-    def describe(self) -> list:
+    def describe(self) -> list[Any]:
         """What the cache key of a truth read by this spec names (another spec reads the same file into another truth)."""
         return [self.format, self.first_line, list(self.columns), self.field_separator, list(self.key), self.item, self.item_separator,
                 self.value, [list(pair) for pair in self.grade], [list(pair) for pair in self.where]]
@@ -454,9 +455,9 @@ def _layout(submission: dict[str, Any], header: tuple[str, ...], shape: str, fir
     """The columns and separators of the [submission] section: which columns name a row, which holds the prediction and
     the rank, how fields and items are separated, and what the first line is (Competition's fields of those names)."""
     strings = shape in ("list", "long", "value")
-    for key in TABLE_KEYS:
-        if key in submission and not strings:
-            raise ConfigError(f"{source}: key 'submission.{key}' is for the string shapes (list, long, value), not {shape!r}")
+    for table_key in TABLE_KEYS:
+        if table_key in submission and not strings:
+            raise ConfigError(f"{source}: key 'submission.{table_key}' is for the string shapes (list, long, value), not {shape!r}")
     key = _string_list(submission, "key", source, "submission", default=list(header[:1]))
     if not key:
         raise ConfigError(f"{source}: key 'submission.key' names no column: a row needs a key (a column of the header, or "

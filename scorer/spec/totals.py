@@ -56,9 +56,9 @@ class RowRatio(Total):
             numerators, denominators = self.ratio_parts(metric, rows.column(), rows.sizes, weights)
             total = float(denominators.sum())
             return NAN if total == 0 else exact_sum(numerators) / total
-        total = rows.column_sum() if self.sums_suffice(metric) else None
-        if total is not None:
-            return self.from_sum(metric, float(total), rows.sizes)
+        column_sum = rows.column_sum() if self.sums_suffice(metric) else None
+        if column_sum is not None:
+            return self.from_sum(metric, float(column_sum), rows.sizes)
         return self.from_rows(metric, rows.column(), rows.sizes)
 
     def sums_suffice(self, metric) -> bool:

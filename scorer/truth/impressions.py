@@ -52,7 +52,7 @@ class ImpressionTruth(Truth):
         return self.items
 
     @property
-    def labels(self) -> np.ndarray:
+    def label_bytes(self) -> np.ndarray:
         """The labels one to a byte (for tests and checks)."""
         return np.unpackbits(self.items, count=int(self.indptr[-1]), bitorder="little")
 
@@ -95,7 +95,7 @@ def check_impressions(truth: ImpressionTruth, path, full: bool = True) -> None:
     require(not (indptr[1:] < indptr[:-1]).any(), "offsets decrease")
     if full:
         require(not len(truth.sessions) or truth.sessions.min() >= 0, "an impression id is negative")
-        require(not one_class(truth.labels, indptr).size, "an impression's labels are all 0 or all 1")
+        require(not one_class(truth.label_bytes, indptr).size, "an impression's labels are all 0 or all 1")
 
 
 def one_class(labels: np.ndarray, indptr: np.ndarray) -> np.ndarray:
@@ -181,7 +181,7 @@ def _file_bytes(path: Path) -> np.ndarray:
             return out
         size = path.stat().st_size
         out = np.zeros(size + 8, np.uint8)
-        if handle.readinto(memoryview(out)[:size]) != size:
+        if handle.readinto(out.data[:size]) != size:
             raise TruthError(f"truth file {path} changed while it was read")
         return out
 

@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,8 @@ def read_published_rows(path: Path, competition: Competition, spec: TruthSpec | 
     """The rows of `path` as the competition's [truth] section (or `spec`, its [seeds]) reads them; TruthError naming the
     file, the row and the column where they cannot be."""
     spec = spec or competition.truth_spec
+    if spec is None:
+        raise TruthError(f"competition {competition.name!r} has no [truth] section: truth file {path} is read as a plain table")
     frame = _playlists(path, spec) if spec.format == "playlists" else _table(path, spec)
     for column, wanted in spec.where:
         frame = frame[frame[column] == wanted]
@@ -236,7 +239,7 @@ def _playlists(path: Path, spec: TruthSpec):
     return pd.DataFrame({key: keys, item: items}, dtype=object)
 
 
-def load_playlists(path: Path) -> list:
+def load_playlists(path: Path) -> list[Any]:
     """The list "playlists" of a file of the MPD's JSON form (its slices, challenge_set.json), at most MAX_JSON_BYTES."""
     size = path.stat().st_size
     if size > MAX_JSON_BYTES:

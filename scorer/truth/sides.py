@@ -50,7 +50,7 @@ class TableSide:
     seeds: Seeds | None = None
     artists: Artists | None = None
 
-    def arrays(self) -> tuple:
+    def arrays(self) -> tuple[np.ndarray, ...]:
         """As parse_table_block takes them: the seeds' (indptr, items, keys, starts, ends, hashes), then the artists' (keys,
         starts, ends, table, artist_of, truth_artist); empty arrays of the same types where there are none."""
         none = np.empty(0, np.int64)
@@ -84,10 +84,11 @@ def read_side(competition: Competition, truth: StringTruth, seeds=None, artists=
     if artists and not any(metric.row_kind == ROW_RPREC_ARTIST for metric in competition.metrics):
         raise UsageError("the artist table is read for r_precision(credit=artist), which this run does not compute (add it with "
                          "--metrics)")
-    if artists and competition.artists_spec is None:
+    artists_spec = competition.artists_spec
+    if artists and artists_spec is None:
         raise UsageError(f"competition {competition.name!r} has no [artists] section: it does not say how an artist table is read")
     return TableSide(seeds=read_seeds(Path(seeds), competition, truth) if seeds is not None else None,
-                     artists=read_artists(artists, competition.artists_spec, truth, competition.item_type) if artists else None)
+                     artists=read_artists(artists, artists_spec, truth, competition.item_type) if artists and artists_spec else None)
 
 
 @contextmanager

@@ -209,8 +209,11 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
             from scorer.truth.published import read_published_rows
 
             rows = read_published_rows(path, competition)
-            truth = (truth_of_values(path, type_name, rows.ids, rows.values) if rows.values is not None
-                     else truth_of_pairs(path, type_name, rows.ids, rows.rows, rows.items, rows.grades, multiset))
+            if rows.values is not None:
+                truth = truth_of_values(path, type_name, rows.ids, rows.values)
+            else:
+                assert rows.rows is not None and rows.items is not None  # a published truth's pairs, where it has no values
+                truth = truth_of_pairs(path, type_name, rows.ids, rows.rows, rows.items, rows.grades, multiset)
         else:
             truth = _read_strings(path, shape, type_name, multiset=multiset)
         save_to_cache(truth, cached, path, what, STRINGS_SUFFIX)
