@@ -11,7 +11,7 @@ INPUTS = {
     "submission": "the submission", "submissions": "the submission", "a": "the submission A", "b": "the submission B",
     "truth": "the truth", "config": "--config", "sessions": "--sessions", "items": "--items", "train": "--train",
     "results": "--results", "teams": "the teams file", "state": "the Ladder state", "events": "the session log",
-    "candidates": "the candidate table", "receipt": "the receipt",
+    "candidates": "the candidate table", "receipt": "the receipt", "seeds": "--seeds", "artists": "--artists",
 }
 
 
