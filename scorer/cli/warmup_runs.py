@@ -119,10 +119,12 @@ def _command(*argv) -> dict:
 
 
 def run_score(names, folder: Path, shapes=("id_type",)) -> list:
-    """score_files of the competitions among names whose shape is one of shapes."""
+    """score_files of the competitions among names whose shape is one of shapes and whose truth is the shape's own (a
+    published truth's form, [truth], is the table reader's: run_tables)."""
     from scorer.spec.competition import load_competition
 
-    return [score_files(name, folder) for name in names if load_competition(name).shape in shapes]
+    chosen = [name for name in names if (competition := load_competition(name)).shape in shapes and competition.truth_spec is None]
+    return [score_files(name, folder) for name in chosen]
 
 
 def run_explain(folder: Path) -> list:
