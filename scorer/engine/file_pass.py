@@ -272,6 +272,7 @@ class Pass:
         self._merge(parsed.chunks, line_offset)
         if self.positional:  # no rows to merge: each line was its impression's
             self.rows_read += parsed.last_line
+        self.rows_read += sum(len(block) for block in parsed.preds)  # the long shape's rows: one prediction each
         self.kernel.absorb(parsed, line_offset)
         kept = np.zeros(codes.N_CODES, np.int64)
         data = parsed.data
