@@ -193,6 +193,37 @@ def test_equal_ranks_take_the_places_numpys_own_argsort_gives_them(tmp_path):
     assert abs(later_first[1] - expected[1]) > 1e-6, "lists past 16 must tell numpy's order from the later-first one"
 
 
+def _median_of_three_killer(n: int) -> np.ndarray:
+    """Musser's sequence that drives a median-of-three quicksort to its depth limit (n even)."""
+    half = n // 2
+    values = np.zeros(n)
+    for i in range(1, half + 1):
+        values[i - 1] = i if i % 2 else half + i - 1
+        values[half + i - 1] = 2 * i
+    return values
+
+
+def test_the_heapsort_past_the_depth_limit_orders_ties_as_numpys_own(monkeypatch):
+    from scorer.kernels import impressions as kernels
+    from scorer.kernels.impression_layout import SORT_STACK
+
+    reached, heap_order = [], kernels._heap_order
+    monkeypatch.setattr(kernels, "_heap_order", lambda v, order, first, count: (reached.append(count), heap_order(v, order, first, count)))
+    cases = []
+    for n in range(352, 640, 8):
+        for coarser in (1, 2, 3):  # coarser values: ties inside the parts the heapsort orders
+            values = np.floor(_median_of_three_killer(n) / coarser)
+            reached.clear()
+            kernels.numpy_order.py_func(values, n, np.empty(n, np.int64), np.empty(3 * SORT_STACK, np.int64))
+            if reached:
+                cases.append(values)
+    assert len(cases) > 20 and sum(len(np.unique(v)) < len(v) for v in cases) > 10
+    for values, expected in zip(cases, scalar_argsorts([v.tolist() for v in cases])):
+        order = np.empty(len(values), np.int64)
+        kernels.numpy_order(values, len(values), order, np.empty(3 * SORT_STACK, np.int64))
+        assert order.tolist() == expected
+
+
 def test_ties_later_first_is_the_stable_order_at_every_length(tmp_path):
     truth = [(1, [1] + [0] * 19)]
     config = dict(tomllib_load("mind"), rules={"missing": "fill", "ties": "later_first"})

@@ -180,6 +180,23 @@ def _swap(order, a, b):
     order[b] = t
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sift_down(v, order, base, tmp, i, count):
+    """Put tmp at heap position i of the heap of count positions (position p is order[base + p]), moving larger
+    children up."""
+    j = i << 1
+    while j <= count:
+        if j < count and v[order[base + j]] < v[order[base + j + 1]]:
+            j += 1
+        if v[tmp] < v[order[base + j]]:
+            order[base + i] = order[base + j]
+            i = j
+            j += j
+        else:
+            break
+    order[base + i] = tmp
+
+
 @njit(cache=True, nogil=True)
 def _heap_order(v, order, first, count):
     """numpy's heapsort of order[first:first + count] by v (1-based heap, as numpy's aheapsort): where its introsort
@@ -187,36 +204,13 @@ def _heap_order(v, order, first, count):
     base = first - 1  # heap position p is order[base + p]
     half = count >> 1
     while half > 0:
-        tmp = order[base + half]
-        i = half
-        j = half << 1
-        while j <= count:
-            if j < count and v[order[base + j]] < v[order[base + j + 1]]:
-                j += 1
-            if v[tmp] < v[order[base + j]]:
-                order[base + i] = order[base + j]
-                i = j
-                j += j
-            else:
-                break
-        order[base + i] = tmp
+        _sift_down(v, order, base, order[base + half], half, count)
         half -= 1
     while count > 1:
         tmp = order[base + count]
         order[base + count] = order[base + 1]
         count -= 1
-        i = 1
-        j = 2
-        while j <= count:
-            if j < count and v[order[base + j]] < v[order[base + j + 1]]:
-                j += 1
-            if v[tmp] < v[order[base + j]]:
-                order[base + i] = order[base + j]
-                i = j
-                j += j
-            else:
-                break
-        order[base + i] = tmp
+        _sift_down(v, order, base, tmp, 1, count)
 
 
 @njit(cache=True, nogil=True)
