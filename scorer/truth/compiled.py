@@ -46,6 +46,18 @@ def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str 
     return truth
 
 
+def open_compiled(path: Path, opened, declared, kind: str) -> tuple[mmap.mmap, dict, dict]:
+    """(mapped file, arrays, meta record) of a compiled file of this kind and format version (ValueError otherwise);
+    declared checks the npy headers before any array is inflated."""
+    mapped = map_file(path if opened is None else opened)
+    data = read_npz(mapped, declared)
+    meta = json.loads(bytes(data["meta"]).decode())
+    if not isinstance(meta, dict) or meta.get("version") != CACHE_VERSION or meta.get("kind") != kind:
+        found = meta if not isinstance(meta, dict) else f"{meta.get('kind')} version {meta.get('version')}"
+        raise ValueError(f"format {found}")
+    return mapped, data, meta
+
+
 MEMO_SUFFIX = ".checked"
 
 

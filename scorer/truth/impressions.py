@@ -13,7 +13,6 @@ beyond-accuracy rows all have id 0).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +24,10 @@ from scorer.kernels import door
 from scorer.kernels.impression_layout import TRUTH_FIELDS, TRUTH_ID, TRUTH_LABELS, TRUTH_ONE_CLASS
 from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
-from scorer.truth.compiled import check_compiled
+from scorer.truth.compiled import check_compiled, open_compiled
 from scorer.truth.ids import Truth, check_label_count
 from scorer.truth.load import check_truth_path, read_errors
-from scorer.truth.npz import CACHE_VERSION, map_file, read_npz, write_npz
+from scorer.truth.npz import CACHE_VERSION, write_npz
 
 IMPRESSIONS_SUFFIX = ".impressions.npz"
 TYPE = "all"
@@ -110,11 +109,7 @@ def read_compiled_impressions(path: Path, shape: str | None = None, source: str 
                               use_memo: bool = True) -> ImpressionTruth:
     """An ImpressionTruth written by save(), checked before a kernel sees it (see scorer.truth.compiled.check_compiled)."""
     try:
-        mapped = map_file(path if opened is None else opened)
-        data = read_npz(mapped, declared_impressions)
-        meta = json.loads(bytes(data["meta"]).decode())
-        if meta.get("version") != CACHE_VERSION or meta.get("kind") != "impressions":
-            raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
+        mapped, data, meta = open_compiled(path, opened, declared_impressions, "impressions")
         truth = ImpressionTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or str(meta["source"]))
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None

@@ -10,7 +10,6 @@ maps the bytes of a submission to the same numbers.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,10 +22,10 @@ from scorer.kernels import door
 from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.kernels.string_table import table_size
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
-from scorer.truth.compiled import check_compiled
+from scorer.truth.compiled import check_compiled, open_compiled
 from scorer.truth.ids import Truth, check_label_count, offsets
 from scorer.truth.load import check_truth_path, read_errors
-from scorer.truth.npz import CACHE_VERSION, map_file, read_npz, write_npz
+from scorer.truth.npz import CACHE_VERSION, write_npz
 
 STRINGS_SUFFIX = ".strings.npz"
 
@@ -111,11 +110,7 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
     from scorer.truth.checks import check_string_truth, declared_strings
 
     try:
-        mapped = map_file(path if opened is None else opened)
-        data = read_npz(mapped, declared_strings)
-        meta = json.loads(bytes(data["meta"]).decode())
-        if meta.get("version") != CACHE_VERSION or meta.get("kind") != "strings":
-            raise ValueError(f"format {meta.get('kind')} version {meta.get('version')}")
+        mapped, data, meta = open_compiled(path, opened, declared_strings, "strings")
         id_keys = data["id_keys"]
         truth = StringTruth(tuple(meta["types"]), data["sessions"], data["indptr"], data["items"], source or str(meta["source"]),
                             grades=data.get("grades"), ids=StringTable(id_keys, data["id_starts"], data["id_ends"], data["id_table"]),
