@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import Parsed, RowKernel
+from scorer.engine.row_kernel import NamedByLine, Parsed, RowKernel
 from scorer.kernels import codes, door
 from scorer.kernels.impression_layout import SORT_STACK
 from scorer.kernels.kinds import TIES_LATER_FIRST, TIES_NUMPY, VALUES_RANK, VALUES_SCORE, discounts, ideal_dcg
@@ -26,7 +26,7 @@ VALUES = {"rank": VALUES_RANK, "score": VALUES_SCORE}
 SHOWN_FIELD = 40  # characters of a field quoted in a message
 
 
-class ImpressionKernel(RowKernel):
+class ImpressionKernel(NamedByLine, RowKernel):
     """The arrays impression_block takes; the slots it writes are the pass's (attach)."""
 
     positional = True
@@ -134,8 +134,3 @@ class ImpressionKernel(RowKernel):
     def slot_name(self, slot: int) -> str:
         return f"{self.truth.name(slot)} (line {slot + 1})"
 
-    def repeat_name(self, session: int, kind: int, line: int) -> str:
-        return f"of line {int(line)}"
-
-    def unknown_name(self, session: int, line: int) -> str:
-        return f"line {int(line)}"

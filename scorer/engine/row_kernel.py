@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scorer.kernels import codes
 from scorer.kernels.kinds import LONG
 from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
+
+if TYPE_CHECKING:
+    from scorer.truth.strings import StringTable
 
 
 @dataclass
@@ -89,3 +93,22 @@ class RowKernel(RowArrays, ABC):
     @abstractmethod
     def unknown_name(self, session: int, line: int) -> str:
         """How a message names a row whose session is not in the truth."""
+
+
+class NamedByLine:
+    """How messages name the rows of shapes whose ids are strings: by their line (no session code to name)."""
+
+    def repeat_name(self, session: int, kind: int, line: int) -> str:
+        return f"of line {int(line)}"
+
+    def unknown_name(self, session: int, line: int) -> str:
+        return f"line {int(line)}"
+
+
+class NamedById(NamedByLine):
+    """... and a slot by its id, as the truth's table of ids holds it."""
+
+    ids: StringTable
+
+    def slot_name(self, slot: int) -> str:
+        return self.ids.name(slot)

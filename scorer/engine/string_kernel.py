@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import Parsed, RowKernel, parse_calls
+from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, parse_calls
 from scorer.kernels import door
 from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
 from scorer.kernels.rows import N_DUPS, N_TOO_MANY, frozen, long_state
@@ -20,7 +20,7 @@ from scorer.truth.strings import StringTruth
 SHAPE_CODES = {"list": LIST, "long": LONG, "value": VALUE}
 
 
-class ShapeKernel(RowKernel):
+class ShapeKernel(NamedById, RowKernel):
     """The competition and truth as the arrays parse_strings_block takes; coverage@K's items; the long shape's rows."""
 
     def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int):
@@ -129,11 +129,3 @@ class ShapeKernel(RowKernel):
         """Per coverage@K: the share of the truth's items found in a top-K list of a row (NaN for an empty catalogue)."""
         return {k: float(covered.mean()) if covered.size else float("nan") for k, covered in zip(self.cover_ks, self.covered)}
 
-    def slot_name(self, slot: int) -> str:
-        return self.ids.name(slot)
-
-    def repeat_name(self, session: int, kind: int, line: int) -> str:
-        return f"of line {int(line)}"
-
-    def unknown_name(self, session: int, line: int) -> str:
-        return f"line {int(line)}"

@@ -14,7 +14,7 @@ import numpy as np
 
 from scorer.engine.header import text as quoted
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import Parsed, RowKernel, parse_calls
+from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, parse_calls
 from scorer.kernels import door
 from scorer.kernels.kinds import LIST, LONG, ROW_VALUE, VALUE, discounts, ideal_dcg
 from scorer.kernels.rows import frozen
@@ -38,7 +38,7 @@ def row_columns(competition: Competition) -> list[str]:
     return ([ROW_INDEX] if ROW_INDEX in competition.key else []) + list(competition.header)
 
 
-class TableKernel(RowKernel):
+class TableKernel(NamedById, RowKernel):
     """The competition, its truth and the file's column positions as the arrays parse_table_block takes."""
 
     hits_dtype = np.int64
@@ -185,11 +185,3 @@ class TableKernel(RowKernel):
             return rows if skip else np.maximum(rows, 1.0)
         return (slot_line > 0).astype(np.float64) if skip else None
 
-    def slot_name(self, slot: int) -> str:
-        return self.ids.name(slot)
-
-    def repeat_name(self, session: int, kind: int, line: int) -> str:
-        return f"of line {int(line)}"
-
-    def unknown_name(self, session: int, line: int) -> str:
-        return f"line {int(line)}"
