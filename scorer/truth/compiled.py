@@ -8,6 +8,7 @@ import json
 import mmap
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from scorer.digests import sha256
 from scorer.errors import TruthError
@@ -46,7 +47,7 @@ def read_compiled(path: Path, types: tuple[str, ...] | None = None, source: str 
     return truth
 
 
-def open_compiled(path: Path, opened, declared, kind: str) -> tuple[mmap.mmap, dict, dict]:
+def open_compiled(path: Path, opened, declared, kind: str) -> tuple[mmap.mmap, dict[str, Any], dict[str, Any]]:
     """(mapped file, arrays, meta record) of a compiled file of this kind and format version (ValueError otherwise);
     declared checks the npy headers before any array is inflated."""
     mapped = map_file(path if opened is None else opened)
