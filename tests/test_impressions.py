@@ -208,15 +208,16 @@ def test_the_heapsort_past_the_depth_limit_orders_ties_as_numpys_own(monkeypatch
     from scorer.kernels.impression_layout import SORT_STACK
 
     reached, heap_order = [], kernels._heap_order
-    monkeypatch.setattr(kernels, "_heap_order", lambda v, order, first, count: (reached.append(count), heap_order(v, order, first, count)))
     cases = []
-    for n in range(352, 640, 8):
-        for coarser in (1, 2, 3):  # coarser values: ties inside the parts the heapsort orders
-            values = np.floor(_median_of_three_killer(n) / coarser)
-            reached.clear()
-            kernels.numpy_order.py_func(values, n, np.empty(n, np.int64), np.empty(3 * SORT_STACK, np.int64))
-            if reached:
-                cases.append(values)
+    with monkeypatch.context() as patched:  # the Python body calls a counting heapsort; numba compiles the real one, after
+        patched.setattr(kernels, "_heap_order", lambda v, order, first, count: (reached.append(count), heap_order(v, order, first, count)))
+        for n in range(352, 640, 8):
+            for coarser in (1, 2, 3):  # coarser values: ties inside the parts the heapsort orders
+                values = np.floor(_median_of_three_killer(n) / coarser)
+                reached.clear()
+                kernels.numpy_order.py_func(values, n, np.empty(n, np.int64), np.empty(3 * SORT_STACK, np.int64))
+                if reached:
+                    cases.append(values)
     assert len(cases) > 20 and sum(len(np.unique(v)) < len(v) for v in cases) > 10
     for values, expected in zip(cases, scalar_argsorts([v.tolist() for v in cases])):
         order = np.empty(len(values), np.int64)
