@@ -383,6 +383,13 @@ def test_leaderboard_borda_counts_places_over_the_metrics(tmp_path, capsys):
         scorer.leaderboard([str(p) for p in paths], truth, competition="spotify-mpd", borda="", split="public=0.5")
 
 
+def test_borda_refuses_a_competition_of_several_types_before_reading_anything(tmp_path):
+    import scorer  # OTTO scores clicks, carts and orders: the check comes before the truth and the files are read
+
+    with pytest.raises(scorer.UsageError, match="--borda ranks competitions of one type; 'otto' has 3"):
+        scorer.leaderboard([str(tmp_path / "missing.csv")], str(tmp_path / "missing.jsonl"), competition="otto", borda="")
+
+
 def test_borda_breaks_equal_points_top_down():
     from scorer.analytics.leaderboard.borda import borda
 

@@ -1,4 +1,4 @@
-"""scorer.borda: many submissions ranked by a Borda count across several metrics (`scorer leaderboard --borda`)."""
+"""scorer.leaderboard(borda=...): many submissions ranked by a Borda count across several metrics (`scorer leaderboard --borda`)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ def borda(submissions, truth, *, metrics: str | None = None, competition="otto",
 
     check.whole("threads", threads, 1, 64)
     competition = resolve_competition(competition, config)
+    if len(competition.types) != 1:
+        raise UsageError(f"--borda ranks competitions of one type; {competition.name!r} has {len(competition.types)}")
     known = {str(metric): metric for metric in competition.metrics}
     chosen = list(competition.metrics) if not metrics else []
     for text in split_metrics(metrics or ""):
@@ -61,8 +63,6 @@ def borda(submissions, truth, *, metrics: str | None = None, competition="otto",
             unranked.append({"name": name, "reason": reason})
             continue
         figures[name] = {str(metric): result.metrics[competition.types[0]].get(str(metric)) for metric in chosen}
-    if len(competition.types) != 1:
-        raise UsageError(f"--borda ranks competitions of one type; {competition.name!r} has {len(competition.types)}")
     board = count(figures, chosen)
     board["unranked"] = unranked
     return BordaBoard(board)
