@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scorer.kernels import codes
+from scorer.kernels import codes, door
 from scorer.kernels.kinds import LONG
 from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
 
@@ -52,6 +52,23 @@ def parse_calls(kernel, block_kernel, head, data: np.ndarray, start: int, end: i
         if n_preds:
             preds.append(block_preds[:n_preds])
     return Parsed(data, chunks, counts, found, n_problems, line, preds=preds)
+
+
+def first_rows(kernel, parsed: Parsed) -> list[np.ndarray]:
+    """Take back a block's row arrays, then its predictions (long shape), call by call, cut to the first kmax + 1 rows of
+    each id (blocks come in line order; kernel.seen counts each id's rows kept so far): what is kept is bounded by the
+    truth's ids, not by the upload's rows. A call with none left is left out."""
+    kernel.release(parsed)
+    if parsed.preds and kernel.seen is None:
+        kernel.seen = np.zeros(kernel.ids.size, np.int32)
+    kept = []
+    for block_preds in parsed.preds:
+        keep = np.empty(len(block_preds), np.bool_)
+        if door.kernel("first_rows")(block_preds[:, 0], kernel.seen, np.int32(kernel.kmax + 1), keep) < len(block_preds):
+            block_preds = block_preds[keep]
+        if len(block_preds):
+            kept.append(block_preds)
+    return kept
 
 
 class RowKernel(RowArrays, ABC):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, parse_calls
+from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, first_rows, parse_calls
 from scorer.kernels import door
 from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, SQUARED, VALUE, derivable, discounts, ideal_dcg
 from scorer.kernels.rows import N_DUPS, N_TOO_MANY, frozen, long_state
@@ -63,15 +63,7 @@ class ShapeKernel(NamedById, RowKernel):
         hash), 12 bytes each, and their block-local lines (int32) unless they are consecutive (as in a file without
         blank or bad lines), with the line offset; take back its row arrays. Only the first kmax + 1 rows of an id are
         kept (blocks come in line order): what is kept is bounded by the truth's ids, not by the upload's rows."""
-        self.release(parsed)
-        if parsed.preds and self.seen is None:
-            self.seen = np.zeros(self.ids.size, np.int32)
-        for block_preds in parsed.preds:
-            keep = np.empty(len(block_preds), np.bool_)
-            if door.kernel("first_rows")(block_preds[:, 0], self.seen, np.int32(self.kmax + 1), keep) < len(block_preds):
-                block_preds = block_preds[keep]
-            if not len(block_preds):
-                continue
+        for block_preds in first_rows(self, parsed):
             lines = block_preds[:, 1]
             if lines[-1] - lines[0] == len(lines) - 1:  # lines only increase: consecutive
                 kept, offset = np.empty(0, np.int32), line_offset + int(lines[0])

@@ -14,7 +14,7 @@ import numpy as np
 
 from scorer.engine.header import text as quoted
 from scorer.engine.problems import Code
-from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, parse_calls
+from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, first_rows, parse_calls
 from scorer.kernels import door
 from scorer.kernels.kinds import LIST, LONG, ROW_VALUE, VALUE, discounts, ideal_dcg
 from scorer.kernels.rows import frozen
@@ -137,19 +137,12 @@ class TableKernel(NamedById, RowKernel):
 
     def absorb(self, parsed: Parsed, line_offset: int) -> None:
         """Keep a block's predictions (long shape): the first kmax + 1 rows of each id, in line order."""
-        self.release(parsed)
-        if parsed.preds and self.seen is None:
-            self.seen = np.zeros(self.ids.size, np.int32)
-        for block_preds in parsed.preds:
-            keep = np.empty(len(block_preds), np.bool_)
-            if door.kernel("first_rows")(block_preds[:, 0], self.seen, np.int32(self.kmax + 1), keep) < len(block_preds):
-                block_preds = block_preds[keep]
-            if len(block_preds):
-                block_preds = block_preds.copy()
-                block_preds[:, 1] += line_offset
-                if self.competition.rank == "":
-                    block_preds[:, 3] = block_preds[:, 1]
-                self.preds.append(block_preds)
+        for block_preds in first_rows(self, parsed):
+            block_preds = block_preds.copy()
+            block_preds[:, 1] += line_offset
+            if self.competition.rank == "":
+                block_preds[:, 3] = block_preds[:, 1]
+            self.preds.append(block_preds)
 
     def finish(self, slot_line, slot_values, slot_hits, report) -> None:
         """Score the long shape's kept rows, each id's in rank order (then line order); report rows past K and repeats."""
