@@ -256,6 +256,16 @@ def test_bad_options_are_usage_errors(case, call, words):
         call(truth, paths)
 
 
+@pytest.mark.parametrize("call", [
+    lambda truth: scorer.compare("a.csv", "b.csv", truth, split="public=2"),
+    lambda truth: scorer.leaderboard(["a.csv", "b.csv"], truth, split="public=2"),
+    lambda truth: scorer.ladder("teams.csv", truth=truth, split="public=2"),
+])
+def test_a_bad_split_is_refused_before_the_truth_is_read(call, tmp_path):
+    with pytest.raises(scorer.UsageError, match="--split 'public=2': expected public=FRACTION"):
+        call(str(tmp_path / "missing.jsonl"))  # no truth file: reading it first would fail otherwise
+
+
 def test_every_object_displays_escaped_html(case, tmp_path):
     _, truth, paths = case
     odd = tmp_path / "<img src=x onerror=alert(1)>.csv"

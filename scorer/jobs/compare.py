@@ -134,14 +134,15 @@ def compare(a, b, truth, *, competition="otto", config=None, strict: bool = Fals
     from scorer.analytics.compare import compare as paired
     from scorer.api import resolve_competition, resolve_truth, score
     from scorer.errors import UsageError
-    from scorer.jobs.options import resampling, split_of, with_items
+    from scorer.jobs.options import resampling, split_of, split_wanted, with_items
 
     bootstrap, seed, level = resampling(bootstrap, seed, level)
+    wanted = split_wanted(split)
     competition, side = with_items(resolve_competition(competition, config), metrics, items, train)
     truth_read = resolve_truth(truth, competition)
     if truth_read.n_sessions == 0:
         raise UsageError(f"the truth {truth} has no sessions: nothing to compare")
-    resolved = split_of(split, truth_read, truth, seed)
+    resolved = split_of(wanted, truth_read, truth, seed)
     # each file scored in turn (each pass already uses the threads), then paired per session
     results = [score(source, truth_read, competition, strict=strict, items=side, max_per_code=max_per_code, threads=threads,
                      progress=progress, untrusted=untrusted, per_session=per_session) for source in (a, b)]

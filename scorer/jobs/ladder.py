@@ -82,15 +82,16 @@ def replayed(teams, results, truth, competition, config, split, seed, lenient, t
     from scorer.analytics.teams_file import by_team, read_teams
     from scorer.api import resolve_competition, resolve_truth, score
     from scorer.jobs.leaderboard_engines import warn_changed
-    from scorer.jobs.options import split_of, whole
+    from scorer.jobs.options import split_of, split_wanted, whole
     from scorer.jobs.records import read_records
 
     whole("seed", seed, 0, 2**63 - 1)
+    wanted = split_wanted(split)
     entries = read_teams(teams)
     records = _matched(entries, read_records(results), results) if results else {}
     competition = resolve_competition(competition, config)
     truth_read = resolve_truth(truth, competition)
-    resolved = split_of(split, truth_read, truth, seed)
+    resolved = split_of(wanted, truth_read, truth, seed)
     if resolved.counts()["public"] < 2:
         raise UsageError(f"--split {split} leaves {resolved.counts()['public']} public sessions: the Ladder's paired test needs 2 or more")
     figures = SplitFigures(truth_table(truth_read, competition), resolved)

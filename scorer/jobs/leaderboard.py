@@ -140,12 +140,13 @@ def leaderboard(submissions=None, truth=None, *, results: str | None = None, com
     from scorer.analytics.leaderboard.board import leaderboard as rank
     from scorer.api import resolve_competition, resolve_truth
 
+    wanted = check.split_wanted(split)
     names, sources = check.named(submissions or [r["file"] for r in records])
     competition = resolve_competition(competition, config)
     truth_read = resolve_truth(truth, competition)
     if truth_read.n_sessions == 0:
         raise UsageError(f"the truth {truth} has no sessions: nothing to rank")
-    resolved_split = check.split_of(split, truth_read, truth, seed)
+    resolved_split = check.split_of(wanted, truth_read, truth, seed)
     options = Options(truth, results, bootstrap, seed, level, top, method, split, mde, lenient, engine, scheduler, workers, threads)
     recorded = {r["file"]: r for r in records}
     columns, ranked, unranked, cut_short = ENGINES[engine](list(zip(names, sources)), recorded, truth_read, competition,

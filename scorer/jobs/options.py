@@ -40,15 +40,22 @@ def with_items(competition, metrics: str | None = None, items=None, train=None):
     return competition, side
 
 
-def split_of(text: str | None, truth, truth_name, seed: int):
-    """The Split that --split asks for (public=F hashed with the seed, or "usage": the truth's column), None without it."""
-    from scorer.analytics.split import parse_split, resolve_split
+def split_wanted(text: str | None) -> float | str | None:
+    """--split checked before any truth is read: public=F's fraction, "usage" (the truth's column), None without it."""
+    from scorer.analytics.split import parse_split
 
-    if not text:
+    return None if not text else "usage" if text == "usage" else parse_split(text)
+
+
+def split_of(wanted: float | str | None, truth, truth_name, seed: int):
+    """The Split that split_wanted gave (its fraction hashed with the seed, or "usage": the truth's column), None without it."""
+    from scorer.analytics.split import resolve_split
+
+    if wanted is None:
         return None
-    if text == "usage" and getattr(truth, "usage", None) is None:
+    if wanted == "usage" and getattr(truth, "usage", None) is None:
         raise UsageError(f"--split usage: the truth {truth_name} has no Usage column; use --split public=F")
-    return resolve_split(truth, None if text == "usage" else parse_split(text), seed)
+    return resolve_split(truth, None if wanted == "usage" else wanted, seed)
 
 
 def named(sources, what: str = "submission") -> tuple[list[str], list]:
