@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.engine.figures import SlotFigures, hits_kernel
+from scorer.engine.figures import SlotFigures
 from scorer.engine.header import BOM, INDEX_COLUMN, TAB_SEPARATED, TRUTH_FILE, header_problem, looks_like_row, swapped
 from scorer.engine.header import text as _text
 from scorer.engine.heap import bound_heap
@@ -109,7 +109,7 @@ class Pass:
         self.kmax_items = competition.k
         self.format_keys = {
             "expected": "",
-            "fields": len(getattr(self.kernel, "names", competition.header)),  # a row's fields: the table reader's, as its file has them
+            "fields": len(self._fields()),
             "hint": "",
             "k": competition.k,
             "max_line_bytes": competition.limits.max_line_bytes,
@@ -181,6 +181,10 @@ class Pass:
                         line=line, column=1, **_context(text, 0, len(text)))
         return offset, line
 
+    def _fields(self) -> list[str] | tuple[str, ...]:
+        """A row's fields: the kernel's, as its file has them (the table reader), else the config's header."""
+        return self.competition.header if self.kernel.names is None else self.kernel.names
+
     def _swapped(self) -> str:
         return swapped(self.competition)
 
@@ -207,9 +211,9 @@ class Pass:
                 words["hint"] = " (items must be separated by a single space, not ',')"
             if not words["hint"] and end == start and b"\t" in text:
                 words["hint"] = f" ({TAB_SEPARATED})"
-            words["expected"] = self.competition.field_separator.join(getattr(self.kernel, "names", self.competition.header))
-            words["fields"] = len(getattr(self.kernel, "names", self.competition.header))
-        elif code == codes.MALFORMED_ID and hasattr(self.kernel, "names"):  # the table reader: a key column is empty, or no integer
+            words["expected"] = self.competition.field_separator.join(self._fields())
+            words["fields"] = len(self._fields())
+        elif code == codes.MALFORMED_ID and self.kernel.names is not None:  # the table reader: a key column is empty, or no integer
             column = self.kernel.names[text[:start].count(self.competition.field_separator.encode())]
             words["value"] = f"{_text(text[start:end])} (column {column!r} holds no whole number)" if end > start else f"'' (column {column!r} is empty)"
             words["expected"] = repr(self.competition.field_separator.join(self.competition.key))
@@ -253,19 +257,13 @@ class Pass:
     def _merge(self, chunks: list, line_offset: int) -> None:
         """The rows of a kernel's calls into the per-slot arrays, their lines offset by line_offset (repeated rows and
         rows of unknown sessions noted)."""
-        merge_rows = hits_kernel("merge_rows", self.slot_hits)
-        merge = getattr(self.kernel, "merge", None)  # the table reader's: a key given twice as the rules say
         for row_ints, row_values, n_rows in chunks:
             if n_rows:
                 check_line_count(int(row_ints[n_rows - 1, 3]) + line_offset)  # rows come in line order: the last is the highest
             self.rows_read += n_rows
             if self.keep_row_keys:
                 self.row_keys.add(row_ints[:n_rows, 1], row_ints[:n_rows, 2], row_ints[:n_rows, 3], line_offset)
-            if merge is not None:
-                self.n_duplicates, self.n_unknown = merge((row_ints, row_values, n_rows), line_offset, self)
-                continue
-            self.n_duplicates, self.n_unknown = merge_rows(row_ints, row_values, n_rows, line_offset, self.slot_line, self.slot_values,
-                                                           self.slot_hits, self.duplicates, self.n_duplicates, self.unknown, self.n_unknown)
+            self.n_duplicates, self.n_unknown = self.kernel.merge((row_ints, row_values, n_rows), line_offset, self)
 
     def _absorb(self, parsed: Parsed, line_offset: int) -> None:
         check_line_count(line_offset + parsed.last_line)
@@ -436,9 +434,8 @@ class Pass:
         figures = SlotFigures.of(self.competition, self.truth.indptr, self.slot_hits, stored)
         if any(metric.sums_suffice for metric in self.competition.metrics):  # the totals will ask for them
             figures.start_sums(len(self.competition.types))  # under way while the caller reads the truth's sizes
-        weights = self.kernel.weights(self.slot_line) if hasattr(self.kernel, "weights") else None
-        return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures(), weights,
-                          getattr(self.kernel, "labels", None), self.metadata)
+        return PassResult(self.slot_line, figures, self.slot_hits, counts, self.kernel.coverage(), self.kernel.side_figures(),
+                          self.kernel.weights(self.slot_line), self.kernel.labels, self.metadata)
 
 
 def check_line_count(last_line: int) -> None:

@@ -1,9 +1,10 @@
 """What the pass (scorer.engine.file_pass.Pass) asks of a kernel, whatever the file shape.
 
-Two kernels implement it: IdKernel (OTTO's `session_type` ids, scorer.engine.id_kernel) and ShapeKernel (string
-ids: list, long and value shapes, scorer.engine.string_kernel). Both parse a block into row arrays the pass
-merges; the hooks below are where the shapes differ (what a block leaves behind, the figures worked out once
-the file is read, and how a row is named in a message).
+Four kernels implement it: IdKernel (OTTO's `session_type` ids, scorer.engine.id_kernel), ShapeKernel (string
+ids: list, long and value shapes, scorer.engine.string_kernel), TableKernel (the table reader, scorer.engine.table_kernel)
+and ImpressionKernel (scorer.engine.impression_kernel). They parse a block into row arrays the pass merges; the hooks
+below are where the shapes differ (how rows are merged, what a block leaves behind, the figures worked out once the
+file is read, and how a row is named in a message).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scorer.engine.figures import hits_kernel
 from scorer.kernels import codes, door
 from scorer.kernels.kinds import LONG
 from scorer.kernels.rows import ROWS_PER_CALL, RowArrays
@@ -78,10 +80,20 @@ class RowKernel(RowArrays, ABC):
     kmax: int
     max_per_code: int
     hits_dtype: type = np.int64  # of the per-slot hit-rank masks the pass keeps (figures.hits_dtype)
+    names: list[str] | None = None  # a row's fields as the file has them, where the kernel finds its columns by name; None: the config's header
+    labels: np.ndarray | None = None  # value shape: per slot, the truth's value (the totals over all rows read them)
 
     @abstractmethod
     def parse(self, data: np.ndarray, start: int, end: int, first_line: int) -> Parsed:
         """Parse data[start:end] (followed by SLACK zero bytes); first_line is the block-local number of its first line."""
+
+    def merge(self, rows: tuple, line_offset: int, merged) -> tuple[int, int]:
+        """A call's rows (row_ints, row_values, n_rows) into the pass's per-slot arrays (merged: the pass), the last of a
+        row given twice kept; returns the pass's counts of repeated and unknown rows."""
+        row_ints, row_values, n_rows = rows
+        return hits_kernel("merge_rows", merged.slot_hits)(row_ints, row_values, n_rows, line_offset, merged.slot_line, merged.slot_values,
+                                                           merged.slot_hits, merged.duplicates, merged.n_duplicates, merged.unknown,
+                                                           merged.n_unknown)
 
     def absorb(self, parsed: Parsed, line_offset: int) -> None:
         """After the pass merged a block's rows (lines offset by line_offset): keep what the shape needs of the block
@@ -97,6 +109,10 @@ class RowKernel(RowArrays, ABC):
 
     def side_figures(self):
         """The beyond-accuracy metrics' scorer.engine.beyond.SideFigures, None without them."""
+        return None
+
+    def weights(self, slot_line: np.ndarray) -> np.ndarray | None:
+        """How many times each row counts in the mean, where the rules weigh rows; None where each counts once."""
         return None
 
     @abstractmethod
