@@ -266,6 +266,12 @@ def test_a_bad_split_is_refused_before_the_truth_is_read(call, tmp_path):
         call(str(tmp_path / "missing.jsonl"))  # no truth file: reading it first would fail otherwise
 
 
+def test_the_dask_engine_refuses_a_frame_before_the_truth_is_read(case, tmp_path):
+    _, _, paths = case
+    with pytest.raises(scorer.UsageError, match="give the submissions and the truth as paths, not frames"):
+        scorer.leaderboard([frame(paths[0])], str(tmp_path / "missing.jsonl"), engine="dask")
+
+
 def test_every_object_displays_escaped_html(case, tmp_path):
     _, truth, paths = case
     odd = tmp_path / "<img src=x onerror=alert(1)>.csv"

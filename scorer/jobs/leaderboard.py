@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from scorer.errors import UsageError
@@ -139,9 +140,12 @@ def leaderboard(submissions=None, truth=None, *, results: str | None = None, com
         return Leaderboard(from_records(records))
     from scorer.analytics.leaderboard.board import leaderboard as rank
     from scorer.api import resolve_competition, resolve_truth
+    from scorer.frames import is_frame
 
     wanted = check.split_wanted(split)
     names, sources = check.named(submissions or [r["file"] for r in records])
+    if engine == "dask" and (any(map(is_frame, sources)) or not isinstance(truth, (str, os.PathLike))):
+        raise UsageError("the dask engine scores files on the cluster's workers: give the submissions and the truth as paths, not frames")
     competition = resolve_competition(competition, config)
     truth_read = resolve_truth(truth, competition)
     if truth_read.n_sessions == 0:

@@ -13,7 +13,6 @@ split and the job's options (scorer.jobs.leaderboard.Options), and returns (colu
 
 from __future__ import annotations
 
-import os
 import sys
 
 WAIT_WORKERS = 60.0  # seconds to wait for a first Dask worker, and to go on without any
@@ -67,17 +66,15 @@ def streamed(entries, recorded, truth, competition, split, options):
 
 
 def on_cluster(entries, recorded, truth, competition, split, options):
-    """The files scored and reduced on a Dask cluster; the denominators reduced here once the tasks are out."""
+    """The files scored and reduced on a Dask cluster (paths: the job refuses frames); the denominators reduced here once
+    the tasks are out."""
     from scorer.analytics.leaderboard.streamed_bootstrap import StreamedColumns, truth_table
     from scorer.dask import require
     from scorer.dask.cluster import client_for, wait_for_workers
     from scorer.dask.leaderboard import Resampling, reductions
     from scorer.errors import UsageError
-    from scorer.frames import is_frame
 
     require()
-    if any(is_frame(source) for _, source in entries) or not isinstance(options.truth, (str, os.PathLike)):
-        raise UsageError("the dask engine scores files on the cluster's workers: give the submissions and the truth as paths, not frames")
     paths = [name for name, _ in entries]
     todo = [path for path in paths if (recorded.get(path) or {"score": 0}).get("score") is not None]
     resampling = Resampling(options.split, options.seed, options.bootstrap, options.threads, options.mde is not None)
