@@ -19,9 +19,10 @@ def text(raw: bytes, limit: int = 60) -> str:
     return repr(shown if len(shown) <= limit else shown[:limit] + "…")
 
 
-def header_fields(first: bytes) -> list[str]:
-    """The fields of line 1 (without its byte-order mark and CR), quotes and spaces around them left out."""
-    return [part.strip().strip('"') for part in first.decode("utf-8", "replace").split(",")]
+def header_fields(first: bytes, separator: str = ",") -> list[str]:
+    """The fields of line 1 (without its byte-order mark and CR) split at the separator, quotes and spaces around them
+    left out."""
+    return [part.strip().strip('"') for part in first.decode("utf-8", "replace").split(separator)]
 
 
 def swapped(competition: Competition) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scorer.engine.header import header_fields
 from scorer.engine.header import text as quoted
 from scorer.engine.problems import Code
 from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, first_rows, parse_calls
@@ -98,7 +99,7 @@ class TableKernel(NamedById, RowKernel):
     def read_header(self, first: bytes) -> tuple[str, bool] | None:
         """None when line 1 names every column of the config (in any order; other columns are read past), the layout then
         taken from it; else (the sentence, whether line 1 is a data row: the header is missing)."""
-        names = [part.strip().strip('"') for part in first.decode("utf-8", "replace").split(self.separator)]
+        names = header_fields(first, self.separator)
         header = list(self.competition.header)
         missing = [name for name in header if name not in names]
         expected = self.separator.join(header)
