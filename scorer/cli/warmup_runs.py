@@ -68,25 +68,39 @@ def score_files(name: str, folder: Path) -> list:
         read_string_truth(truth_path, competition.shape, competition.types[0], use_cache=False).save(truths[-1])
     found = []
     for n, text in enumerate(submissions):
-        plain = folder / f"{name}{n}.csv"
-        plain.write_bytes(text.encode("utf-8"))
-        packed = folder / f"{name}{n}.csv.gz"
-        packed.write_bytes(gzip.compress(plain.read_bytes()))
-        archive = folder / f"{name}{n}.zip"
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
-            handle.write(plain, plain.name)
-        for submission in (plain, packed, archive):
-            for truth in truths:
-                for strict in (False, True):
-                    for threads in (1, 2):
-                        found.append(api.score(submission, truth, competition, strict=strict, threads=threads).to_dict())
-            found.append(api.validate(submission, None, competition).to_dict())
+        for submission in written(folder, f"{name}{n}", ".csv", text, member=f"{name}{n}.csv"):
+            found += scored_every_way(submission, truths, competition)
     if competition.shape == "id_type":
         found.append(api.score(_frame(OTTO_GOOD if competition.types == ("clicks", "carts", "orders") else submissions[0]), truths[1],
                                competition).to_dict())
     if api.score(folder / f"{name}0.csv", truths[-1], competition, strict=True).score is None:
         raise RuntimeError(f"the warm-up example of {name!r} did not score")  # a bug of ours, not of the input
     return found
+
+
+def written(folder: Path, stem: str, suffix: str, text: str, member: str | None = None) -> tuple[Path, ...]:
+    """text written into folder as stem + suffix, gzipped beside it and, given a member name, zipped as that member: the
+    files' paths."""
+    plain = folder / f"{stem}{suffix}"
+    plain.write_bytes(text.encode("utf-8"))
+    packed = folder / f"{stem}{suffix}.gz"
+    packed.write_bytes(gzip.compress(text.encode("utf-8")))
+    if member is None:
+        return plain, packed
+    archive = folder / f"{stem}.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
+        handle.write(plain, member)
+    return plain, packed, archive
+
+
+def scored_every_way(submission: Path, truths: list, competition) -> list:
+    """The submission scored against each form of the truth, in both modes, with one and two threads; then validated
+    without truth."""
+    from scorer import api
+
+    found = [api.score(submission, truth, competition, strict=strict, threads=threads).to_dict()
+             for truth in truths for strict in (False, True) for threads in (1, 2)]
+    return found + [api.validate(submission, None, competition).to_dict()]
 
 
 def _frame(text: str):
@@ -274,20 +288,10 @@ def run_impressions(folder: Path) -> list:
     truths = [truth_path, api.resolve_truth(truth_path, api.resolve_competition("mind")), compiled]
     found = []
     for n, text in enumerate(IMPRESSION_FILES):
-        plain = folder / f"prediction{n}.txt"
-        plain.write_bytes(text.encode())
-        packed = folder / f"prediction{n}.txt.gz"
-        packed.write_bytes(gzip.compress(text.encode()))
-        archive = folder / f"prediction{n}.zip"
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
-            handle.write(plain, "prediction.txt")
-        for submission in (plain, packed, archive):
-            for truth in truths:
-                for strict in (False, True):
-                    for threads in (1, 2):
-                        found.append(api.score(submission, truth, "mind", strict=strict, threads=threads).to_dict())
-            found.append(api.validate(submission, None, "mind").to_dict())
-        found.append(_command("explain", plain, "--truth", truth_path, "--competition", "mind"))
+        files = written(folder, f"prediction{n}", ".txt", text, member="prediction.txt")
+        for submission in files:
+            found += scored_every_way(submission, truths, "mind")
+        found.append(_command("explain", files[0], "--truth", truth_path, "--competition", "mind"))
     frames = ({"impression_id": [1, 2, 3], "ranks": [[2, 1, 3], [1], [1, 3, 2, 4]]},
               {"impression_id": [1, 3, 3], "scores": [[0.1, 0.9, float("nan")], [0.5, 0.5, 0.2, 0.1], [0.3]]})
     found += [api.score(pa.table(frame), truths[1], "mind").to_dict() for frame in frames]
@@ -313,7 +317,7 @@ TABLE_EXAMPLES = {
 
 
 def run_tables(folder: Path) -> list:
-    """The table reader's configs: files plain, gzip and zip against the truth's published, object and compiled form, both
+    """The table reader's configs: files plain and gzip against the truth's published, object and compiled form, both
     modes and thread counts; validate without truth."""
     from scorer import api
     from scorer.truth.strings import read_string_truth
@@ -327,16 +331,8 @@ def run_tables(folder: Path) -> list:
         read_string_truth(truth_path, competition.shape, competition.types[0], use_cache=False, competition=competition).save(compiled)
         truths = [truth_path, api.resolve_truth(truth_path, competition), compiled]
         for n, text in enumerate(files):
-            plain = folder / f"{name}{n}.csv"
-            plain.write_bytes(text.encode())
-            packed = folder / f"{name}{n}.csv.gz"
-            packed.write_bytes(gzip.compress(text.encode()))
-            for submission in (plain, packed):
-                for truth in truths:
-                    for strict in (False, True):
-                        for threads in (1, 2):
-                            found.append(api.score(submission, truth, competition, strict=strict, threads=threads).to_dict())
-                found.append(api.validate(submission, None, competition).to_dict())
+            for submission in written(folder, f"{name}{n}", ".csv", text):
+                found += scored_every_way(submission, truths, competition)
     return found
 
 
