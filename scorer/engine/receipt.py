@@ -21,7 +21,7 @@ import numpy as np
 from scorer.engine.receipt_schema import RECEIPT_VERSION
 from scorer.engine.result import Result, finite_or_none
 from scorer.kernels import door
-from scorer.spec.competition import Competition
+from scorer.spec.competition import SHAPE_RULES, Competition
 from scorer.truth.cache import content_digest, content_key
 
 HASH_CHUNK = 1 << 16  # offsets widened to int64 at a time by truth_hash
@@ -31,14 +31,13 @@ _truth_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a trut
 
 
 def canonical_config(competition: Competition) -> dict:
-    """What decides a score: the file shape, the id pattern, types, weights, K and metrics. Not the title, the
-    file it came from or the limits (a grader's --max-seconds changes those without changing any score)."""
+    """What decides a score: the file shape, the id pattern, types, weights, K and metrics; the rules that are not the
+    shape's defaults; the table reader's layout. Not the title, the file it came from or the limits (a grader's
+    --max-seconds changes those without changing any score)."""
     config = {"name": competition.name, "shape": competition.shape, "header": list(competition.header),
               "id_pattern": competition.id_pattern, "item_separator": competition.item_separator,
               "empty_token": competition.empty_token, "types": list(competition.types),
               "weights": list(competition.weights), "k": competition.k, "metrics": [str(m) for m in competition.metrics]}
-    from scorer.spec.competition import SHAPE_RULES
-
     defaults = {rule: values[0] for rule, values in SHAPE_RULES.get(competition.shape, {}).items()}
     turned = {rule: getattr(competition.rules, rule) for rule in defaults if getattr(competition.rules, rule) != defaults[rule]}
     if turned:  # only where they are not the shape's own: a config of the defaults keeps the hash it had before rules
