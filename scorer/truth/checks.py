@@ -77,10 +77,8 @@ def check_csr(indptr: np.ndarray, items: np.ndarray, n_rows: int, path, full: bo
     _require(not len(items) or items.min() >= 0, path, "an item id is negative")
     row_start = np.zeros(len(items) + 1, np.bool_)
     row_start[indptr] = True
-    if repeats:
-        _require(not ((items[1:] < items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted within a row")
-    else:
-        _require(not ((items[1:] <= items[:-1]) & ~row_start[1:-1]).any(), path, "items are not sorted and distinct within a row")
+    out_of_order = (items[1:] < items[:-1]) if repeats else (items[1:] <= items[:-1])
+    _require(not (out_of_order & ~row_start[1:-1]).any(), path, f"items are not sorted{'' if repeats else ' and distinct'} within a row")
 
 
 def check_truth(truth, path, lookup=None, full: bool = True) -> None:
