@@ -29,23 +29,21 @@ def explain(submission, truth, *, competition="otto", config=None, against: str 
         from scorer.analytics.explain.rules import explain_rules
 
         explanation = explain_rules(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted, shown=show)
-        explanation.all_rules = bool(all)
-        return explanation
-    if resolved.shape == "impression":
-        from scorer.analytics.explain.impressions import explain_impressions as explain_file
+    elif resolved.shape == "impression":
+        from scorer.analytics.explain.impressions import explain_impressions
 
         if is_stream(submission) and type(submission).__name__ == "RecordBatchReader":
             submission = as_arrow(submission)  # scored once per convention: a reader is read once
+        explanation = explain_impressions(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted,
+                                          shown=show)
     else:
         from scorer.analytics.explain.published import explain as explain_file
 
         if is_frame(submission):
             with written(submission, resolved) as (path, name):
                 explanation = explain_file(path, truth, resolved, against=against, threads=threads, shown=show)
-                explanation.result.submission = name
-                explanation.all_rules = bool(all)
-                return explanation
-    explanation = explain_file(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted, shown=show)
+            explanation.result.submission = name
+        else:
+            explanation = explain_file(submission, truth, resolved, against=against, threads=threads, untrusted=untrusted, shown=show)
     explanation.all_rules = bool(all)
     return explanation
-
