@@ -96,8 +96,13 @@ def _query(lazy):
     try:
         yield
     except (polars.exceptions.PolarsError, OSError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"the polars LazyFrame could not be read: {first}") from None
+        raise UsageError(f"the polars LazyFrame could not be read: {_first_line(error)}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    """An error's first line of text, else its type's name (what a UsageError quotes of a frame library's error)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _read(reader):
@@ -112,8 +117,7 @@ def _read(reader):
         except StopIteration:
             return
         except (pa.ArrowException, ValueError, TypeError, OSError, KeyError, IndexError, RuntimeError) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise UsageError(f"the pyarrow RecordBatchReader could not be read: {type(error).__name__}: {first}") from None
+            raise UsageError(f"the pyarrow RecordBatchReader could not be read: {type(error).__name__}: {_first_line(error)}") from None
         yield batch
 
 
