@@ -17,9 +17,9 @@ from scorer.engine.header import text as quoted
 from scorer.engine.problems import Code
 from scorer.engine.row_kernel import NamedById, Parsed, RowKernel, first_rows, parse_calls
 from scorer.kernels import door
-from scorer.kernels.kinds import LIST, LONG, ROW_VALUE, VALUE, discounts, ideal_dcg
+from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, PREDICTION, ROW_VALUE, SQUARED, VALUE, discounts, ideal_dcg
 from scorer.kernels.rows import frozen
-from scorer.kernels.table_layout import KEEP, KEEP_ALL, REPEAT, VALUE_ABSOLUTE, VALUE_PREDICTION, VALUE_SQUARED
+from scorer.kernels.table_layout import KEEP, KEEP_ALL, REPEAT
 from scorer.spec.competition import ROW_INDEX, Competition
 from scorer.truth.sides import TableSide, check_side
 from scorer.truth.strings import StringTruth
@@ -30,7 +30,7 @@ NO_COLUMN = -1
 
 def value_kind(metric) -> int:
     """What a value row's figure is for this metric: its squared error (rmse), its error (mae), or its prediction."""
-    return {"rmse": VALUE_SQUARED, "mae": VALUE_ABSOLUTE}.get(metric.name, VALUE_PREDICTION if metric.row_kind == ROW_VALUE else 0)
+    return {"rmse": SQUARED, "mae": ABSOLUTE}.get(metric.name, PREDICTION if metric.row_kind == ROW_VALUE else 0)
 
 
 def row_columns(competition: Competition) -> list[str]:

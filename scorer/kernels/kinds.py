@@ -51,8 +51,9 @@ LIST = 2  # the string shapes, as parse_strings_block's `shape` argument
 LONG = 3
 VALUE = 5
 IMPRESSION = 6  # the impression shape (scorer.kernels.impressions)
-SQUARED = 1  # value_kinds: the per-row figure of rmse
-ABSOLUTE = 2  # and of mae
+SQUARED = 1  # value_kinds: the per-row figure of rmse, (ŷ − y)²
+ABSOLUTE = 2  # of mae, |ŷ − y|
+PREDICTION = 3  # of the table reader's classification figures (roc_auc, ..., rce): ŷ itself
 
 # The side figures of the beyond-accuracy metrics (scorer.kernels.beyond), one column per metric after the row's item count.
 SIDE_NOVELTY = 1  # Σ_{i≤k} −log2 p(item_i)

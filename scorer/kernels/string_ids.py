@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from scorer.kernels import codes
-from scorer.kernels.kinds import LIST, LONG, VALUE
+from scorer.kernels.kinds import ABSOLUTE, LIST, LONG, PREDICTION, SQUARED, VALUE
 from scorer.kernels.parse import _problem, blank_lines, first_field_end, skip_separators, split_line
 from scorer.kernels.rank import score_row
 from scorer.kernels.rows import FIRST_LINE, N_DUPS, N_ITEMS, N_TOO_MANY, ROWS, SLOT
@@ -115,16 +115,17 @@ def parse_float(buf, start, end):
 
 @njit(cache=True, nogil=True, inline="always")
 def value_figures(value, index, indptr, truth_grades, value_kinds, out):
-    """A value row's figure of each metric: its squared error (value_kinds 1, rmse), its error (2, mae), the prediction
-    itself (3, the table reader's classification figures), else 0. A row whose id has no truth value has error 0."""
+    """A value row's figure of each metric: its squared error (value_kinds SQUARED, rmse), its error (ABSOLUTE, mae), the
+    prediction itself (PREDICTION, the table reader's classification figures), else 0. A row whose id has no truth value
+    has error 0."""
     has_truth = indptr[index + 1] > indptr[index]
     error = value - truth_grades[indptr[index]] if has_truth else 0.0
     for j in range(value_kinds.shape[0]):
-        if value_kinds[j] == 1:
+        if value_kinds[j] == SQUARED:
             out[j] = error * error
-        elif value_kinds[j] == 2:
+        elif value_kinds[j] == ABSOLUTE:
             out[j] = abs(error)
-        elif value_kinds[j] == 3:
+        elif value_kinds[j] == PREDICTION:
             out[j] = value
         else:
             out[j] = 0.0

@@ -3,8 +3,6 @@ config read them without loading numba."""
 
 KEEP_LAST, KEEP_FIRST, KEEP_ALL = 0, 1, 2  # rules.repeated_key: which rows of a key given twice count
 REPEAT_FIRST, REPEAT_ZERO, REPEAT_COLLAPSE = 0, 1, 2  # rules.repeated_item: how a row's repeated items count
-VALUE_SQUARED, VALUE_ABSOLUTE, VALUE_PREDICTION = 1, 2, 3  # a value row's figure: (ŷ − y)², |ŷ − y|, or ŷ itself
-# (string_ids.value_figures reads these numbers; kinds.SQUARED and kinds.ABSOLUTE are the first two)
 
 ARTIST_CREDIT = 0.25  # R-precision's credit for a matched artist (the RecSys Challenge 2018 rules: r_precision, credit=artist)
 BAD_INTEGER_KEY = 1 << 20  # table_rows.join_key's return, past a key column's: the column holds no whole number
