@@ -252,10 +252,7 @@ def cut_long(column, limit: int):
     if _fits(column, limit):
         return column
     if frames.is_list(kind) or _is_fixed_list(kind):
-        lists = column.cast(pa.large_list(kind.value_type))
-        base = lists.offsets[0].as_py()
-        offsets = lists.offsets.to_numpy() - base
-        whole = lists.values.slice(base, int(offsets[-1]))
+        lists, offsets, whole = _large_lists(column)
         items = cut_long(whole, limit)
         reach = np.concatenate([[0], np.cumsum(_lengths(items) + 1)])
         kept = np.minimum(np.searchsorted(reach, reach[offsets[:-1]] + limit + 1, side="right"), offsets[1:])
@@ -278,6 +275,16 @@ def cut_long(column, limit: int):
     if pa.types.is_string(kind) or pa.types.is_large_string(kind) or getattr(pa.types, "is_string_view", lambda _: False)(kind):
         return pc.utf8_slice_codeunits(column.cast(pa.large_string()), 0, limit + 1)  # whole characters: no S016 made by the cut
     return pc.binary_slice(_as_bytes(column), 0, limit + 1)
+
+
+def _large_lists(column):
+    """A list column as large lists: (the lists, their offsets counted from 0, the items they hold)."""
+    import pyarrow as pa
+
+    lists = column.cast(pa.large_list(column.type.value_type))
+    base = lists.offsets[0].as_py()
+    offsets = lists.offsets.to_numpy() - base
+    return lists, offsets, lists.values.slice(base, int(offsets[-1]))
 
 
 def _as_bytes(column):
@@ -306,11 +313,8 @@ def lines_of(batch, competition: Competition, positions) -> tuple[bytearray, int
         check_column(column.type, name)
         column = cut_long(column, competition.limits.max_line_bytes)
         if frames.is_list(column.type) or _is_fixed_list(column.type):
-            lists = column.cast(pa.large_list(column.type.value_type))
-            base = lists.offsets[0].as_py()
-            offsets = lists.offsets.to_numpy() - base
-            items = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), _as_bytes(lists.values.slice(base, int(offsets[-1]))),
-                                                  mask=lists.is_null())
+            lists, offsets, values = _large_lists(column)
+            items = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), _as_bytes(values), mask=lists.is_null())
             fields.append(pc.binary_join(items, text(competition.item_separator)))
         else:
             fields.append(_as_bytes(column))
