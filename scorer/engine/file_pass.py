@@ -95,7 +95,7 @@ class Pass:
         self.slot_line = np.zeros(n_slots, LINE_DTYPE)
         self.slot_values = np.zeros((n_slots, self.kernel.stored_metrics), np.float64)
         self.slot_hits = np.zeros(n_slots, self.kernel.hits_dtype)
-        self.positional = getattr(self.kernel, "positional", False)  # line i is slot i (the impression shape)
+        self.positional = self.kernel.positional
         if self.positional:
             self.kernel.attach(self.slot_line, self.slot_values)
         self.duplicates = np.zeros((report.max_per_code, 3), np.int64)  # slot, line, previous line

@@ -80,6 +80,7 @@ class RowKernel(RowArrays, ABC):
     kmax: int
     max_per_code: int
     hits_dtype: type = np.int64  # of the per-slot hit-rank masks the pass keeps (figures.hits_dtype)
+    positional: bool = False  # line i is slot i (the impression shape): the pass counts each block's lines before it is parsed
     names: list[str] | None = None  # a row's fields as the file has them, where the kernel finds its columns by name; None: the config's header
     labels: np.ndarray | None = None  # value shape: per slot, the truth's value (the totals over all rows read them)
 
