@@ -390,6 +390,13 @@ def test_borda_refuses_a_competition_of_several_types_before_reading_anything(tm
         scorer.leaderboard([str(tmp_path / "missing.csv")], str(tmp_path / "missing.jsonl"), competition="otto", borda="")
 
 
+def test_leaderboard_borda_refuses_the_dask_cluster_options(tmp_path, capsys):
+    for option in (["--workers", "2"], ["--scheduler", "tcp://127.0.0.1:8786"]):
+        assert main(["leaderboard", str(tmp_path / "a.csv"), "--truth", str(tmp_path / "truth.json"), "--competition", "spotify-mpd",
+                     "--borda", *option]) == 2
+        assert "--borda ranks submission files against --truth" in capsys.readouterr().err
+
+
 def test_borda_breaks_equal_points_top_down():
     from scorer.analytics.leaderboard.borda import borda
 

@@ -91,12 +91,12 @@ def _borda(args) -> int:
     """--borda: the submission files scored and ranked by a Borda count (no resamples: the options of the bootstrap are
     not taken)."""
     from scorer.errors import UsageError
-    from scorer.jobs.leaderboard import leaderboard
+    from scorer.jobs.leaderboard import BORDA_ALONE, leaderboard
 
     if args.report:
-        raise UsageError("--borda ranks submission files against --truth; --results, --report, --split, --mde and --engine do not go with it")
+        raise UsageError(BORDA_ALONE)
     board = leaderboard(args.submissions, args.truth, results=args.results, competition=args.competition, config=args.config,
-                        split=args.split, mde=args.mde, lenient=args.lenient, engine=args.engine, threads=args.threads,
-                        borda=args.borda)
+                        split=args.split, mde=args.mde, lenient=args.lenient, engine=args.engine, scheduler=args.scheduler,
+                        workers=args.workers, threads=args.threads, borda=args.borda)
     print(board.to_json() if args.format == "json" else board.to_text())
     return board.exit_code

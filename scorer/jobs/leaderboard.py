@@ -10,6 +10,7 @@ from scorer.jobs.board import Board
 
 SUBMISSION_COLUMNS = ("name", "rank", "score", "score_low", "score_high", "rank_low", "rank_high", "p_first", "p_top", "tier")
 SPLIT_COLUMNS = ("public_score", "private_score", "public_rank", "private_rank", "rank_change")
+BORDA_ALONE = "--borda ranks submission files against --truth; --results, --report, --split, --mde and --engine do not go with it"
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,7 @@ def leaderboard(submissions=None, truth=None, *, results: str | None = None, com
         from scorer.jobs.borda import borda as by_borda
 
         if results or truth is None or split or mde is not None or engine != "stream" or scheduler or workers:
-            raise UsageError("--borda ranks submission files against --truth; --results, --report, --split, --mde and --engine "
-                             "do not go with it")
+            raise UsageError(BORDA_ALONE)
         return by_borda(submissions, truth, metrics=borda, competition=competition, config=config, lenient=lenient, threads=threads)
 
     if bool(submissions) == bool(results):
