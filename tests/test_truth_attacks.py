@@ -823,3 +823,25 @@ def test_the_cli_scores_a_compiled_truth_the_same_with_its_memo(tmp_path):
     assert [run.returncode for run in runs] == [0, 0], runs[-1].stderr
     assert json.loads(runs[0].stdout)["score"] == json.loads(runs[1].stdout)["score"] > 0
     assert len(_memos(tmp_path / "cache")) == 1
+
+
+def test_a_compiled_truth_of_the_other_kind_is_refused_before_its_arrays_are_checked(tmp_path, monkeypatch):
+    """A set compiled for a config that reads the truth as a multiset (rules.truth) is refused on its meta record alone."""
+    from dataclasses import replace
+
+    from scorer.spec.competition import load_competition
+    from scorer.truth import strings
+
+    hm = load_competition("hm")
+    multiset = replace(hm, rules=hm.rules.turned(truth="multiset"))
+    truth = tmp_path / "truth.csv"
+    truth.write_text("customer_id,prediction\nc1,0706016001 0706016001 0706016002\n")
+    as_set = tmp_path / "set.strings.npz"
+    strings.read_string_truth(truth, hm.shape, hm.types[0], use_cache=False, competition=hm).save(as_set)
+
+    def checked(*args, **kwargs):
+        raise AssertionError("the arrays were checked before the kind was")
+
+    monkeypatch.setattr(strings, "check_compiled", checked)
+    with pytest.raises(TruthError, match="holds the truth as a set, the competition reads it as a multiset"):
+        strings.read_string_truth(as_set, hm.shape, hm.types[0], competition=multiset)

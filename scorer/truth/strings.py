@@ -99,14 +99,15 @@ class StringTruth(Truth):
 
 
 def read_compiled_strings(path: Path, shape: str | None = None, source: str | None = None, opened=None,
-                          use_memo: bool = True) -> StringTruth:
+                          use_memo: bool = True, multiset: bool | None = None) -> StringTruth:
     """A StringTruth written by save(), its arrays checked (scorer.truth.checks) before a kernel sees them;
     TruthError if the file is damaged, crafted, from another version or (shape 'value') has no values.
 
     `opened`: the file at path, opened from the private cache folder (scorer.truth.cache.cached_copy). Only this user
     can have written such an entry, so its hash tables get the checks that keep the kernels safe and a spot
     check, not the full one; a compiled file given as truth (it may come from anyone) gets the full one, unless
-    its exact bytes passed it before (use_memo: see scorer.truth.compiled.check_compiled)."""
+    its exact bytes passed it before (use_memo: see scorer.truth.compiled.check_compiled). multiset: how the competition
+    reads the truth (rules.truth), where it must agree with the file (refused before the arrays are checked)."""
     from scorer.truth.checks import check_string_truth, declared_strings
 
     try:
@@ -118,6 +119,9 @@ def read_compiled_strings(path: Path, shape: str | None = None, source: str | No
                             multiset=meta.get("multiset") is True)
     except Exception as error:
         raise TruthError(f"cannot read compiled truth {path}: {error}") from None
+    if multiset is not None and truth.multiset != multiset and shape != "value":
+        raise TruthError(f"compiled truth {path} holds the truth as a {'multiset' if truth.multiset else 'set'}, the competition "
+                         f"reads it as a {'multiset' if multiset else 'set'} (rules.truth): compile it again with its config")
     check_compiled(mapped, "strings", lambda full: check_string_truth(truth, path, full=full), vouched=opened is not None, use_memo=use_memo)
     if shape == "value" and (truth.grades is None or (np.diff(truth.indptr) != 1).any()):
         raise TruthError(f"compiled truth {path} does not hold one value per id (compiled for another shape than 'value'?)")
@@ -186,11 +190,7 @@ def read_string_truth(path: str | Path, shape: str, type_name: str = "all", use_
     multiset = competition is not None and competition.rules.truth == "multiset"
     with read_errors(path):
         if path.name.endswith(STRINGS_SUFFIX):  # compiled by `scorer compile-truth`
-            truth = read_compiled_strings(path, shape, use_memo=use_cache)
-            if truth.multiset != multiset and shape != "value":
-                raise TruthError(f"compiled truth {path} holds the truth as a {'multiset' if truth.multiset else 'set'}, the competition "
-                                 f"reads it as a {'multiset' if multiset else 'set'} (rules.truth): compile it again with its config")
-            return truth
+            return read_compiled_strings(path, shape, use_memo=use_cache, multiset=multiset)
         what = ["strings", shape, type_name] + (["multiset"] if multiset else [])
         if spec is not None:
             what += ["published", competition.field_separator, competition.item_type, *spec.describe()]
