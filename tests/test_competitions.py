@@ -267,6 +267,26 @@ def test_a_rule_a_shape_does_not_have_is_refused():
         _list_config(ties="numpy")
 
 
+@pytest.mark.parametrize(("section", "separators", "refused"), [
+    ("submission", {"field_separator": "::"}, "submission.field_separator"),
+    ("submission", {"item_separator": ""}, "submission.item_separator"),
+    ("truth", {"item_separator": "/"}, "truth.item_separator"),
+    ("truth", {"field_separator": ""}, "truth.field_separator"),
+    ("truth", {"item_separator": ""}, None),  # the truth's default: one item per field
+    ("truth", {"item_separator": ";", "field_separator": "\t"}, None),
+])
+def test_a_separator_is_one_of_the_listed_characters(section, separators, refused):
+    data = {"name": "x", "submission": {"shape": "list", "header": ["id", "items"]}, "scoring": {"k": 10, "metric": "mrr@10"},
+            "truth": {"item": "items"}}
+    data[section] = {**data[section], **separators}
+    if refused is None:
+        spec = competition_from_dict(data).truth_spec
+        assert (spec.item_separator, spec.field_separator) == (separators["item_separator"], separators.get("field_separator", ","))
+        return
+    with pytest.raises(ConfigError, match=f"key '{refused}' must be one of ','"):
+        competition_from_dict(data)
+
+
 def test_lower_is_better_is_a_property_of_the_metric():
     assert [parse_metric(name).lower_is_better for name in ("clicks@500", "log_loss", "rmse", "mae", "mrr", "r_precision", "rce")] == [
         True, True, True, True, False, False, False]

@@ -445,8 +445,9 @@ MAX_ITEM_ID_BYTES = 1000
 
 
 def _separator(table: dict[str, Any], key: str, default: str, source: str, section: str) -> str:
+    """A separator the section names, one of SEPARATORS ("" too where that is the default: none)."""
     value = _get(table, key, str, source, default=default, section=section)
-    if len(value) != 1 or value not in SEPARATORS:
+    if (value or default) and (len(value) != 1 or value not in SEPARATORS):
         raise ConfigError(f"{source}: key '{section}.{key}' must be one of {', '.join(map(repr, SEPARATORS))}, got {value!r}")
     return value
 
@@ -536,9 +537,7 @@ def _truth_spec(table: dict[str, Any], shape: str, key: tuple[str, ...], source:
     if (shape == "value") != bool(value) or (shape != "value") != bool(item):
         needed = f"'{section}.value' (the column of the true value)" if shape == "value" else f"'{section}.item' (the column of its items)"
         raise ConfigError(f"{source}: shape {shape!r} reads its {section}'s {needed}, and only that")
-    item_separator = _get(table, "item_separator", str, source, default="", section=section)
-    if item_separator and (len(item_separator) != 1 or item_separator not in SEPARATORS):
-        raise ConfigError(f"{source}: key '{section}.item_separator' must be one of {', '.join(map(repr, SEPARATORS))}, got {item_separator!r}")
+    item_separator = _separator(table, "item_separator", "", source, section)
     grade = _get(table, "grade", dict, source, default={}, section=section)
     for column, weight in grade.items():
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
