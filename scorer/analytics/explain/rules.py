@@ -94,12 +94,12 @@ def explain_rules(submission, truth, competition, *, config=None, against: str |
         other = score(submission, resolve_truth(truth, turned) if rule == "truth" else result.truth, turned, threads=threads,
                       untrusted=untrusted)
         moved = _moved(result, other)
-        for j, name in enumerate(names):
+        first = [_row_name(result, int(slot)) for slot in moved[:shown]]  # the same rows for every metric of the turn
+        for name in names:
             base, theirs = result.metrics["all"].get(name), other.metrics["all"].get(name)
             explanation.conventions.append({
                 "name": f"{rule} = {value}", "what": RULES[rule][value], "metric": name, "ours": base, "theirs": theirs,
-                "gap": None if theirs is None or base is None else theirs - base, "moved": int(len(moved)),
-                "first": [_row_name(result, int(slot)) for slot in moved[:shown]]})
+                "gap": None if theirs is None or base is None else theirs - base, "moved": int(len(moved)), "first": list(first)})
     return explanation
 
 
