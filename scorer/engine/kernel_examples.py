@@ -84,16 +84,23 @@ def _frame_rows(kernel, counts, found) -> tuple:
             scratch_for(kernel.kmax)[:3], row_ints, row_values, counts, found, 0)
 
 
-def _shape_kernel(shape: str = "long"):
-    """A string-shape kernel over a tiny truth: its arrays have the types every string shape passes."""
-    from scorer.engine.string_kernel import ShapeKernel
-    from scorer.spec.competition import load_competition
+def _tiny_truth():
+    """A string truth of two ids, each with one item, and its table of names: the types every string shape passes."""
     from scorer.truth.strings import StringTable, StringTruth
 
     names = StringTable(np.frombuffer(b"ab" + bytes(8), np.uint8).copy(), np.array([0, 1]), np.array([1, 2]),
                         np.full(16, -1, np.int64))  # a table's types; its entries are no matter here
     truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], INDPTR_DTYPE), np.array([0, 1], np.int64),
                         ids=names, item_names=names)
+    return truth, names
+
+
+def _shape_kernel(shape: str = "long"):
+    """A string-shape kernel over a tiny truth: its arrays have the types every string shape passes."""
+    from scorer.engine.string_kernel import ShapeKernel
+    from scorer.spec.competition import load_competition
+
+    truth, names = _tiny_truth()
     competition = {"list": "hm", "long": "airbnb"}[shape]
     return ShapeKernel(load_competition(competition), truth, 1), names
 
@@ -103,12 +110,7 @@ def _table_kernel(name: str):
     from scorer.engine.table_kernel import TableKernel
     from scorer.spec.competition import load_competition
 
-    _, names = _shape_kernel()
-    from scorer.truth.strings import StringTruth
-
-    truth = StringTruth(("all",), np.arange(2, dtype=np.int64), np.array([0, 1, 2], INDPTR_DTYPE), np.array([0, 1], np.int64),
-                        ids=names, item_names=names)
-    return TableKernel(load_competition(name), truth, 1)
+    return TableKernel(load_competition(name), _tiny_truth()[0], 1)
 
 
 def _table() -> dict[str, tuple]:
