@@ -379,6 +379,16 @@ def test_explain_turns_each_rule_of_a_string_shape(tmp_path, capsys):
     assert "unknown turn" in capsys.readouterr().err
 
 
+def test_explain_of_a_string_shape_is_a_table_like_the_others():
+    import scorer
+
+    folder = Path(__file__).parent.parent / "fixtures" / "trivago19"
+    explanation = scorer.explain(str(folder / "submission.csv"), str(folder / "ground_truth.csv"), competition="trivago19")
+    table = explanation.to_pandas()
+    assert list(table.columns) == ["name", "metric", "ours", "theirs", "gap", "moved"]
+    assert table["name"].tolist() == [row["name"] for row in explanation.to_dict()["conventions"]]
+
+
 # -- rankings: a Borda count, and lower is better ---------------------------------------------------------------------
 def test_leaderboard_borda_counts_places_over_the_metrics(tmp_path, capsys):
     truth = write(tmp_path / "truth.json", json.dumps({"playlists": [{"pid": 1, "tracks": [{"track_uri": "a"}, {"track_uri": "b"}]},

@@ -17,13 +17,18 @@ from scorer.analytics.explain.published import explanation_html, rows_table
 from scorer.api import resolve_competition, resolve_truth, score
 from scorer.engine.result import Result, finite_or_none
 from scorer.errors import UsageError
+from scorer.frames import Tabular
 from scorer.spec.competition import RULES, SHAPE_RULES
 
 SHOWN = 5  # rows listed per turn
 
 
 @dataclass
-class RulesExplanation:
+class RulesExplanation(Tabular):
+    """What `scorer explain` reports for the string shapes (scorer.explain): to_dict() its JSON, to_text() its text;
+    to_arrow() (and to_pandas(), to_polars()) one row per rule's turn and metric: our figure, theirs, the gap and the rows
+    it moves."""
+
     result: Result
     shape: str
     rules: dict = field(default_factory=dict)  # the competition's rule values
