@@ -164,7 +164,17 @@ def frame_of(table, library: str, owner: str):
 
 
 class Tabular:
-    """to_pandas() and to_polars() of what an object's to_arrow() gives (pandas and polars stay optional)."""
+    """to_json() of what an object's to_dict() gives, to_pandas() and to_polars() of what its to_arrow() gives (pandas and
+    polars stay optional)."""
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """The object's to_dict() as the commands' --format json prints it."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=2)
 
     def to_arrow(self):
         raise NotImplementedError

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -122,9 +121,6 @@ class Result(Tabular):
     def metadata(self) -> str | None:
         """The file's metadata line where its competition has one (Spotify's `team_info,...`), as written."""
         return None if self.outcome is None else getattr(self.outcome, "metadata", None)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def to_arrow(self):
         """One row per type: type, weight, every metric (null where undefined), sessions (those with truth of the type)."""

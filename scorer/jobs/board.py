@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from scorer.frames import Tabular
 
 
@@ -18,9 +16,6 @@ class Board(Tabular):
 
     def to_dict(self) -> dict:
         return self.data
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def to_text(self) -> str:
         raise NotImplementedError

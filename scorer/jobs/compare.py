@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from scorer.frames import Tabular
@@ -54,9 +52,6 @@ class Comparison(Tabular):
         if self.split is not None:
             out["split"] = {"source": self.split.source, "sessions": self.split.counts()}
         return out
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def to_text(self) -> str:
         from scorer.analytics.compare import render_beyond, render_text

@@ -14,7 +14,6 @@ The conventions (docs/metrics.md, "The impression shape"):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -81,9 +80,6 @@ class ImpressionExplanation(Tabular):
         return {"submission": result.submission, "competition": result.competition, "docs": DOCS, "score": finite_or_none(result.score),
                 "valid": result.valid, "metrics": result.metrics, "problem_counts": result.report.summary(),
                 "conventions": self.conventions}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def to_arrow(self):
         rows = [{**row, "theirs": row["value"]} for row in self.conventions]

@@ -9,7 +9,6 @@ are those whose figure (or whether they count) it changes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,9 +48,6 @@ class Explanation(Tabular):
         """The rules the conventions scored apply, each with what it does, in RULES' order."""
         used = {rule["rule"] for convention in self.conventions for entry in convention["metrics"] for rule in entry["rules"]}
         return {name: what for name, what in RULES.values() if name in used}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def to_text(self, all_rules: bool | None = None) -> str:
         """The text (all_rules: also the rules that touch rows without moving a figure; default: as explain was asked)."""

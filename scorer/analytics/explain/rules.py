@@ -8,7 +8,6 @@ is not made. A turn of `truth` reads the truth again (as a set or a multiset).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -40,9 +39,6 @@ class RulesExplanation(Tabular):
         return {"submission": result.submission, "competition": result.competition, "rules": self.rules,
                 "score": finite_or_none(result.score), "valid": result.valid, "metrics": result.metrics,
                 "problem_counts": result.report.summary(), "conventions": self.conventions}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def to_arrow(self):
         return rows_table(self.conventions, ("name", "metric", "ours", "theirs", "gap", "moved"))
