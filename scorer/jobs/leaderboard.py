@@ -67,8 +67,8 @@ class Leaderboard(Board):
         return (*SUBMISSION_COLUMNS, *split, *data.get("types", ()), "reason")
 
     def rows(self) -> list[dict]:
-        data = self.to_dict()
-        rows = [{**{key: s.get(key) for key in self.columns}, **(s.get("figures") or {})} for s in data["submissions"]]
+        data, columns = self.to_dict(), self.columns
+        rows = [{**{key: s.get(key) for key in columns}, **(s.get("figures") or {})} for s in data["submissions"]]
         return rows + [{"name": u["name"], "reason": u["reason"]} for u in self.unranked]
 
     def _repr_html_(self) -> str:
@@ -86,8 +86,8 @@ class Leaderboard(Board):
         header = ["name", "rank", "rank interval", "score", "score interval", "p_first", "tier",
                   *(["public rank", "private rank"] if split else []), *data.get("types", ())]
         rows = []
+        span = lambda low, high, shown=str: "-" if low is None else f"{shown(low)} - {shown(high)}"  # noqa: E731
         for s in data["submissions"]:
-            span = lambda low, high, shown=str: "-" if low is None else f"{shown(low)} - {shown(high)}"  # noqa: E731
             rows.append([s["name"], s["rank"], span(s["rank_low"], s["rank_high"]), s["score"], span(s["score_low"], s["score_high"], fixed),
                          s["p_first"], s["tier"], *([s["public_rank"], s["private_rank"]] if split else []),
                          *(s["figures"].get(t) for t in data.get("types", ()))])
