@@ -11,7 +11,7 @@ import numpy as np
 from scorer.engine.result import finite_or_none
 from scorer.errors import UsageError
 from scorer.kernels import door
-from scorer.wording import fixed
+from scorer.wording import fixed, percent
 
 # scorer.analytics.bootstrap, .breakdown and .split (numba kernels) are imported where used, so that building
 # the CLI's parser stays light.
@@ -135,8 +135,7 @@ def render_text(analytics: dict) -> str:
             lines += ["", f"{metric} by {title} (share: the bin's part of the denominator)", header, "-" * len(header)]
             for type_name, rows in b[key].items():
                 for row in rows:
-                    share = "-" if row["share"] is None else f"{100 * row['share']:.1f}%"
-                    lines.append(f"{type_name:<10}{row['bin']:>24}{row['sessions']:>12,}{_value(row['recall'])}{share:>9}"
+                    lines.append(f"{type_name:<10}{row['bin']:>24}{row['sessions']:>12,}{_value(row['recall'])}{percent(row['share']):>9}"
                                  + "".join(_value(row["beyond"][n], w) for n, w in zip(extra, widths)))
         if "beyond" in b:
             lines += ["", "beyond-accuracy totals (diagnostics; " + b["beyond"]["note"] + ")"]
