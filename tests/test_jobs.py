@@ -272,6 +272,11 @@ def test_the_dask_engine_refuses_a_frame_before_the_truth_is_read(case, tmp_path
         scorer.leaderboard([frame(paths[0])], str(tmp_path / "missing.jsonl"), engine="dask")
 
 
+def test_the_leaderboard_refuses_a_split_without_truth_before_reading_the_records(tmp_path):
+    with pytest.raises(scorer.UsageError, match="--split and --mde need --truth"):
+        scorer.leaderboard(results=str(tmp_path / "missing.jsonl"), split="public=0.5")
+
+
 def test_every_object_displays_escaped_html(case, tmp_path):
     _, truth, paths = case
     odd = tmp_path / "<img src=x onerror=alert(1)>.csv"

@@ -129,12 +129,12 @@ def leaderboard(submissions=None, truth=None, *, results: str | None = None, com
     mde = 0 if mde is True else None if mde is False else mde
     if mde is not None:
         check.whole("mde", mde, 0, 10**12)
+    if truth is None and submissions:
+        raise UsageError("--truth is needed to score submission files")
+    if truth is None and (split or mde is not None):
+        raise UsageError("--split and --mde need --truth (the per-session figures)")
     records = read_records(results) if results else []
     if truth is None:
-        if submissions:
-            raise UsageError("--truth is needed to score submission files")
-        if split or mde is not None:
-            raise UsageError("--split and --mde need --truth (the per-session figures)")
         from scorer.analytics.leaderboard.board import from_records
 
         return Leaderboard(from_records(records))
