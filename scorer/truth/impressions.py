@@ -26,7 +26,7 @@ from scorer.kernels.rows import INDPTR_DTYPE
 from scorer.truth.cache import cache_path, cached_copy, save_to_cache
 from scorer.truth.compiled import check_compiled, open_compiled
 from scorer.truth.ids import Truth, check_label_count
-from scorer.truth.load import check_truth_path, read_errors
+from scorer.truth.load import check_truth_path, gunzipped, read_errors
 from scorer.truth.npz import CACHE_VERSION, write_npz
 
 IMPRESSIONS_SUFFIX = ".impressions.npz"
@@ -152,25 +152,13 @@ def read_lines(path: Path) -> ImpressionTruth:
     return ImpressionTruth((TYPE,), ids[:rows].copy(), indptr[: rows + 1].astype(INDPTR_DTYPE), items[: (total + 7) // 8].copy(), str(path))
 
 
-MAX_INFLATION = 100  # a gzip truth.txt inflating more than this many times its size is refused (a bomb, not labels)
-
-
 def _file_bytes(path: Path) -> np.ndarray:
     """The file's bytes (gunzipped if it is gzip, at most MAX_INFLATION times its size), with 8 zero bytes after them."""
     with open(path, "rb") as handle:
-        head = handle.read(2)
+        gzipped = handle.read(2) == b"\x1f\x8b"
         handle.seek(0)
-        if head == b"\x1f\x8b":
-            import gzip
-            import zlib
-
-            limit = MAX_INFLATION * max(path.stat().st_size, 1)
-            try:
-                raw = gzip.GzipFile(fileobj=handle).read(limit + 1)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-                raise TruthError(f"truth file {path} is not a whole gzip file: {error}") from None
-            if len(raw) > limit:
-                raise TruthError(f"truth file {path} inflates to more than {MAX_INFLATION} times its size: not a gzipped truth.txt")
+        if gzipped:
+            raw = gunzipped(path, "truth.txt", handle)
             out = np.zeros(len(raw) + 8, np.uint8)
             out[: len(raw)] = np.frombuffer(raw, np.uint8)
             return out

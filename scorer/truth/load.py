@@ -62,3 +62,24 @@ def read_errors(path: Path) -> Iterator[None]:
         yield
     except OSError as error:
         raise TruthError(f"cannot read truth file {path}: {error.strerror or error}") from None
+
+
+MAX_INFLATION = 100  # a gzip truth inflating more than this many times its size is refused (a bomb, not a truth)
+
+
+def gunzipped(path: Path, what: str, handle=None) -> bytes:
+    """A gzip truth's content, at most MAX_INFLATION times the file's size (`what` the file should be, for the message;
+    handle: the file already open, read from its start)."""
+    import gzip
+    import zlib
+
+    limit = MAX_INFLATION * max(path.stat().st_size, 1)
+    try:
+        with gzip.open(path if handle is None else handle, "rb") as content:
+            raw = content.read(limit + 1)
+    except (EOFError, OSError, zlib.error) as error:
+        raise TruthError(f"truth file {path} is not a whole gzip file: {error}") from None
+    if len(raw) > limit:
+        raise TruthError(f"truth file {path} inflates to more than {MAX_INFLATION} times its size: not a gzipped {what}")
+    return raw
+

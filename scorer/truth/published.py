@@ -24,6 +24,7 @@ import numpy as np
 from scorer.errors import TruthError
 from scorer.file_formats import compression_of, not_text
 from scorer.spec.competition import ROW_INDEX, Competition, TruthSpec
+from scorer.truth.load import gunzipped
 
 MAX_JSON_BYTES = 1 << 30  # a playlists file larger than this is refused: json.load holds it several times over
 
@@ -163,7 +164,7 @@ def _table(path: Path, spec: TruthSpec):
         if compression not in ("plain", "gzip") or (compression == "plain" and (found := not_text(path))):
             raise TruthError(f"truth file {path} is {found if compression == 'plain' else 'compressed with ' + compression}: give a "
                              "CSV (plain or gzip) or Parquet file")
-        content = _gunzipped(path) if compression == "gzip" else None
+        content = gunzipped(path, "table") if compression == "gzip" else None
         source = (lambda: path) if content is None else (lambda: io.BytesIO(content))
         options = dict(sep=spec.field_separator, dtype=str, keep_default_na=False, na_filter=False, compression=None)
         if spec.first_line == "row":
@@ -179,7 +180,6 @@ def _table(path: Path, spec: TruthSpec):
         raise TruthError(f"cannot read truth file {path}: {error}") from None
 
 
-MAX_INFLATION = 100  # a gzip truth inflating more than this many times its size is refused (a bomb, not a table)
 MAX_HEADER_BYTES, MAX_COLUMNS = 1 << 20, 4096  # a truth's header line: longer, or of more columns, is no table's header
 
 
@@ -194,22 +194,6 @@ def _header(source, separator: str, path: Path) -> list[str]:
     if len(names) > MAX_COLUMNS:
         raise TruthError(f"truth file {path}: line 1 has {len(names):,} columns, over the {MAX_COLUMNS:,} a truth's header may have")
     return names
-
-
-def _gunzipped(path: Path) -> bytes:
-    """A gzip truth's content, at most MAX_INFLATION times the file's size."""
-    import gzip
-    import zlib
-
-    limit = MAX_INFLATION * max(path.stat().st_size, 1)
-    try:
-        with gzip.open(path, "rb") as handle:
-            raw = handle.read(limit + 1)
-    except (EOFError, OSError, zlib.error) as error:
-        raise TruthError(f"truth file {path} is not a whole gzip file: {error}") from None
-    if len(raw) > limit:
-        raise TruthError(f"truth file {path} inflates to more than {MAX_INFLATION} times its size: not a gzipped table")
-    return raw
 
 
 def _require_columns(names, needed: list[str], path: Path) -> None:
