@@ -122,6 +122,10 @@ def score(submission, truth, competition: str | Competition = "otto", *,
     _check_options(max_per_code, threads, block_bytes)
     check_source(submission)
     competition = resolve_competition(competition, config)
+    if competition.table_reader:
+        from scorer.truth.sides import check_side
+
+        check_side(competition, bool(artists))  # before the truth's read: its first parse may take seconds
     truth = resolve_truth(truth, competition)
     side = _table_side(competition, truth, seeds, artists)
     report = Report(strict=strict, max_per_code=max_per_code)

@@ -116,6 +116,12 @@ def test_the_artist_credit_needs_its_table_and_its_config_section(tmp_path):
         scorer.score(write(tmp_path / "h.csv", "customer_id,prediction\nc,1\n"), write(tmp_path / "t.csv", "customer_id,prediction\nc,1\n"), hm)
 
 
+def test_the_artist_credit_without_its_table_is_refused_before_the_truth_is_read(tmp_path):
+    sub = write(tmp_path / "sub.csv", submission({1: [track(1)]}))
+    with pytest.raises(UsageError, match="needs the table of each item's artist"):
+        scorer.score(sub, tmp_path / "no-such-truth.json", with_artist_credit())
+
+
 def test_an_artist_table_of_a_csv_and_a_track_without_an_artist(tmp_path):
     config = tmp_path / "c.toml"
     config.write_text('name = "c"\n[submission]\nshape = "list"\nheader = ["id", "items"]\n[scoring]\nk = 5\nmetric = '

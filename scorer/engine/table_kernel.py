@@ -45,7 +45,7 @@ class TableKernel(NamedById, RowKernel):
     hits_dtype = np.int64
 
     def __init__(self, competition: Competition, truth: StringTruth, max_per_code: int, side: TableSide | None = None):
-        check_side(competition, side)
+        check_side(competition, side is not None and side.artists is not None)
         self.competition = competition
         self.shape = SHAPE_CODES[competition.shape]
         metrics = competition.metrics

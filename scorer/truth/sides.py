@@ -62,15 +62,16 @@ class TableSide:
         return (*seed_arrays, *artist_arrays)
 
 
-def check_side(competition: Competition, side: TableSide | None) -> None:
-    """A metric that credits artists needs shape 'list', the config's [artists] and the table read (UsageError, else)."""
+def check_side(competition: Competition, has_artists: bool) -> None:
+    """A metric that credits artists needs shape 'list', the config's [artists] and the table given (has_artists;
+    UsageError, else). Checked before the truth is read (api.score) and where the kernel is made."""
     for metric in competition.metrics:
         if metric.row_kind != ROW_RPREC_ARTIST:
             continue
         if competition.shape != "list" or competition.artists_spec is None:
             raise ConfigError(f"metric {metric} needs shape 'list' and an [artists] section in the config (how the table of each "
                               f"item's artist is read); {competition.name!r} has {'none' if competition.shape == 'list' else 'shape ' + repr(competition.shape)}")
-        if side is None or side.artists is None:
+        if not has_artists:
             raise UsageError(f"metric {metric} needs the table of each item's artist: give its files (--artists FILE_OR_FOLDER ..., "
                              "or artists=[...] in Python), the truth's file among them")
 
