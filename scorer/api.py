@@ -207,7 +207,7 @@ def validate(submission, truth: str | Path | Truth | None = None, competition: s
     if truth is None and options.get("seeds") is not None and competition.seeds_spec is not None:
         from scorer.truth.sides import seeds_truth
 
-        truth = seeds_truth(options["seeds"], competition)
+        truth, options["seeds"] = seeds_truth(options["seeds"], competition)  # the file read once: its rows and their seeds
     if truth is None:
         from scorer.truth.ids import empty_truth
         from scorer.truth.impressions import empty_impression_truth

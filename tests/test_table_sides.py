@@ -171,6 +171,17 @@ def test_validate_with_the_challenge_set_alone_makes_verify_submissions_checks(t
     assert codes == {("S011", None), ("S012", 3), ("S042", 2), ("S040", 2), ("S040", 3)}
 
 
+def test_validate_with_the_challenge_set_alone_reads_it_once(tmp_path, monkeypatch):
+    from scorer.truth import sides
+
+    seeds = write(tmp_path / "challenge_set.json", playlists({1: [track(7)], 2: [track(8)]}))
+    sub = write(tmp_path / "sub.csv", submission({1: [track(7)], 2: [track(1)]}))
+    reads, seed_rows = [], sides._seed_rows
+    monkeypatch.setattr(sides, "_seed_rows", lambda path, competition: (reads.append(path), seed_rows(path, competition))[1])
+    found = [(p.code, p.line) for p in scorer.validate(sub, None, "spotify-mpd", seeds=seeds).problems if p.code == "S042"]
+    assert found == [("S042", 2)] and len(reads) == 1
+
+
 def test_seeds_are_for_a_config_with_a_seeds_section(tmp_path):
     seeds = write(tmp_path / "s.json", playlists({1: [track(7)]}))
     with pytest.raises(UsageError, match="'hm' has no \\[seeds\\] section"):

@@ -77,7 +77,8 @@ def check_side(competition: Competition, has_artists: bool) -> None:
 
 
 def read_side(competition: Competition, truth: StringTruth, seeds=None, artists=None) -> TableSide | None:
-    """The side inputs given (seeds: a file; artists: files or folders), read for this truth; None without either."""
+    """The side inputs given (seeds: a file, or the Seeds seeds_truth read with this truth; artists: files or folders),
+    read for this truth; None without either."""
     if seeds is None and not artists:
         return None
     if seeds is not None and competition.seeds_spec is None:
@@ -88,7 +89,10 @@ def read_side(competition: Competition, truth: StringTruth, seeds=None, artists=
     artists_spec = competition.artists_spec
     if artists and artists_spec is None:
         raise UsageError(f"competition {competition.name!r} has no [artists] section: it does not say how an artist table is read")
-    return TableSide(seeds=read_seeds(Path(seeds), competition, truth) if seeds is not None else None,
+    if isinstance(seeds, Seeds) and len(seeds.indptr) != truth.ids.size + 1:
+        raise UsageError("the seeds given were read with another truth: give the seeds file")
+    read = seeds if isinstance(seeds, Seeds) or seeds is None else read_seeds(Path(seeds), competition, truth)
+    return TableSide(seeds=read,
                      artists=read_artists(artists, artists_spec, truth, competition.item_type) if artists and artists_spec else None)
 
 
@@ -113,13 +117,14 @@ def _seed_rows(path: Path, competition: Competition):
         return read_published_rows(path, competition, competition.seeds_spec)
 
 
-def read_seeds(path: Path, competition: Competition, truth: StringTruth) -> Seeds:
-    """The seeds of each row of the truth (a row the seeds file does not name has none; one the truth lacks is left out)."""
+def read_seeds(path: Path, competition: Competition, truth: StringTruth, rows=None) -> Seeds:
+    """The seeds of each row of the truth (a row the seeds file does not name has none; one the truth lacks is left out);
+    rows: the file's rows, where they were read already."""
     import pandas as pd
 
     from scorer.truth.checks import hash_keys
 
-    rows = _seed_rows(path, competition)
+    rows = _seed_rows(path, competition) if rows is None else rows
     place = {name: i for i, name in enumerate(_names(truth.ids))}
     slot = np.array([place.get(name, -1) for name in rows.ids], np.int64)[rows.rows] if len(rows.rows) else np.empty(0, np.int64)
     known = slot >= 0
@@ -132,13 +137,15 @@ def read_seeds(path: Path, competition: Competition, truth: StringTruth) -> Seed
     return Seeds(indptr, pairs % width, table, hash_keys(table.keys, table.starts, table.ends))
 
 
-def seeds_truth(path, competition: Competition) -> StringTruth:
+def seeds_truth(path, competition: Competition) -> tuple[StringTruth, Seeds]:
     """The rows the seeds file names, each with nothing to predict: the truth `scorer validate --seeds` checks a file's ids
-    against where no truth is given (verify_submission.py's pids of the challenge set)."""
+    against where no truth is given (verify_submission.py's pids of the challenge set); and their seeds, from the same
+    read of the file."""
     path = Path(path)
     rows = _seed_rows(path, competition)
     none = np.empty(0, np.int64)
-    return truth_of_pairs(path, competition.types[0], rows.ids, none, np.empty(0, dtype=object), None)
+    truth = truth_of_pairs(path, competition.types[0], rows.ids, none, np.empty(0, dtype=object), None)
+    return truth, read_seeds(path, competition, truth, rows)
 
 
 def read_artists(sources, spec: ArtistSpec, truth: StringTruth, item_type: str = "text") -> Artists:
