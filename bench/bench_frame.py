@@ -77,20 +77,22 @@ def served() -> str:
 # One measure in a fresh process: the truth loaded, then its peak RSS taken as the base, then the submission scored from
 # a path ("file"), a LazyFrame ("lazy") or pl.read_csv's frame ("collected"); prints JSON.
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 import polars as pl
 import scorer
+def high_water():  # this process's peak RSS in bytes (VmHWM: its own since exec; ru_maxrss starts at the parent's)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
 truth = scorer.load_truth(sys.argv[1], competition="otto")
 kind, path = sys.argv[2], sys.argv[3]
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = high_water()
 started = time.perf_counter()
 text = {"labels": pl.String}
 source = {"file": lambda: path, "lazy": lambda: pl.scan_csv(path, schema_overrides=text),
           "collected": lambda: pl.read_csv(path, schema_overrides=text)}[kind]()
 score = scorer.score(source, truth).score
 seconds = time.perf_counter() - started
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"score": score, "seconds": seconds, "extra": (peak - base) * 1024}))
+print(json.dumps({"score": score, "seconds": seconds, "extra": high_water() - base}))
 """
 
 
@@ -104,9 +106,10 @@ def lazy_memory(data: Path) -> None:
     truth = data / "test_labels.jsonl"
     with tempfile.TemporaryDirectory() as scratch:
         half = Path(scratch) / "half.csv"
-        with open(data / "submission.csv", "rb") as whole, open(half, "wb") as out:
-            lines = whole.read().split(b"\n")
-            out.write(b"\n".join(lines[: len(lines) // 2]) + b"\n")
+        with open(data / "submission.csv", "rb") as whole:
+            count = sum(1 for _ in whole)
+        with open(data / "submission.csv", "rb") as whole, open(half, "wb") as out:  # streamed: the parent stays small
+            out.writelines(line for _, line in zip(range(count // 2), whole))
         for name, path in (("whole file", data / "submission.csv"), ("first half", half)):
             found = {kind: measured(truth, kind, path) for kind in ("file", "lazy", "collected")}
             scores = {kind: figures["score"] for kind, figures in found.items()}
